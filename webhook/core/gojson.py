@@ -1,0 +1,112 @@
+"""Go's rendering of values, so that messages match Grove's byte for byte.
+
+Grove's messages embed values the way Go prints them: ``%q`` for plain strings and
+``encoding/json`` for everything else. Both differ from Python's defaults (HTML escaping, escape
+sequences, no spaces), so they are reproduced here rather than approximated with ``json.dumps``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+_JSON_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+
+_QUOTE_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+}
+
+
+def json_string(value: str) -> str:
+    """A string as Go's ``json.Marshal`` writes it (HTML-safe, control characters escaped)."""
+    out = ['"']
+    for char in value:
+        escaped = _JSON_ESCAPES.get(char)
+        if escaped is not None:
+            out.append(escaped)
+        elif char < " ":
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+def quote(value: str) -> str:
+    """A string as Go's ``strconv.Quote`` (``%q``) writes it."""
+    out = ['"']
+    for char in value:
+        escaped = _QUOTE_ESCAPES.get(char)
+        if escaped is not None:
+            out.append(escaped)
+        elif char.isprintable():
+            out.append(char)
+        elif ord(char) < 0x80:
+            out.append(f"\\x{ord(char):02x}")
+        elif ord(char) <= 0xFFFF:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def marshal(value: Any) -> str:
+    """A value as Go's ``json.Marshal`` writes it: compact, map keys sorted, mappings in given order.
+
+    Mappings that stand for Go structs must already hold their keys in the struct's field order
+    (see ``models``); plain ``dict`` values that stand for Go maps are sorted here only when wrapped in
+    ``GoMap``.
+    """
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return json_string(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _float(value)
+    if isinstance(value, GoMap):
+        return "{" + ",".join(f"{json_string(k)}:{marshal(value[k])}" for k in sorted(value)) + "}"
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{json_string(str(k))}:{marshal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, Sequence):
+        return "[" + ",".join(marshal(item) for item in value) + "]"
+    raise TypeError(f"cannot render {type(value).__name__} as Go JSON")
+
+
+def _float(value: float) -> str:
+    """Go writes integral floats without a fraction and uses exponents only for extreme values."""
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    text = repr(value)
+    return text.replace("e-0", "e-").replace("e+0", "e+")
+
+
+class GoMap(dict[str, Any]):
+    """A mapping that Go would hold as a ``map`` (its JSON keys come out sorted)."""

@@ -1,0 +1,135 @@
+"""Where a PodClique (or one of its pods) sits in its PodCliqueSet, read from Grove's labels (§5.1).
+
+Grove derives these values from the PodClique's name and labels while it builds a pod; a pod carries
+the same labels, so the pod webhook derives them from the pod and the claim reconciler from the
+PodClique object, both through ``clique_identity``. Error texts are Grove's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from webhook.core import gojson, labels, naming
+from webhook.core.podcliqueset import PodCliqueScalingGroupConfig, PodCliqueSet, PodCliqueTemplateSpec
+
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+
+class IdentityError(ValueError):
+    """Grove's labels on a PodClique or pod do not place it in its PodCliqueSet."""
+
+
+def atoi(text: str) -> int:
+    """Go's ``strconv.Atoi``, with its error texts (Python's ``int`` accepts spaces and ``_``)."""
+    if not _GO_INT.fullmatch(text):
+        raise ValueError(f"strconv.Atoi: parsing {gojson.quote(text)}: invalid syntax")
+    value = int(text)
+    if not -(2**63) <= value < 2**63:
+        raise ValueError(f"strconv.Atoi: parsing {gojson.quote(text)}: value out of range")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class CliqueIdentity:
+    """A PodClique's place: PodCliqueSet replica, clique template and, for members, scaling group."""
+
+    namespace: str
+    pcs_name: str
+    pcs_replica: int
+    clique_fqn: str
+    clique_name: str
+    scaling_group_fqn: str = ""
+    scaling_group_replica: int = 0
+
+    @property
+    def key(self) -> str:
+        """``<namespace>/<clique>`` as Go prints a ``client.ObjectKey``."""
+        return f"{self.namespace}/{self.clique_fqn}"
+
+
+def _pcs_replica_from_fqn(pcs_name: str, clique_fqn: str) -> int:
+    """Grove's ``GetPodCliqueSetReplicaIndexFromPodCliqueFQN``: the digits after ``<pcs>-``."""
+    start = len(pcs_name) + 1
+    hyphen = clique_fqn.find("-", start) if start <= len(clique_fqn) else -1
+    if hyphen == -1:
+        raise ValueError(
+            "PodClique FQN is not in the expected format of "
+            f"<pcs-name>-<pcs-replica-index>-<pclq-template-name>: {clique_fqn}"
+        )
+    return atoi(clique_fqn[start:hyphen])
+
+
+def _strip_prefix(fqn: str, owner: str, replica: int) -> str:
+    prefix = f"{owner}-{replica}-"
+    if not fqn.startswith(prefix):
+        raise ValueError(f"FQN {gojson.quote(fqn)} does not have expected prefix {gojson.quote(prefix)}")
+    return fqn[len(prefix) :]
+
+
+def _index_label(object_labels: Mapping[str, str], key: str, object_key: str) -> int:
+    if key not in object_labels:
+        raise ValueError(f"missing label {key} on PodClique: {object_key}")
+    try:
+        return atoi(object_labels[key])
+    except ValueError as err:
+        raise ValueError(f"invalid label {key} on PodClique: {object_key}: {err}") from None
+
+
+def clique_identity(
+    namespace: str, pcs_name: str, clique_fqn: str, object_labels: Mapping[str, str]
+) -> CliqueIdentity:
+    """Place a PodClique named ``clique_fqn`` (or a pod of it) from its labels, as Grove does."""
+    object_key = f"{namespace}/{clique_fqn}"
+    try:
+        pcs_replica = _pcs_replica_from_fqn(pcs_name, clique_fqn)
+    except ValueError as err:
+        raise IdentityError(f"error extracting PCS replica index for PodClique {object_key}: {err}") from None
+    try:
+        if labels.PCSG in object_labels:
+            group = object_labels[labels.PCSG]
+            group_replica = _index_label(object_labels, labels.PCSG_REPLICA_INDEX, object_key)
+            clique_name = _strip_prefix(clique_fqn, group, group_replica)
+            return CliqueIdentity(
+                namespace, pcs_name, pcs_replica, clique_fqn, clique_name, group, group_replica
+            )
+        if labels.PART_OF not in object_labels:
+            raise ValueError(f"missing label {labels.PART_OF} on PodClique: {object_key}")
+        replica_in_label = _index_label(object_labels, labels.PCS_REPLICA_INDEX, object_key)
+        clique_name = _strip_prefix(clique_fqn, object_labels[labels.PART_OF], replica_in_label)
+    except ValueError as err:
+        raise IdentityError(f"failed to get PodClique name: {err}") from None
+    return CliqueIdentity(namespace, pcs_name, pcs_replica, clique_fqn, clique_name)
+
+
+def clique_template(pcs: PodCliqueSet, identity: CliqueIdentity) -> PodCliqueTemplateSpec:
+    """The clique template the PodClique was built from."""
+    template = pcs.spec.template.clique(identity.clique_name)
+    if template is None:
+        raise IdentityError(f"PodClique template {gojson.quote(identity.clique_name)} not found in PCS spec")
+    return template
+
+
+def scaling_group_config(pcs: PodCliqueSet, identity: CliqueIdentity) -> PodCliqueScalingGroupConfig | None:
+    """The scaling-group config of a member PodClique (None for a standalone one)."""
+    if not identity.scaling_group_fqn:
+        return None
+    for config in pcs.spec.template.pod_clique_scaling_groups:
+        if naming.scaling_group_name(pcs.metadata.name, identity.pcs_replica, config.name) == identity.scaling_group_fqn:
+            return config
+    raise IdentityError(
+        f"PCSG label {gojson.quote(identity.scaling_group_fqn)} present on PodClique "
+        f"{gojson.quote(identity.clique_fqn)} but no matching PodCliqueScalingGroupConfig found in PCS "
+        f"{gojson.quote(pcs.metadata.name)}"
+    )
+
+
+def pod_index(pod_labels: Mapping[str, str], pod_key: str) -> int:
+    """The pod index ``k`` a clique-level PerReplica claim is keyed by."""
+    if labels.POD_INDEX not in pod_labels:
+        raise IdentityError(f"missing label {labels.POD_INDEX} on Pod: {pod_key}")
+    try:
+        return atoi(pod_labels[labels.POD_INDEX])
+    except ValueError as err:
+        raise IdentityError(f"invalid label {labels.POD_INDEX} on Pod: {pod_key}: {err}") from None

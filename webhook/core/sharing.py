@@ -1,0 +1,325 @@
+"""Who shares which claims: the one description both the pod webhook and the reconciler use.
+
+A ``SharingOwner`` is one object that owns shared claims (the PodCliqueSet, a scaling-group object
+or a PodClique object) with the resource-sharing list that applies to it. ``claims_for_pod`` answers
+"which claims does this pod get" (resource-sharing.md §5.2, §5.3); ``desired_claims`` answers "which
+claims must exist for this owner" (§3.2, §4.5 to §4.7) and ``stale_claims`` "which must go" (§4.8).
+Names come only from ``naming.claim_name`` and labels only from ``SharingOwner.claim_labels``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from webhook.core import labels, naming
+from webhook.core.identity import CliqueIdentity, IdentityError, atoi, clique_identity, clique_template, scaling_group_config
+from webhook.core.podcliqueset import (
+    PCSGResourceSharingSpec,
+    PCSResourceSharingSpec,
+    PodClique,
+    PodCliqueScalingGroup,
+    PodCliqueSet,
+    ResourceSharingSpec,
+    Scope,
+)
+
+GROVE_API_VERSION = "grove.io/v1alpha1"
+
+
+@dataclass(frozen=True, slots=True)
+class LevelInfo:
+    kind: str
+    owner_label: str | None
+    replica_label: str
+
+
+class Level(Enum):
+    """The three levels, as data: owner kind, the label naming the owner, the replica-index label."""
+
+    PODCLIQUESET = LevelInfo("PodCliqueSet", None, labels.PCS_REPLICA_INDEX)
+    SCALING_GROUP = LevelInfo("PodCliqueScalingGroup", labels.PCSG, labels.PCSG_REPLICA_INDEX)
+    CLIQUE = LevelInfo("PodClique", labels.PODCLIQUE, labels.POD_INDEX)
+
+
+@dataclass(frozen=True, slots=True)
+class SharingOwner:
+    """One owner of shared claims and the resource-sharing entries that apply to it."""
+
+    level: Level
+    name: str
+    pcs_name: str
+    entries: Sequence[ResourceSharingSpec]
+    source: str = ""
+    """Field path of ``entries`` in the PodCliqueSet, for messages."""
+
+    def claim_name(self, entry: ResourceSharingSpec, replica: int | None) -> str:
+        return naming.claim_name(self.name, entry.name, replica)
+
+    def owner_labels(self) -> dict[str, str]:
+        """The labels that select this owner's claims (base labels plus the owner's own label)."""
+        result = labels.claim_base_labels(self.pcs_name)
+        if self.level.value.owner_label:
+            result[self.level.value.owner_label] = self.name
+        return result
+
+    def claim_labels(self, replica: int | None) -> dict[str, str]:
+        result = self.owner_labels()
+        if replica is not None:
+            result[self.level.value.replica_label] = str(replica)
+        return result
+
+    def in_scope(self, scope: Scope) -> Iterator[tuple[int, ResourceSharingSpec]]:
+        """Entries of one scope with their index; entries of any other scope are skipped, as Grove does."""
+        return ((i, e) for i, e in enumerate(self.entries) if e.scope == scope)
+
+
+# --- Pods -----------------------------------------------------------------------------------------
+
+
+def _matches_pcs_filter(entry: ResourceSharingSpec, match_names: Sequence[str]) -> bool:
+    """§5.3: both filter lists are compared with the clique name and the scaling-group name."""
+    assert isinstance(entry, PCSResourceSharingSpec)
+    flt = entry.filter
+    if flt is None or not match_names:
+        return True
+    return any(n in flt.child_clique_names or n in flt.child_scaling_group_names for n in match_names)
+
+
+def _matches_group_filter(clique_name: str) -> Callable[[ResourceSharingSpec], bool]:
+    def matches(entry: ResourceSharingSpec) -> bool:
+        assert isinstance(entry, PCSGResourceSharingSpec)
+        return entry.filter is None or clique_name in entry.filter.child_clique_names
+
+    return matches
+
+
+def _always(_: ResourceSharingSpec) -> bool:
+    return True
+
+
+def pcs_owner(pcs: PodCliqueSet) -> SharingOwner:
+    return SharingOwner(
+        Level.PODCLIQUESET,
+        pcs.metadata.name,
+        pcs.metadata.name,
+        pcs.spec.template.resource_sharing,
+        "spec.template.resourceSharing",
+    )
+
+
+def claims_for_pod(pcs: PodCliqueSet, identity: CliqueIdentity, pod_index: Callable[[], int]) -> list[str]:
+    """The claim names a pod of the PodClique ``identity`` gets, in Grove's order (§5.2).
+
+    ``pod_index`` is called only when a clique-level PerReplica entry needs it, so a pod without the
+    pod-index label is refused only when the label matters.
+    """
+    template = clique_template(pcs, identity)
+    config = scaling_group_config(pcs, identity)
+    match_names = [template.name] if config is None else [template.name, config.name]
+    placed: list[tuple[SharingOwner, Callable[[], int], Callable[[ResourceSharingSpec], bool]]] = [
+        (pcs_owner(pcs), lambda: identity.pcs_replica, lambda e: _matches_pcs_filter(e, match_names))
+    ]
+    if config is not None:
+        group = SharingOwner(Level.SCALING_GROUP, identity.scaling_group_fqn, pcs.metadata.name, config.resource_sharing)
+        placed.append((group, lambda: identity.scaling_group_replica, _matches_group_filter(template.name)))
+    clique = SharingOwner(Level.CLIQUE, identity.clique_fqn, pcs.metadata.name, template.resource_sharing)
+    placed.append((clique, pod_index, _always))
+
+    names: list[str] = []
+    for owner, replica, matches in placed:
+        names.extend(owner.claim_name(e, None) for _, e in owner.in_scope(Scope.ALL_REPLICAS) if matches(e))
+        per_replica = [e for _, e in owner.in_scope(Scope.PER_REPLICA) if matches(e)]
+        if per_replica:
+            index = replica()
+            names.extend(owner.claim_name(e, index) for e in per_replica)
+    return names
+
+
+# --- Claims that must exist -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerReference:
+    """The controller reference a claim carries (§4.6)."""
+
+    kind: str
+    name: str
+    uid: str
+    api_version: str = GROVE_API_VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedSharing:
+    """A sharing owner as it exists now: its object's UID and current replica count."""
+
+    owner: SharingOwner
+    uid: str
+    replicas: int
+
+    @property
+    def reference(self) -> OwnerReference:
+        return OwnerReference(self.owner.level.value.kind, self.owner.name, self.uid)
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredClaim:
+    """One ResourceClaim that must exist, and the entry it comes from."""
+
+    name: str
+    labels: dict[str, str]
+    owner: OwnerReference
+    entry: ResourceSharingSpec
+    level: Level
+    replica: int | None = None
+
+
+def desired_claims(owned: OwnedSharing) -> list[DesiredClaim]:
+    """All claims of one owner: AllReplicas first, then PerReplica for replicas 0..N-1 (§4.7).
+
+    Filters do not limit creation (§5.3): a claim exists for every entry even if no pod uses it.
+    """
+    owner, reference = owned.owner, owned.reference
+    claims = [
+        DesiredClaim(owner.claim_name(e, None), owner.claim_labels(None), reference, e, owner.level)
+        for _, e in owner.in_scope(Scope.ALL_REPLICAS)
+    ]
+    per_replica = [e for _, e in owner.in_scope(Scope.PER_REPLICA)]
+    for replica in range(owned.replicas) if per_replica else ():
+        replica_labels = owner.claim_labels(replica)
+        claims.extend(
+            DesiredClaim(owner.claim_name(e, replica), dict(replica_labels), reference, e, owner.level, replica)
+            for e in per_replica
+        )
+    return claims
+
+
+def stale_claims(owned: OwnedSharing, existing: Iterable[tuple[str, Mapping[str, str]]]) -> list[str]:
+    """Names of this owner's PerReplica claims for replicas >= N (§4.8 selector semantics).
+
+    An owner with no entries cleans up nothing. A claim is this owner's when it carries all of
+    ``owner_labels``; it is stale when its replica-index label is present and not in 0..N-1.
+    """
+    if not owned.owner.entries:
+        return []
+    selector = owned.owner.owner_labels().items()
+    replica_label = owned.owner.level.value.replica_label
+    valid = {str(r) for r in range(owned.replicas)}
+    return [
+        name
+        for name, claim_labels in existing
+        if replica_label in claim_labels
+        and claim_labels[replica_label] not in valid
+        and all(claim_labels.get(k) == v for k, v in selector)
+    ]
+
+
+def _replicas(value: int | None) -> int:
+    return max(value or 0, 0)
+
+
+def owners_of(
+    pcs: PodCliqueSet,
+    scaling_groups: Iterable[PodCliqueScalingGroup],
+    cliques: Iterable[PodClique],
+    on_error: Callable[[str, str], None] = lambda _name, _message: None,
+) -> list[OwnedSharing]:
+    """The sharing owners of a PodCliqueSet as they exist: the PCS itself plus the given PCSG and
+    PodClique objects (those being deleted are skipped). Objects Grove's labels do not place are
+    reported through ``on_error(object name, message)`` and skipped."""
+    owners = [OwnedSharing(pcs_owner(pcs), pcs.metadata.uid, _replicas(pcs.spec.replicas))]
+    groups = pcs.spec.template.pod_clique_scaling_groups
+    for obj in scaling_groups:
+        if obj.metadata.deletion_timestamp:
+            continue
+        try:
+            pcs_replica = atoi(obj.metadata.labels.get(labels.PCS_REPLICA_INDEX, ""))
+        except ValueError as err:
+            on_error(obj.metadata.name, f"invalid label {labels.PCS_REPLICA_INDEX}: {err}")
+            continue
+        index, config = next(
+            (
+                (g, c)
+                for g, c in enumerate(groups)
+                if naming.scaling_group_name(pcs.metadata.name, pcs_replica, c.name) == obj.metadata.name
+            ),
+            (-1, None),
+        )
+        if config is None:
+            continue
+        owner = SharingOwner(
+            Level.SCALING_GROUP,
+            obj.metadata.name,
+            pcs.metadata.name,
+            config.resource_sharing,
+            f"spec.template.podCliqueScalingGroups[{index}].resourceSharing",
+        )
+        owners.append(OwnedSharing(owner, obj.metadata.uid, _replicas(obj.spec.replicas)))
+    for obj in cliques:
+        if obj.metadata.deletion_timestamp:
+            continue
+        part_of = obj.metadata.labels.get(labels.PART_OF, pcs.metadata.name)
+        try:
+            identity = clique_identity(obj.metadata.namespace, part_of, obj.metadata.name, obj.metadata.labels)
+            template = clique_template(pcs, identity)
+        except IdentityError as err:
+            on_error(obj.metadata.name, str(err))
+            continue
+        index = pcs.spec.template.cliques.index(template)
+        owner = SharingOwner(
+            Level.CLIQUE,
+            obj.metadata.name,
+            part_of,
+            template.resource_sharing,
+            f"spec.template.cliques[{index}].resourceSharing",
+        )
+        owners.append(OwnedSharing(owner, obj.metadata.uid, _replicas(obj.spec.replicas)))
+    return owners
+
+
+def planned_owners(pcs: PodCliqueSet) -> list[OwnedSharing]:
+    """The owners a PodCliqueSet will have once Grove has built it from its template: scaling
+    groups with their template replicas, PodCliques with their template replicas (at least 1, as
+    Grove's defaulting sets). Used to check the claim names a spec will produce before it exists."""
+    template = pcs.spec.template
+    pcs_name = pcs.metadata.name
+    owners = [OwnedSharing(pcs_owner(pcs), "", _replicas(pcs.spec.replicas))]
+    members = {name for g in template.pod_clique_scaling_groups for name in g.clique_names}
+    for pcs_replica in range(_replicas(pcs.spec.replicas)):
+        for c, clique in enumerate(template.cliques):
+            if clique.name in members:
+                continue
+            owner = SharingOwner(
+                Level.CLIQUE,
+                naming.standalone_clique_name(pcs_name, pcs_replica, clique.name),
+                pcs_name,
+                clique.resource_sharing,
+                f"spec.template.cliques[{c}].resourceSharing",
+            )
+            owners.append(OwnedSharing(owner, "", max(_replicas(clique.spec.replicas), 1)))
+        for g, group in enumerate(template.pod_clique_scaling_groups):
+            group_fqn = naming.scaling_group_name(pcs_name, pcs_replica, group.name)
+            group_owner = SharingOwner(
+                Level.SCALING_GROUP,
+                group_fqn,
+                pcs_name,
+                group.resource_sharing,
+                f"spec.template.podCliqueScalingGroups[{g}].resourceSharing",
+            )
+            owners.append(OwnedSharing(group_owner, "", _replicas(group.template_replicas())))
+            for group_replica in range(_replicas(group.template_replicas())):
+                for clique_name in group.clique_names:
+                    clique = template.clique(clique_name)
+                    if clique is None:
+                        continue
+                    c = template.cliques.index(clique)
+                    owner = SharingOwner(
+                        Level.CLIQUE,
+                        naming.member_clique_name(group_fqn, group_replica, clique_name),
+                        pcs_name,
+                        clique.resource_sharing,
+                        f"spec.template.cliques[{c}].resourceSharing",
+                    )
+                    owners.append(OwnedSharing(owner, "", max(_replicas(clique.spec.replicas), 1)))
+    return owners
