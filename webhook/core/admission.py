@@ -54,7 +54,7 @@ class Envelope(KubeModel):
 
     api_version: GoStr = Field("", alias="apiVersion")
     kind: GoStr = ""
-    request: AdmissionRequest[None]
+    request: AdmissionRequest[Any]
 
 
 Response = dict[str, Any]

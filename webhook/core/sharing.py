@@ -78,21 +78,18 @@ class SharingOwner:
 # --- Pods -----------------------------------------------------------------------------------------
 
 
-def _matches_pcs_filter(entry: ResourceSharingSpec, match_names: Sequence[str]) -> bool:
+def matches_pcs_filter(entry: ResourceSharingSpec, match_names: Sequence[str]) -> bool:
     """§5.3: both filter lists are compared with the clique name and the scaling-group name."""
-    assert isinstance(entry, PCSResourceSharingSpec)
-    flt = entry.filter
+    flt = entry.filter if isinstance(entry, PCSResourceSharingSpec) else None
     if flt is None or not match_names:
         return True
     return any(n in flt.child_clique_names or n in flt.child_scaling_group_names for n in match_names)
 
 
-def _matches_group_filter(clique_name: str) -> Callable[[ResourceSharingSpec], bool]:
-    def matches(entry: ResourceSharingSpec) -> bool:
-        assert isinstance(entry, PCSGResourceSharingSpec)
-        return entry.filter is None or clique_name in entry.filter.child_clique_names
-
-    return matches
+def matches_group_filter(entry: ResourceSharingSpec, clique_name: str) -> bool:
+    """§5.3: a scaling-group filter names cliques of the group."""
+    flt = entry.filter if isinstance(entry, PCSGResourceSharingSpec) else None
+    return flt is None or clique_name in flt.child_clique_names
 
 
 def _always(_: ResourceSharingSpec) -> bool:
@@ -119,11 +116,13 @@ def claims_for_pod(pcs: PodCliqueSet, identity: CliqueIdentity, pod_index: Calla
     config = scaling_group_config(pcs, identity)
     match_names = [template.name] if config is None else [template.name, config.name]
     placed: list[tuple[SharingOwner, Callable[[], int], Callable[[ResourceSharingSpec], bool]]] = [
-        (pcs_owner(pcs), lambda: identity.pcs_replica, lambda e: _matches_pcs_filter(e, match_names))
+        (pcs_owner(pcs), lambda: identity.pcs_replica, lambda e: matches_pcs_filter(e, match_names))
     ]
     if config is not None:
         group = SharingOwner(Level.SCALING_GROUP, identity.scaling_group_fqn, pcs.metadata.name, config.resource_sharing)
-        placed.append((group, lambda: identity.scaling_group_replica, _matches_group_filter(template.name)))
+        placed.append(
+            (group, lambda: identity.scaling_group_replica, lambda e: matches_group_filter(e, template.name))
+        )
     clique = SharingOwner(Level.CLIQUE, identity.clique_fqn, pcs.metadata.name, template.resource_sharing)
     placed.append((clique, pod_index, _always))
 
@@ -171,28 +170,47 @@ class DesiredClaim:
     labels: dict[str, str]
     owner: OwnerReference
     entry: ResourceSharingSpec
+    source: str
+    """The entry's field path, e.g. ``spec.template.cliques[0].resourceSharing[1]``."""
     level: Level
     replica: int | None = None
 
 
+def _owner_claims(owned: OwnedSharing) -> Iterator[tuple[int, ResourceSharingSpec, int | None]]:
+    """(entry index, entry, replica) of every claim of one owner: AllReplicas entries first, then
+    PerReplica entries for replicas 0..N-1 (§4.7)."""
+    owner = owned.owner
+    yield from ((i, e, None) for i, e in owner.in_scope(Scope.ALL_REPLICAS))
+    per_replica = list(owner.in_scope(Scope.PER_REPLICA))
+    for replica in range(owned.replicas) if per_replica else ():
+        yield from ((i, e, replica) for i, e in per_replica)
+
+
 def desired_claims(owned: OwnedSharing) -> list[DesiredClaim]:
-    """All claims of one owner: AllReplicas first, then PerReplica for replicas 0..N-1 (§4.7).
+    """All claims of one owner, in Grove's order.
 
     Filters do not limit creation (§5.3): a claim exists for every entry even if no pod uses it.
     """
     owner, reference = owned.owner, owned.reference
-    claims = [
-        DesiredClaim(owner.claim_name(e, None), owner.claim_labels(None), reference, e, owner.level)
-        for _, e in owner.in_scope(Scope.ALL_REPLICAS)
-    ]
-    per_replica = [e for _, e in owner.in_scope(Scope.PER_REPLICA)]
-    for replica in range(owned.replicas) if per_replica else ():
-        replica_labels = owner.claim_labels(replica)
-        claims.extend(
-            DesiredClaim(owner.claim_name(e, replica), dict(replica_labels), reference, e, owner.level, replica)
-            for e in per_replica
+    return [
+        DesiredClaim(
+            owner.claim_name(e, replica),
+            owner.claim_labels(replica),
+            reference,
+            e,
+            f"{owner.source}[{i}]",
+            owner.level,
+            replica,
         )
-    return claims
+        for i, e, replica in _owner_claims(owned)
+    ]
+
+
+def claim_names(owned: OwnedSharing) -> Iterator[tuple[str, int, ResourceSharingSpec]]:
+    """(claim name, entry index, entry) of the same claims as ``desired_claims``, without building
+    labels and owner references: what admission-time checks need."""
+    owner = owned.owner
+    return ((owner.claim_name(e, replica), i, e) for i, e, replica in _owner_claims(owned))
 
 
 def stale_claims(owned: OwnedSharing, existing: Iterable[tuple[str, Mapping[str, str]]]) -> list[str]:

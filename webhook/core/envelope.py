@@ -1,0 +1,150 @@
+"""Reading an AdmissionReview body, and the ``Decision`` every webhook returns.
+
+Both webhooks read their body the same way: JSON, an AdmissionReview of a supported version, a
+request with a uid, and an object of the endpoint's kind. Problems with the envelope are the
+caller's fault and answered with HTTP 400 and ``{"error": ...}``; problems with the object are
+answered, as controller-runtime does, with HTTP 200 and ``allowed: false`` (code 400) so the API
+server shows the message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from webhook.core import admission
+from webhook.core.admission import AdmissionReview, Envelope, GroupVersionKind
+
+DEFAULT_API_VERSION = "admission.k8s.io/v1"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What a webhook answers: the HTTP status, the JSON body and the labels metrics count it by."""
+
+    status: int
+    body: dict[str, Any]
+    operation: str = ""
+    outcome: str = ""
+    """``allowed``, ``patched``, ``denied``, ``error`` (HTTP 200, not decided) or ``rejected`` (HTTP 4xx)."""
+
+    def content(self) -> bytes:
+        return orjson.dumps(self.body)
+
+
+def rejected(message: str, status: int = 400) -> Decision:
+    """An unusable request: no AdmissionReview to answer, so a plain JSON error."""
+    return Decision(status, {"error": message}, outcome="rejected")
+
+
+def answer(envelope: Envelope | AdmissionReview[Any], response: admission.Response) -> Decision:
+    """The response AdmissionReview for a request, with the outcome read off the response."""
+    if response.get("patch"):
+        outcome = "patched"
+    elif response["allowed"]:
+        outcome = "allowed"
+    elif response["status"]["code"] == 403:
+        outcome = "denied"
+    else:
+        outcome = "error"
+    body = admission.review(envelope.api_version, envelope.request.uid, response)
+    return Decision(200, body, envelope.request.operation, outcome)
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedKind:
+    """The one kind an endpoint serves, e.g. ``grove.io/v1alpha1, Kind=PodCliqueSet``."""
+
+    group: str
+    version: str
+    kind: str
+
+    def __str__(self) -> str:
+        return str(GroupVersionKind(group=self.group, version=self.version, kind=self.kind))
+
+    def mismatch(self, actual: GroupVersionKind) -> bool:
+        return (actual.group, actual.version, actual.kind) != (self.group, self.version, self.kind)
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def describe(err: ValidationError, skip: int = 0) -> str:
+    """The first problem pydantic found, as ``path: problem`` (paths in the object's own terms)."""
+    first = err.errors(include_url=False)[0]
+    where = _location(tuple(first["loc"])[skip:])
+    return f"{where}: {first['msg']}" if where else str(first["msg"])
+
+
+def _object_gvk(obj: Any) -> GroupVersionKind | None:
+    """The apiVersion and kind the object says it has, when it says so."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str) or not obj.get("kind"):
+        return None
+    api_version = obj.get("apiVersion") if isinstance(obj.get("apiVersion"), str) else ""
+    group, _, version = api_version.rpartition("/")
+    return GroupVersionKind(group=group, version=version, kind=obj["kind"])
+
+
+def read(body: bytes, model: type[AdmissionReview[Any]], expected: ExpectedKind) -> AdmissionReview[Any] | Decision:
+    """The typed review, or the Decision that answers an unusable one."""
+    if not body.strip():
+        return rejected("request body is empty: expected an AdmissionReview")
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as err:
+        return rejected(f"request body is not valid JSON: {err}")
+    if not isinstance(data, dict):
+        return rejected("request body must be a JSON object (an AdmissionReview)")
+    data.setdefault("apiVersion", DEFAULT_API_VERSION)
+    data.setdefault("kind", admission.REVIEW_KIND)
+    if data["apiVersion"] not in admission.SUPPORTED_API_VERSIONS:
+        return rejected(
+            f"unsupported AdmissionReview apiVersion {orjson.dumps(data['apiVersion']).decode()}: "
+            f"expected one of {', '.join(admission.SUPPORTED_API_VERSIONS)}"
+        )
+    if data["kind"] != admission.REVIEW_KIND:
+        return rejected(f"unsupported kind {orjson.dumps(data['kind']).decode()}: expected AdmissionReview")
+    request = data.get("request")
+    if not isinstance(request, dict):
+        return rejected("AdmissionReview has no request")
+    if not isinstance(request.get("uid"), str) or not request["uid"]:
+        return rejected("AdmissionReview request has no uid")
+    try:
+        review = model.model_validate(data)
+    except ValidationError as err:
+        return _object_problem(data, err, expected)
+    return kind_mismatch(review, request, expected) or review
+
+
+def _object_problem(data: dict[str, Any], err: ValidationError, expected: ExpectedKind) -> Decision:
+    """A review whose envelope reads but whose object does not: answer it (code 400) if we can."""
+    try:
+        envelope = Envelope.model_validate(data)
+    except ValidationError as envelope_err:
+        return rejected(f"AdmissionReview is malformed: {describe(envelope_err)}")
+    mismatch = kind_mismatch(envelope, data["request"], expected)
+    if mismatch:
+        return mismatch
+    first = err.errors(include_url=False)[0]
+    field = first["loc"][1] if len(first["loc"]) > 1 else "object"
+    return answer(
+        envelope,
+        admission.errored(400, f"cannot decode request.{field} as {expected}: {describe(err, skip=2)}"),
+    )
+
+
+def kind_mismatch(envelope: Envelope | AdmissionReview[Any], request: dict[str, Any], expected: ExpectedKind) -> Decision | None:
+    """A misrouted review (another kind than the endpoint serves) is answered, not decided."""
+    actual = envelope.request.kind if envelope.request.kind.kind else None
+    for raw in (request.get("object"), request.get("oldObject")):
+        actual = actual or _object_gvk(raw)
+    if actual is not None and expected.mismatch(actual):
+        return answer(envelope, admission.errored(400, f"unable to decode {actual} into {expected}"))
+    return None
