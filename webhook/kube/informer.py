@@ -1,0 +1,255 @@
+"""A list+watch cache of one resource, kept current in a background thread.
+
+Both the webhook's cluster store and the claim reconciler need the same thing client-go's
+informers give Go controllers: a local copy of every object, updated from a watch that resumes
+from the last resourceVersion it saw, re-lists when the API server answers 410 Gone, and tells a
+handler about every change. Readers never wait on the network: ``get`` and ``list`` read a dict.
+
+The watch is read line by line from the official client's raw response (``_preload_content``
+off) rather than through ``kubernetes.watch.Watch``, so that ``stop`` can shut the connection
+down at once and objects stay plain dicts (``Watch`` looks up typed models, which fails for some
+resource.k8s.io kinds in kubernetes 37).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+import orjson
+import urllib3
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+from kubernetes.watch.watch import iter_resp_lines
+
+from webhook.kube.resources import Resource
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Key = tuple[str, str]
+Handler = Callable[[str, dict[str, Any]], None]
+"""Called with ``ADDED``, ``MODIFIED`` or ``DELETED`` and the raw object, in the informer thread."""
+
+GONE = 410
+
+
+def object_key(obj: dict[str, Any]) -> Key:
+    metadata = obj.get("metadata") or {}
+    return (metadata.get("namespace") or "", metadata.get("name") or "")
+
+
+class Backoff:
+    """Capped exponential delays between failed attempts, reset by a success."""
+
+    def __init__(self, initial: float = 0.2, cap: float = 30.0) -> None:
+        self.initial, self.cap, self.current = initial, cap, initial
+
+    def next(self) -> float:
+        delay, self.current = self.current, min(self.current * 2, self.cap)
+        return delay
+
+    def reset(self) -> None:
+        self.current = self.initial
+
+
+class Informer(Generic[T]):
+    """List+watch of ``resource`` (in ``namespace``, or all namespaces) into a dict cache.
+
+    ``transform`` turns each raw object into what the cache holds (the webhook keeps parsed
+    PodCliqueSets so the request path never parses one); an object it rejects with ``ValueError``
+    is logged and left out. ``handler`` sees every change, including the differences a re-list finds.
+    """
+
+    def __init__(
+        self,
+        api: client.ApiClient,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        transform: Callable[[dict[str, Any]], T] = lambda obj: obj,  # type: ignore[assignment,return-value]
+        handler: Handler | None = None,
+        watch_timeout_seconds: int = 300,
+        request_timeout_seconds: float = 30.0,
+    ) -> None:
+        self.resource = resource
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self._api = client.CustomObjectsApi(api)
+        self._transform = transform
+        self._handler = handler
+        self._watch_timeout = watch_timeout_seconds
+        self._request_timeout = request_timeout_seconds
+        self._cache: dict[Key, T] = {}
+        self._raw_versions: dict[Key, str] = {}
+        self._resource_version = ""
+        self._synced = threading.Event()
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._response: urllib3.BaseHTTPResponse | None = None
+        self._thread: threading.Thread | None = None
+        self.relists = 0
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    def get(self, namespace: str, name: str) -> T | None:
+        return self._cache.get((namespace, name))
+
+    def list(self, namespace: str | None = None) -> list[T]:
+        items = list(self._cache.items())
+        return [v for (ns, _), v in items if namespace is None or ns == namespace]
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    @property
+    def synced(self) -> bool:
+        """True once the first list is in: before that, an empty cache means "unknown", not "none"."""
+        return self._synced.is_set()
+
+    def wait_synced(self, timeout: float) -> bool:
+        return self._synced.wait(timeout)
+
+    # --- running ---------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=f"informer-{self.resource.plural}", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop at once: the open watch connection is shut down rather than waited out."""
+        self._stopping.set()
+        with self._lock:
+            if self._response is not None:
+                self._response.shutdown()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        backoff = Backoff()
+        while not self._stopping.is_set():
+            try:
+                if not self._resource_version:
+                    self._relist()
+                self._watch()
+                backoff.reset()
+            except ApiException as err:
+                if err.status == GONE:
+                    log.info("watch of %s expired (410 Gone); re-listing", self.resource)
+                    self._resource_version = ""
+                    continue
+                self._pause(backoff, f"API error {err.status} {err.reason}")
+            except Exception as err:  # noqa: BLE001 - any failure of one attempt is retried
+                if self._stopping.is_set():
+                    break
+                self._pause(backoff, str(err) or type(err).__name__)
+
+    def _pause(self, backoff: Backoff, why: str) -> None:
+        delay = backoff.next()
+        log.warning("list/watch of %s failed (%s); retrying in %.1fs", self.resource, why, delay)
+        self._stopping.wait(delay)
+
+    def _call(self, **kwargs: Any) -> Any:
+        group, version, plural = self.resource.group, self.resource.version, self.resource.plural
+        if self.label_selector:
+            kwargs["label_selector"] = self.label_selector
+        if self.namespace:
+            return self._api.list_namespaced_custom_object(group, version, self.namespace, plural, **kwargs)
+        return self._api.list_cluster_custom_object(group, version, plural, **kwargs)
+
+    def _relist(self) -> None:
+        listing = self._call(_request_timeout=self._request_timeout)
+        fresh: dict[Key, T] = {}
+        versions: dict[Key, str] = {}
+        raw_items: dict[Key, dict[str, Any]] = {}
+        for item in listing.get("items") or []:
+            item.setdefault("apiVersion", self.resource.api_version)
+            item.setdefault("kind", self.resource.kind)
+            key = object_key(item)
+            value = self._safe_transform(item)
+            if value is None:
+                continue
+            fresh[key], raw_items[key] = value, item
+            versions[key] = (item.get("metadata") or {}).get("resourceVersion", "")
+        previous, previous_versions = self._cache, self._raw_versions
+        self._cache, self._raw_versions = fresh, versions
+        self._resource_version = (listing.get("metadata") or {}).get("resourceVersion", "")
+        self.relists += 1
+        self._synced.set()
+        for key, item in raw_items.items():
+            if key not in previous:
+                self._notify("ADDED", item)
+            elif previous_versions.get(key) != versions[key]:
+                self._notify("MODIFIED", item)
+        for key in previous.keys() - fresh.keys():
+            namespace, name = key
+            self._notify("DELETED", {"metadata": {"namespace": namespace, "name": name}})
+
+    def _watch(self) -> None:
+        response = self._call(
+            watch=True,
+            allow_watch_bookmarks=True,
+            resource_version=self._resource_version,
+            timeout_seconds=self._watch_timeout,
+            _preload_content=False,
+            _request_timeout=(self._request_timeout, self._watch_timeout + self._request_timeout),
+        )
+        with self._lock:
+            if self._stopping.is_set():
+                response.close()
+                return
+            self._response = response
+        try:
+            for line in iter_resp_lines(response):
+                if line:
+                    self._apply(orjson.loads(line))
+                if self._stopping.is_set():
+                    return
+        finally:
+            with self._lock:
+                self._response = None
+            response.close()
+            response.release_conn()
+
+    def _apply(self, event: dict[str, Any]) -> None:
+        kind, obj = event.get("type"), event.get("object") or {}
+        if kind == "ERROR":
+            raise ApiException(status=obj.get("code", 500), reason=f"{obj.get('reason')}: {obj.get('message')}")
+        version = (obj.get("metadata") or {}).get("resourceVersion", "")
+        if kind == "BOOKMARK":
+            self._resource_version = version or self._resource_version
+            return
+        key = object_key(obj)
+        if kind == "DELETED":
+            self._cache.pop(key, None)
+            self._raw_versions.pop(key, None)
+        else:
+            value = self._safe_transform(obj)
+            if value is None:
+                self._cache.pop(key, None)
+            else:
+                self._cache[key] = value
+                self._raw_versions[key] = version
+        if version:
+            self._resource_version = version
+        if kind in ("ADDED", "MODIFIED", "DELETED"):
+            self._notify(kind, obj)
+
+    def _safe_transform(self, obj: dict[str, Any]) -> T | None:
+        try:
+            return self._transform(obj)
+        except ValueError as err:
+            namespace, name = object_key(obj)
+            log.warning("ignoring %s %s/%s: %s", self.resource.kind, namespace, name, str(err).splitlines()[0])
+            return None
+
+    def _notify(self, kind: str, obj: dict[str, Any]) -> None:
+        if self._handler is None:
+            return
+        try:
+            self._handler(kind, obj)
+        except Exception:  # noqa: BLE001 - a handler bug must not stop the watch
+            log.exception("handler for %s failed", self.resource)
