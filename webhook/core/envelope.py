@@ -94,6 +94,18 @@ def _object_gvk(obj: Any) -> GroupVersionKind | None:
 
 def read(body: bytes, model: type[AdmissionReview[Any]], expected: ExpectedKind) -> AdmissionReview[Any] | Decision:
     """The typed review, or the Decision that answers an unusable one."""
+    data = load(body)
+    if isinstance(data, Decision):
+        return data
+    return validate(data, model, expected)
+
+
+def load(body: bytes) -> dict[str, Any] | Decision:
+    """The parsed AdmissionReview with a usable envelope (a request with a uid), not yet typed.
+
+    Split from ``validate`` so an endpoint can look at the raw request first and choose how much
+    of the object to read (the pod webhook reads only the labels of pods it does not mutate).
+    """
     if not body.strip():
         return rejected("request body is empty: expected an AdmissionReview")
     try:
@@ -116,6 +128,12 @@ def read(body: bytes, model: type[AdmissionReview[Any]], expected: ExpectedKind)
         return rejected("AdmissionReview has no request")
     if not isinstance(request.get("uid"), str) or not request["uid"]:
         return rejected("AdmissionReview request has no uid")
+    return data
+
+
+def validate(data: dict[str, Any], model: type[AdmissionReview[Any]], expected: ExpectedKind) -> AdmissionReview[Any] | Decision:
+    """``data`` from ``load`` read as ``model``, or the Decision that answers it when it cannot be."""
+    request = data["request"]
     try:
         review = model.model_validate(data)
     except ValidationError as err:
