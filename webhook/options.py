@@ -1,0 +1,150 @@
+"""Command-line options generated from a settings model, so each option is declared once.
+
+The argparse arguments, their help (with the environment variable and the default), the loading
+of the parsed values over the environment, and the README's option tables all come from the
+model's fields.
+"""
+
+from __future__ import annotations
+
+import argparse
+import types
+import typing
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from pydantic import ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings
+
+SettingsT = TypeVar("SettingsT", bound=BaseSettings)
+
+
+class OptionError(Exception):
+    """A bad option value; the message is one line naming the option and its variable."""
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One field of a settings model, seen as a command-line option."""
+
+    name: str
+    field: FieldInfo
+    env: str
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        extra = self.field.json_schema_extra
+        return extra if isinstance(extra, dict) else {}
+
+    @property
+    def positional(self) -> bool:
+        return bool(self.extra.get("positional"))
+
+    @property
+    def flag(self) -> str:
+        return str(self.extra.get("metavar")) if self.positional else "--" + self.name.replace("_", "-")
+
+    @property
+    def repeatable(self) -> bool:
+        return typing.get_origin(_unwrap(self.field.annotation)) is list and not self.extra.get("comma_list")
+
+    @property
+    def is_bool(self) -> bool:
+        return _unwrap(self.field.annotation) is bool
+
+    @property
+    def choices(self) -> tuple[str, ...] | None:
+        annotation = _unwrap(self.field.annotation)
+        return typing.get_args(annotation) if typing.get_origin(annotation) is Literal else None
+
+    @property
+    def default_text(self) -> str:
+        if "default_text" in self.extra:
+            return str(self.extra["default_text"])
+        default = self.field.get_default(call_default_factory=True)
+        if isinstance(default, bool):
+            return str(default).lower()
+        if isinstance(default, list):
+            return ",".join(str(item) for item in default)
+        if isinstance(default, float) and default.is_integer():
+            return str(int(default))
+        return str(default)
+
+    def describe(self) -> str:
+        return f"{self.field.description} [env {self.env}; default {self.default_text}]"
+
+
+def _unwrap(annotation: Any) -> Any:
+    """``X | None`` as ``X``: optional options are simply not given."""
+    args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        return args[0]
+    return annotation
+
+
+def options(model: type[BaseSettings]) -> Iterator[Option]:
+    prefix = str(model.model_config.get("env_prefix", ""))
+    for name, field in model.model_fields.items():
+        yield Option(name, field, (prefix + name).upper())
+
+
+def add_arguments(parser: argparse.ArgumentParser, model: type[BaseSettings]) -> None:
+    """Arguments whose absence leaves the field to the environment or its default."""
+    for option in options(model):
+        if option.positional:
+            parser.add_argument(option.name, metavar=option.flag, help=option.field.description)
+            continue
+        kwargs: dict[str, Any] = {"dest": option.name, "default": argparse.SUPPRESS, "help": option.describe()}
+        if option.is_bool:
+            kwargs["action"] = argparse.BooleanOptionalAction
+        else:
+            kwargs["metavar"] = option.extra.get("metavar", option.name.upper())
+            if option.repeatable:
+                kwargs["action"] = "append"
+            if option.choices:
+                kwargs["choices"] = option.choices
+                kwargs["metavar"] = "|".join(option.choices)
+        parser.add_argument(option.flag, **kwargs)
+
+
+def load(model: type[SettingsT], arguments: argparse.Namespace) -> SettingsT:
+    """The settings from the parsed arguments over the environment, or one line saying what is wrong."""
+    given = {name: value for name, value in vars(arguments).items() if name in model.model_fields}
+    try:
+        return model(**given)
+    except ValidationError as err:
+        raise OptionError(_first_problem(model, err, given)) from None
+
+
+def _first_problem(model: type[BaseSettings], err: ValidationError, given: dict[str, Any]) -> str:
+    problem = err.errors(include_url=False)[0]
+    by_name = {option.name: option for option in options(model)}
+    option = by_name.get(str(problem["loc"][0])) if problem["loc"] else None
+    message = str(problem["msg"])
+    if problem["type"] == "value_error":
+        message = message.removeprefix("Value error, ")
+    if option is None:
+        return message
+    source = option.flag if option.name in given or option.positional else option.env
+    value = problem.get("input")
+    shown = "" if value is None or isinstance(value, (dict, list)) else f" {str(value)!r}"
+    return f"invalid value{shown} for {source}: {message}"
+
+
+def markdown_table(model: type[BaseSettings]) -> str:
+    """The model's options as a Markdown table, as the README shows them."""
+    rows = ["| option | environment | default | what |", "|---|---|---|---|"]
+    for option in options(model):
+        if option.positional:
+            continue
+        flag = f"--[no-]{option.flag[2:]}" if option.is_bool else option.flag
+        value = "" if option.is_bool else " " + str(option.extra.get("metavar", option.name.upper()))
+        if option.choices:
+            value = " " + "\\|".join(option.choices)
+        repeat = " (repeatable)" if option.repeatable else ""
+        rows.append(
+            f"| `{flag}{value}`{repeat} | `{option.env}` | {option.default_text} | {option.field.description} |"
+        )
+    return "\n".join(rows) + "\n"

@@ -1,0 +1,68 @@
+"""The ASGI application: the webhooks of ``webhook.webhooks`` plus health, readiness and metrics.
+
+``create_app`` takes everything it serves from its arguments (no module state), so tests and
+benchmarks build apps around any store. Each webhook is mounted as a plain ASGI endpoint
+(``webhook.server.endpoint``); the probes and ``/metrics`` are ordinary FastAPI routes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import FastAPI, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from webhook import __version__
+from webhook.server.endpoint import WebhookEndpoint
+from webhook.server.metrics import ServerMetrics
+from webhook.settings import ServeSettings
+from webhook.stores.base import ObjectStore
+from webhook.webhooks import WEBHOOKS
+
+
+@dataclass(slots=True)
+class Lifecycle:
+    """Set ``draining`` when shutdown begins: readiness fails while in-flight requests finish."""
+
+    draining: bool = False
+
+
+def create_app(
+    settings: ServeSettings,
+    store: ObjectStore,
+    *,
+    metrics: ServerMetrics | None = None,
+    lifecycle: Lifecycle | None = None,
+) -> FastAPI:
+    metrics = metrics or ServerMetrics(store)
+    lifecycle = lifecycle or Lifecycle()
+    app = FastAPI(
+        title="grove-sharing-webhook",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+
+    for webhook in WEBHOOKS:
+        endpoint = WebhookEndpoint(webhook.name, webhook.build(settings, store), metrics, settings.max_body_bytes)
+        app.router.add_route(webhook.path, endpoint, methods=["POST"], include_in_schema=False)
+
+    @app.get("/healthz")
+    async def healthz() -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    @app.get("/readyz")
+    async def readyz() -> JSONResponse:
+        if lifecycle.draining:
+            return JSONResponse({"status": "shutting down"}, status_code=503)
+        if not store.ready:
+            return JSONResponse({"status": "object store not synced"}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    @app.get("/metrics")
+    async def prometheus() -> Response:
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
+
+    return app

@@ -1,0 +1,63 @@
+"""The server's Prometheus metrics, in a registry of its own so every app (and test) counts alone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from webhook.core.envelope import Decision
+from webhook.stores.base import ObjectStore
+
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+"""Webhook calls take well under a millisecond to decide; the API server's timeout is at most 30 s."""
+
+
+class _StoreCollector(Collector):
+    """Store size and sync state, read when scraped rather than updated on every change."""
+
+    def __init__(self, store: ObjectStore) -> None:
+        self._store = store
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        yield GaugeMetricFamily("webhook_store_objects", "PodCliqueSets held by the object store.", value=self._store.size)
+        yield GaugeMetricFamily(
+            "webhook_store_synced", "1 once the object store has synced, else 0.", value=1 if self._store.ready else 0
+        )
+
+
+class ServerMetrics:
+    def __init__(self, store: ObjectStore) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(
+            "webhook_requests",
+            "Admission requests answered, by webhook, operation and decision "
+            "(allowed, patched, denied, error, rejected).",
+            ["webhook", "operation", "decision"],
+            registry=self.registry,
+        )
+        self.duration = Histogram(
+            "webhook_request_duration_seconds",
+            "Time from the first byte of the body read to the decision, by webhook.",
+            ["webhook"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.certificate_reloads = Counter(
+            "webhook_certificate_reloads", "Serving certificate reloads after the files changed.", registry=self.registry
+        )
+        self.certificate_reload_errors = Counter(
+            "webhook_certificate_reload_errors",
+            "Changed certificate files that could not be loaded (the previous certificate stays).",
+            registry=self.registry,
+        )
+        self.registry.register(_StoreCollector(store))
+
+    def observe(self, webhook: str, decision: Decision, seconds: float) -> None:
+        self.requests.labels(webhook, decision.operation, decision.outcome).inc()
+        self.duration.labels(webhook).observe(seconds)
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,117 @@
+"""``webhook serve``: the app on uvicorn over HTTPS, with certificate reload and graceful shutdown.
+
+Shutdown: SIGTERM (or SIGINT) makes ``/readyz`` fail at once; after ``--shutdown-delay`` uvicorn
+stops listening, lets in-flight requests finish and the process exits 0. uvicorn's own signal
+capture is replaced because it re-raises the signal after a clean shutdown (exit 143).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+from collections.abc import Iterator
+
+import uvicorn
+import uvloop
+from fastapi import FastAPI
+
+from webhook import logs
+from webhook.errors import CommandError
+from webhook.server.app import Lifecycle, create_app
+from webhook.server.metrics import ServerMetrics
+from webhook.server.tls import CertificateReloader, check_files
+from webhook.settings import ServeSettings
+from webhook.stores.base import ObjectStore, StoreError
+
+log = logging.getLogger(__name__)
+
+
+class Server(uvicorn.Server):
+    """uvicorn without its signal handlers: ``serve`` installs its own on the loop."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def uvicorn_config(settings: ServeSettings, app: FastAPI) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        ssl_certfile=settings.tls_cert,
+        ssl_keyfile=settings.tls_key,
+        http="httptools",
+        loop="uvloop",
+        lifespan="off",
+        timeout_keep_alive=settings.keep_alive_timeout,  # type: ignore[arg-type]
+        access_log=settings.access_log,
+        log_config=None,
+        server_header=False,
+        proxy_headers=False,
+    )
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here so that a taken port is one clear line, not a log and exit."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as err:
+        sock.close()
+        raise CommandError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(settings: ServeSettings) -> int:
+    logs.configure(settings.log_level, settings.log_format)
+    check_files(settings.tls_cert, settings.tls_key)
+    from webhook.stores import build_store
+
+    try:
+        store = build_store(settings)
+    except StoreError as err:
+        raise CommandError(str(err)) from None
+    sock = listen(settings.host, settings.port)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(_serve(settings, store, sock))
+    return 0
+
+
+async def _serve(settings: ServeSettings, store: ObjectStore, sock: socket.socket) -> None:
+    try:
+        await store.start()
+    except StoreError as err:
+        raise CommandError(str(err)) from None
+    metrics = ServerMetrics(store)
+    lifecycle = Lifecycle()
+    config = uvicorn_config(settings, create_app(settings, store, metrics=metrics, lifecycle=lifecycle))
+    config.load()
+    assert config.ssl is not None
+    server = Server(config)
+    reloader = CertificateReloader(config.ssl, settings.tls_cert, settings.tls_key, metrics, settings.cert_reload_interval)
+    loop = asyncio.get_running_loop()
+
+    def begin_shutdown(signum: signal.Signals) -> None:
+        if lifecycle.draining:
+            server.force_exit = signum == signal.SIGINT
+            return
+        log.info("received %s: readiness off, stopping in %g s", signum.name, settings.shutdown_delay)
+        lifecycle.draining = True
+        loop.call_later(settings.shutdown_delay, setattr, server, "should_exit", True)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, begin_shutdown, signum)
+    reloading = asyncio.create_task(reloader.run())
+    log.info("serving https://%s:%d (%d PodCliqueSets in the store)", settings.host, settings.port, store.size)
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        reloading.cancel()
+        await store.stop()

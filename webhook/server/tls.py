@@ -1,0 +1,92 @@
+"""The serving certificate: checked before the server starts, and reloaded when its files change.
+
+In a pod the certificate comes from a Secret volume, which the kubelet updates by writing a new
+directory and swapping the ``..data`` symlink to it; the file names never change, their targets do.
+So the files are stat'ed through the symlinks (device, inode, size, mtime) every few seconds, and a
+change reloads them into uvicorn's live ``SSLContext``: new handshakes get the new certificate,
+established connections and in-flight requests are untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import ssl
+from pathlib import Path
+
+from webhook.errors import CommandError
+from webhook.server.metrics import ServerMetrics
+
+log = logging.getLogger(__name__)
+
+Fingerprint = tuple[tuple[int, int, int, int], ...]
+
+
+def check_files(cert: Path, key: Path) -> None:
+    """Fails with one line when the pair cannot serve: unreadable, not PEM, or not a pair."""
+    for what, path in (("certificate", cert), ("key", key)):
+        try:
+            path.read_bytes()
+        except OSError as err:
+            hint = " (make development certificates with 'python -m webhook certs')" if isinstance(err, FileNotFoundError) else ""
+            raise CommandError(f"cannot read TLS {what} {path}: {err.strerror or err}{hint}") from None
+    try:
+        _load(cert, key)
+    except ssl.SSLError as err:
+        raise CommandError(f"cannot use TLS certificate {cert} with key {key}: {_reason(err)}") from None
+
+
+def _load(cert: Path, key: Path, context: ssl.SSLContext | None = None) -> ssl.SSLContext:
+    context = context or ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    return context
+
+
+def _reason(err: ssl.SSLError) -> str:
+    return str(err.reason or err.strerror or err).replace("_", " ").lower()
+
+
+class CertificateReloader:
+    def __init__(self, context: ssl.SSLContext, cert: Path, key: Path, metrics: ServerMetrics, interval: float) -> None:
+        self.context = context
+        self.cert = cert
+        self.key = key
+        self.metrics = metrics
+        self.interval = interval
+        self._seen = self._fingerprint()
+
+    def _fingerprint(self) -> Fingerprint | None:
+        try:
+            stats = [os.stat(path) for path in (self.cert, self.key)]
+        except OSError:
+            return None
+        return tuple((s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns) for s in stats)
+
+    def check(self) -> bool:
+        """Reloads if the files changed since last seen; True when a new certificate is served.
+
+        The pair is first loaded into a scratch context, so a half-written or mismatched pair is
+        counted as an error and the live context keeps the last good certificate."""
+        current = self._fingerprint()
+        if current == self._seen:
+            return False
+        self._seen = current
+        try:
+            if current is None:
+                raise FileNotFoundError(f"{self.cert} or {self.key} is missing")
+            _load(self.cert, self.key)
+            _load(self.cert, self.key, self.context)
+        except (OSError, ssl.SSLError) as err:
+            self.metrics.certificate_reload_errors.inc()
+            reason = _reason(err) if isinstance(err, ssl.SSLError) else str(err)
+            log.warning("certificate files changed but cannot be loaded, still serving the previous certificate: %s", reason)
+            return False
+        self.metrics.certificate_reloads.inc()
+        log.info("reloaded the serving certificate from %s", self.cert)
+        return True
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            self.check()

@@ -1,0 +1,211 @@
+"""The options of every command, as typed settings models.
+
+Each model is the one table of its command's options: ``webhook.options`` generates the argparse
+arguments (with the environment variable and default in the help) from it, and pydantic-settings
+reads the same fields from the environment. The command line wins over the environment, which wins
+over the default.
+
+List options are repeatable on the command line; in the environment, paths are separated by the OS
+path separator (``:`` on Linux, as in ``KUBECONFIG``) and other lists by commas.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+MiB = 1024 * 1024
+
+
+def _split(value: Any, separator: str) -> Any:
+    """An environment string becomes a list; lists from the command line pass through."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(separator) if part.strip()]
+    return value
+
+
+class CommandSettings(BaseSettings):
+    """Base of every command's settings: environment variables are ``WEBHOOK_<OPTION>``."""
+
+    model_config = SettingsConfigDict(env_prefix="WEBHOOK_", extra="forbid", frozen=True)
+
+
+class LoggingSettings(CommandSettings):
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        "info", description="Least severe log level written."
+    )
+    log_format: Literal["json", "text"] = Field(
+        "text", description="Log lines as JSON objects (one per line) or as plain text."
+    )
+
+
+class DecisionSettings(CommandSettings):
+    """What changes a webhook's decision: shared by ``serve`` and ``review``."""
+
+    objects: Annotated[list[Path], NoDecode] = Field(
+        default_factory=list,
+        description=(
+            "A YAML or JSON manifest file, or a directory of them, with PodCliqueSets and related "
+            "objects for the embedded store (used when no cluster is configured). Repeatable."
+        ),
+        json_schema_extra={"metavar": "PATH", "default_text": "none"},
+    )
+    strict: bool = Field(
+        False,
+        description=(
+            "Deny, rather than warn about, claim names pods cannot use, claim-name collisions and "
+            "filters that match no pod."
+        ),
+    )
+    on_missing_pcs: Literal["deny", "allow"] = Field(
+        "deny",
+        description=(
+            "What the pod webhook does with a Grove pod whose PodCliqueSet cannot be found: deny it, "
+            "or admit it unchanged with a warning."
+        ),
+    )
+
+    @field_validator("objects", mode="before")
+    @classmethod
+    def _split_paths(cls, value: Any) -> Any:
+        return _split(value, os.pathsep)
+
+    @property
+    def uses_cluster(self) -> bool:
+        """Whether the store is the cluster's (list+watch) rather than the embedded one (files)."""
+        return False
+
+
+class ServeSettings(DecisionSettings, LoggingSettings):
+    host: str = Field("127.0.0.1", description="Address to listen on.")
+    port: int = Field(8443, ge=1, le=65535, description="HTTPS port to listen on.")
+    tls_cert: Path = Field(
+        Path("certs/tls.crt"),
+        description="Serving certificate (PEM); reloaded when the file changes.",
+        json_schema_extra={"metavar": "FILE"},
+    )
+    tls_key: Path = Field(
+        Path("certs/tls.key"),
+        description="Private key of the serving certificate (PEM); reloaded with it.",
+        json_schema_extra={"metavar": "FILE"},
+    )
+    keep_alive_timeout: float = Field(
+        120.0,
+        gt=0,
+        description=(
+            "Seconds an idle connection is kept open. The API server keeps idle webhook "
+            "connections for 90 s and never resumes TLS sessions, so a shorter timeout turns most "
+            "calls into full handshakes."
+        ),
+        json_schema_extra={"metavar": "SECONDS"},
+    )
+    kubeconfig: Path | None = Field(
+        None,
+        description=(
+            "Use the cluster store (list+watch of PodCliqueSets) with this kubeconfig. Without it, "
+            "the cluster store is used in a pod (KUBERNETES_SERVICE_HOST set) when --objects is not "
+            "given."
+        ),
+        json_schema_extra={"metavar": "FILE", "default_text": "none"},
+    )
+    namespace: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Limit the cluster store to this namespace. Repeatable; comma-separated in the environment.",
+        json_schema_extra={"default_text": "all namespaces"},
+    )
+    max_body_bytes: int = Field(
+        8 * MiB,
+        gt=0,
+        description="Largest request body accepted; larger ones are answered 413.",
+        json_schema_extra={"metavar": "BYTES"},
+    )
+    access_log: bool = Field(False, description="Log every HTTP request.")
+    cert_reload_interval: float = Field(
+        2.0,
+        gt=0,
+        description="Seconds between checks of the certificate and key files for changes.",
+        json_schema_extra={"metavar": "SECONDS"},
+    )
+    shutdown_delay: float = Field(
+        0.0,
+        ge=0,
+        description=(
+            "Seconds to keep serving after SIGTERM with /readyz failing, so load balancers stop "
+            "sending new connections before the listener closes."
+        ),
+        json_schema_extra={"metavar": "SECONDS"},
+    )
+
+    @field_validator("namespace", mode="before")
+    @classmethod
+    def _split_namespaces(cls, value: Any) -> Any:
+        return _split(value, ",")
+
+    @property
+    def uses_cluster(self) -> bool:
+        """With a kubeconfig, or in a pod when no manifests are given."""
+        if self.kubeconfig is not None:
+            return True
+        return not self.objects and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+
+
+class ReviewSettings(DecisionSettings):
+    file: str = Field(
+        description="The AdmissionReview to decide: a JSON file, or - for standard input.",
+        json_schema_extra={"metavar": "FILE", "positional": True},
+    )
+
+
+class CertsSettings(CommandSettings):
+    model_config = SettingsConfigDict(env_prefix="WEBHOOK_CERTS_", extra="forbid", frozen=True)
+
+    out: Path = Field(
+        Path("certs"),
+        description="Directory written: ca.crt, ca.key, tls.crt, tls.key.",
+        json_schema_extra={"metavar": "DIR"},
+    )
+    hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["localhost", "127.0.0.1"],
+        description="Comma-separated DNS names and IP addresses the serving certificate is valid for.",
+        json_schema_extra={"metavar": "HOSTS", "comma_list": True},
+    )
+    days: int = Field(365, ge=1, description="Days the certificates are valid.")
+    key_type: Literal["ecdsa", "rsa"] = Field(
+        "ecdsa",
+        description=(
+            "ECDSA P-256 (a new TLS connection costs about half of an RSA-2048 handshake) or RSA-2048."
+        ),
+    )
+    force: bool = Field(False, description="Replace the files even when they are valid.")
+
+    @field_validator("hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: Any) -> Any:
+        return _split(value, ",")
+
+    @field_validator("hosts")
+    @classmethod
+    def _hosts(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("at least one host is needed")
+        for host in value:
+            if not _is_ip(host) and not DNS_NAME.fullmatch(host):
+                raise ValueError(f"{host!r} is neither an IP address nor a DNS name")
+        return value
+
+
+DNS_NAME = re.compile(r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*")
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,41 @@
+"""What the webhooks need from an object store: PodCliqueSets by namespace and name.
+
+Two stores implement it: the embedded store (manifests loaded from files, for local runs and
+``review``) and the cluster store (a list+watch cache). The request path only ever calls ``get``,
+which answers from memory, and at most one ``fetch`` on a miss, so a webhook call never waits on
+more than one bounded API request.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from webhook.core.podcliqueset import PodCliqueSet
+
+
+class StoreError(Exception):
+    """A store that cannot start (an unparsable manifest, no cluster access); one line for the user."""
+
+
+@runtime_checkable
+class ObjectStore(Protocol):
+    @property
+    def ready(self) -> bool:
+        """True once the store holds everything it should (always, once started, for files)."""
+
+    @property
+    def size(self) -> int:
+        """How many PodCliqueSets the store holds."""
+
+    def get(self, namespace: str, name: str) -> PodCliqueSet | None:
+        """The PodCliqueSet from memory: O(1), never blocks."""
+
+    async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
+        """After a ``get`` miss: at most one bounded read from the source (None for files)."""
+
+    async def start(self) -> None:
+        """Loads what the store serves; raises ``StoreError`` when it cannot. A cluster store
+        returns once its watch is running and keeps syncing; ``ready`` tells when it has."""
+
+    async def stop(self) -> None:
+        """Stops background work; idempotent."""
