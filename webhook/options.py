@@ -85,9 +85,13 @@ def _unwrap(annotation: Any) -> Any:
 
 
 def options(model: type[BaseSettings]) -> Iterator[Option]:
+    """The model's options, a class's own before those it inherits (``serve`` starts with --host)."""
     prefix = str(model.model_config.get("env_prefix", ""))
-    for name, field in model.model_fields.items():
-        yield Option(name, field, (prefix + name).upper())
+    names = dict.fromkeys(
+        name for cls in model.__mro__ for name in vars(cls).get("__annotations__", {}) if name in model.model_fields
+    )
+    for name in names:
+        yield Option(name, model.model_fields[name], (prefix + name).upper())
 
 
 def add_arguments(parser: argparse.ArgumentParser, model: type[BaseSettings]) -> None:

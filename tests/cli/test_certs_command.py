@@ -1,0 +1,119 @@
+"""``webhook certs``: the files a developer and ``make run`` rely on, kept while they are valid."""
+
+from __future__ import annotations
+
+import ipaddress
+import stat
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+from webhook.cli import main
+
+FILES = ("ca.crt", "ca.key", "tls.crt", "tls.key")
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main(["certs", *args]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    return out.strip()
+
+
+def contents(directory: Path) -> dict[str, bytes]:
+    return {name: (directory / name).read_bytes() for name in FILES}
+
+
+def serving(directory: Path) -> x509.Certificate:
+    return x509.load_pem_x509_certificate((directory / "tls.crt").read_bytes())
+
+
+def test_writes_a_ca_and_a_serving_certificate_for_the_requested_hosts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "certs"
+    message = run(capsys, "--out", str(out), "--hosts", "webhook.grove-system.svc,localhost,10.0.0.7")
+    assert message == (
+        f"wrote a new CA and serving certificate for webhook.grove-system.svc, localhost, 10.0.0.7 to {out} (ca.crt is missing)"
+    )
+    cert = serving(out)
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert names.get_values_for_type(x509.DNSName) == ["webhook.grove-system.svc", "localhost"]
+    assert names.get_values_for_type(x509.IPAddress) == [ipaddress.ip_address("10.0.0.7")]
+    ca = x509.load_pem_x509_certificate((out / "ca.crt").read_bytes())
+    cert.verify_directly_issued_by(ca)
+    assert isinstance(cert.public_key(), ec.EllipticCurvePublicKey)
+    assert cert.public_key().curve.name == "secp256r1"  # type: ignore[union-attr]
+
+
+def test_keys_are_readable_by_the_owner_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "--out", str(tmp_path))
+    modes = {name: stat.S_IMODE((tmp_path / name).stat().st_mode) for name in FILES}
+    assert modes == {"ca.crt": 0o644, "ca.key": 0o600, "tls.crt": 0o644, "tls.key": 0o600}
+
+
+def test_valid_files_are_left_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "--out", str(tmp_path))
+    before = contents(tmp_path)
+    message = run(capsys, "--out", str(tmp_path))
+    assert message == f"kept the valid certificates in {tmp_path} (serving certificate for localhost, 127.0.0.1)"
+    assert contents(tmp_path) == before
+
+
+def test_force_replaces_everything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "--out", str(tmp_path))
+    before = contents(tmp_path)
+    assert run(capsys, "--out", str(tmp_path), "--force").endswith("(--force)")
+    after = contents(tmp_path)
+    assert all(after[name] != before[name] for name in FILES)
+
+
+@pytest.mark.parametrize(
+    ("spoil", "reason"),
+    [
+        pytest.param(lambda d: None, "tls.crt does not cover webhook.example", id="host-not-covered"),
+        pytest.param(lambda d: (d / "tls.key").write_bytes((d / "ca.key").read_bytes()), "tls.key does not match tls.crt", id="key-mismatch"),
+        pytest.param(lambda d: (d / "tls.crt").write_text("garbage"), "tls.crt is not a PEM certificate", id="unparsable"),
+        pytest.param(lambda d: (d / "tls.key").unlink(), "tls.key is missing", id="missing-key"),
+    ],
+)
+def test_an_unusable_serving_certificate_is_replaced_and_the_ca_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], spoil: object, reason: str
+) -> None:
+    run(capsys, "--out", str(tmp_path))
+    ca_before = (tmp_path / "ca.crt").read_bytes()
+    spoil(tmp_path)  # type: ignore[operator]
+    message = run(capsys, "--out", str(tmp_path), "--hosts", "localhost,127.0.0.1,webhook.example")
+    assert message.startswith("wrote a new serving certificate for localhost, 127.0.0.1, webhook.example")
+    assert message.endswith(f"({reason})")
+    assert (tmp_path / "ca.crt").read_bytes() == ca_before
+    serving(tmp_path).verify_directly_issued_by(x509.load_pem_x509_certificate(ca_before))
+
+
+def test_a_serving_certificate_from_another_ca_is_replaced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "--out", str(tmp_path / "a"))
+    run(capsys, "--out", str(tmp_path / "b"))
+    for name in ("tls.crt", "tls.key"):
+        (tmp_path / "a" / name).write_bytes((tmp_path / "b" / name).read_bytes())
+    assert run(capsys, "--out", str(tmp_path / "a")).endswith("(tls.crt is not signed by ca.crt)")
+
+
+def test_rsa_keys_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "--out", str(tmp_path), "--key-type", "rsa")
+    key = load_pem_private_key((tmp_path / "tls.key").read_bytes(), password=None)
+    assert isinstance(key, rsa.RSAPrivateKey)
+    assert key.key_size == 2048
+
+
+def test_environment_variables_set_the_options(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WEBHOOK_CERTS_OUT", str(tmp_path))
+    monkeypatch.setenv("WEBHOOK_CERTS_HOSTS", "svc.example, 127.0.0.1")
+    assert "for svc.example, 127.0.0.1" in run(capsys)
+    assert serving(tmp_path).extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(x509.DNSName) == ["svc.example"]
+
+
+def test_a_bad_host_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["certs", "--out", str(tmp_path), "--hosts", "bad host"]) == 2
+    err = capsys.readouterr().err
+    assert err == "webhook certs: error: invalid value 'bad host' for --hosts: 'bad host' is neither an IP address nor a DNS name\n"
