@@ -10,7 +10,7 @@ from typing import Any
 import jsonpatch
 import orjson
 import pytest
-from workload import grove_pod, pod_review, workload_pcs, workload_pcs_raw
+from core.workload import grove_pod, pod_review, workload_pcs, workload_pcs_raw
 
 from webhook.core.envelope import Decision
 from webhook.core.pod import Pod, PodHeader

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import yaml
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
@@ -27,6 +28,6 @@ def api_client(kubeconfig: str | None = None) -> client.ApiClient:
             config.load_incluster_config(client_configuration=configuration)
             return client.ApiClient(configuration)
         return config.new_client_from_config()
-    except (ConfigException, OSError, TypeError, ValueError) as err:
+    except (ConfigException, OSError, TypeError, ValueError, yaml.YAMLError) as err:
         where = kubeconfig or ("in-cluster configuration" if in_cluster() else "the default kubeconfig")
         raise KubeConfigError(f"cannot load {where}: {err}".replace("\n", " ")) from None

@@ -1,0 +1,135 @@
+"""The cluster object store: a list+watch cache of ``grove.io/v1alpha1`` PodCliqueSets.
+
+One informer (``webhook.kube.informer``) per watched namespace, or one for all namespaces, keeps
+parsed PodCliqueSets in memory from a background thread; ``get`` reads that dict and never waits.
+A miss can be an object the watch has not delivered yet (a PodCliqueSet created a moment before
+its first pod), so ``fetch`` makes one GET bounded by ``fetch_timeout``, off the event loop.
+That GET goes through a client without urllib3's retries: by default a timed-out GET is sent four
+times, which would make the bound four times what it says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import HTTPError
+
+from webhook.core.podcliqueset import PodCliqueSet
+from webhook.kube.config import KubeConfigError, api_client
+from webhook.kube.informer import Informer
+from webhook.kube.resources import PODCLIQUESETS
+from webhook.stores.base import StoreError
+
+log = logging.getLogger(__name__)
+
+NOT_FOUND = 404
+
+
+def _single_attempt(api: client.ApiClient) -> client.ApiClient:
+    """A client like ``api`` whose requests are sent once, so a timeout bounds the whole call."""
+    configuration = copy.deepcopy(api.configuration)
+    configuration.retries = False
+    return client.ApiClient(configuration)
+
+
+def parse(obj: dict[str, Any]) -> PodCliqueSet:
+    """What the cache holds: the parsed object, so requests never parse one. A ``ValidationError``
+    (a ``ValueError``) makes the informer log the object and leave it out."""
+    return PodCliqueSet.model_validate(obj)
+
+
+class ClusterStore:
+    def __init__(
+        self,
+        kubeconfig: Path | None = None,
+        namespaces: Sequence[str] = (),
+        *,
+        api: client.ApiClient | None = None,
+        fetch_timeout: float = 2.0,
+        watch_timeout_seconds: int = 300,
+    ) -> None:
+        self.kubeconfig = kubeconfig
+        self.namespaces = list(dict.fromkeys(namespaces))
+        self.fetch_timeout = fetch_timeout
+        self.watch_timeout_seconds = watch_timeout_seconds
+        self._api = api
+        self._objects: client.CustomObjectsApi | None = None
+        self._informers: dict[str | None, Informer[PodCliqueSet]] = {}
+
+    @property
+    def ready(self) -> bool:
+        return bool(self._informers) and all(i.synced for i in self._informers.values())
+
+    @property
+    def size(self) -> int:
+        return sum(len(i) for i in self._informers.values())
+
+    def _informer(self, namespace: str) -> Informer[PodCliqueSet] | None:
+        """The informer watching ``namespace``: the one for all namespaces, if that is how it runs."""
+        informers = self._informers
+        return informers[None] if None in informers else informers.get(namespace)
+
+    def get(self, namespace: str, name: str) -> PodCliqueSet | None:
+        informer = self._informer(namespace)
+        return informer.get(namespace, name) if informer is not None else None
+
+    async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
+        """One GET of a PodCliqueSet the cache does not hold (none outside the watched namespaces)."""
+        if self._objects is None or self._informer(namespace) is None:
+            return None
+        resource = PODCLIQUESETS
+        try:
+            obj = await asyncio.to_thread(
+                self._objects.get_namespaced_custom_object,
+                resource.group,
+                resource.version,
+                namespace,
+                resource.plural,
+                name,
+                _request_timeout=self.fetch_timeout,
+            )
+        except ApiException as err:
+            if err.status != NOT_FOUND:
+                log.warning("GET of PodCliqueSet %s/%s failed: %s %s", namespace, name, err.status, err.reason)
+            return None
+        except (HTTPError, OSError) as err:
+            log.warning("GET of PodCliqueSet %s/%s failed: %s", namespace, name, err)
+            return None
+        try:
+            return parse(obj)
+        except ValueError as err:
+            log.warning("PodCliqueSet %s/%s cannot be read: %s", namespace, name, str(err).splitlines()[0])
+            return None
+
+    async def start(self) -> None:
+        """Starts the watches and returns at once; ``ready`` turns true when every first list is in."""
+        if self._api is None:
+            try:
+                self._api = api_client(str(self.kubeconfig) if self.kubeconfig else None)
+            except KubeConfigError as err:
+                raise StoreError(str(err)) from None
+        self._objects = client.CustomObjectsApi(_single_attempt(self._api))
+        for namespace in self.namespaces or [None]:
+            informer = Informer(
+                self._api,
+                PODCLIQUESETS,
+                namespace=namespace,
+                transform=parse,
+                watch_timeout_seconds=self.watch_timeout_seconds,
+            )
+            self._informers[namespace] = informer
+            informer.start()
+
+    async def stop(self) -> None:
+        informers = list(self._informers.values())
+        await asyncio.gather(*(asyncio.to_thread(i.stop) for i in informers))
+        if self._objects is not None:
+            self._objects.api_client.close()
+            self._objects = None

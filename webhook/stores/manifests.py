@@ -1,0 +1,120 @@
+"""Reading PodCliqueSets out of manifest files, as ``kubectl apply -f`` would be given them.
+
+A path is a YAML or JSON file, or a directory whose ``.yaml``, ``.yml`` and ``.json`` files are
+read in name order (not recursively, like ``kubectl apply -f DIR``). A YAML file may hold several
+documents and a document may be a ``List``; objects of other kinds are skipped, since a workload's
+manifests usually carry ResourceClaimTemplates and the like beside the PodCliqueSet.
+
+Every problem ends loading with one line naming the file and the document (counted from 1), so a
+typo is found before the server takes traffic rather than when a pod is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+from pydantic import ValidationError
+
+from webhook.core.envelope import describe
+from webhook.core.podcliqueset import PodCliqueSet
+from webhook.stores.base import StoreError
+
+SUFFIXES = (".yaml", ".yml", ".json")
+GROUP = "grove.io"
+KIND = "PodCliqueSet"
+DEFAULT_NAMESPACE = "default"
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+Key = tuple[str, str]
+
+
+def manifest_files(paths: Sequence[Path]) -> Iterator[Path]:
+    for path in paths:
+        if path.is_dir():
+            yield from sorted(p for p in path.iterdir() if p.suffix in SUFFIXES and p.is_file())
+        elif path.is_file():
+            yield path
+        else:
+            raise StoreError(f"{path}: no such file or directory")
+
+
+def _documents(path: Path) -> Iterator[tuple[int, Any]]:
+    try:
+        text = path.read_bytes()
+    except OSError as err:
+        raise StoreError(f"{path}: cannot be read: {err.strerror or err}") from None
+    if path.suffix == ".json":
+        try:
+            yield 1, orjson.loads(text)
+        except orjson.JSONDecodeError as err:
+            raise StoreError(f"{path}: not valid JSON: {err}") from None
+        return
+    number = 0
+    try:
+        for number, document in enumerate(yaml.load_all(text, Loader=_Loader), start=1):  # noqa: S506 - a safe loader
+            yield number, document
+    except yaml.YAMLError as err:
+        raise StoreError(f"{path}: document {number + 1}: not valid YAML: {_yaml_problem(err)}") from None
+
+
+def _yaml_problem(err: yaml.YAMLError) -> str:
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    mark = getattr(err, "problem_mark", None)
+    return f"{problem} (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else str(problem)
+
+
+def _objects(document: Any, where: str) -> Iterator[dict[str, Any]]:
+    """The objects of one document: itself, or the items of a ``List``."""
+    if document is None:
+        return
+    if not isinstance(document, dict):
+        raise StoreError(f"{where}: expected a Kubernetes object (a mapping), found {type(document).__name__}")
+    if isinstance(document.get("kind"), str) and document["kind"].endswith("List") and "items" in document:
+        items = document["items"] or []
+        if not isinstance(items, list):
+            raise StoreError(f"{where}: items of a {document['kind']} must be a list")
+        for item in items:
+            yield from _objects(item, where)
+        return
+    yield document
+
+
+def _is_podcliqueset(obj: dict[str, Any]) -> bool:
+    api_version = obj.get("apiVersion")
+    return obj.get("kind") == KIND and isinstance(api_version, str) and api_version.partition("/")[0] == GROUP
+
+
+def parse(obj: dict[str, Any], where: str) -> PodCliqueSet:
+    """One PodCliqueSet manifest as the store keeps it (in ``default`` when it names no namespace)."""
+    try:
+        pcs = PodCliqueSet.model_validate(obj)
+    except ValidationError as err:
+        raise StoreError(f"{where}: PodCliqueSet cannot be read: {describe(err)}") from None
+    if not pcs.metadata.name:
+        raise StoreError(f"{where}: PodCliqueSet has no metadata.name")
+    if not pcs.metadata.namespace:
+        pcs = pcs.model_copy(update={"metadata": pcs.metadata.model_copy(update={"namespace": DEFAULT_NAMESPACE})})
+    return pcs
+
+
+def load(paths: Sequence[Path]) -> dict[Key, PodCliqueSet]:
+    """Every PodCliqueSet in ``paths`` by (namespace, name); the same one defined twice is an error."""
+    found: dict[Key, PodCliqueSet] = {}
+    origin: dict[Key, str] = {}
+    for path in manifest_files(paths):
+        for number, document in _documents(path):
+            where = f"{path}: document {number}"
+            for obj in _objects(document, where):
+                if not _is_podcliqueset(obj):
+                    continue
+                pcs = parse(obj, where)
+                key = (pcs.metadata.namespace, pcs.metadata.name)
+                if key in found:
+                    raise StoreError(f"{where}: PodCliqueSet {key[0]}/{key[1]} is already defined in {origin[key]}")
+                found[key], origin[key] = pcs, where
+    return found
