@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from asgi import call
-from memorystore import MemoryStore
+from server.asgi import call
+from server.memorystore import MemoryStore
 from prometheus_client.parser import text_string_to_metric_families
-from reviews import VALIDATE, bad_scope_pcs, body, review, workload_pcs
+from server.reviews import VALIDATE, bad_scope_pcs, body, review, workload_pcs
 
 from webhook.server.app import Lifecycle, create_app
 from webhook.settings import ServeSettings

@@ -72,15 +72,15 @@ def listen(host: str, port: int) -> socket.socket:
 def serve(settings: ServeSettings) -> int:
     logs.configure(settings.log_level, settings.log_format)
     check_files(settings.tls_cert, settings.tls_key)
-    sock = listen(settings.host, settings.port)
     from webhook.stores import build_store
 
-    try:
-        store = build_store(settings)
-    except StoreError as err:
-        raise CommandError(str(err)) from None
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(_serve(settings, store, sock))
+    with listen(settings.host, settings.port) as sock:
+        try:
+            store = build_store(settings)
+        except StoreError as err:
+            raise CommandError(str(err)) from None
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(_serve(settings, store, sock))
     return 0
 
 

@@ -1,0 +1,116 @@
+"""``webhook review``: the server's decision offline, with exit codes scripts can branch on."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from webhook.cli import main
+from webhook.server.app import create_app
+from webhook.settings import ServeSettings
+from webhook.stores import EmbeddedStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+from server.reviews import BAD_SCOPE_MESSAGE, VALIDATE, WORKLOAD, bad_scope_pcs, body, review, workload_pcs  # noqa: E402
+
+
+def server_answer(content: bytes) -> bytes:
+    import asyncio
+
+    async def post() -> bytes:
+        app = create_app(ServeSettings(), EmbeddedStore.of([]))
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://webhook.test") as client:
+            return (await client.post(VALIDATE, content=content)).content
+
+    return asyncio.run(post())
+
+
+def write(tmp_path: Path, data: Any) -> Path:
+    path = tmp_path / "review.json"
+    path.write_bytes(data if isinstance(data, bytes) else body(data))
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["review", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def long_names_pcs() -> dict[str, Any]:
+    pcs = workload_pcs()
+    pcs["metadata"]["name"] = "rs-test-with-a-name-too-long-for-the-claims-it-shares"
+    return pcs
+
+
+@pytest.mark.parametrize(
+    ("data", "argv", "exit_code"),
+    [
+        pytest.param(review(workload_pcs()), [], 0, id="allowed"),
+        pytest.param(review(bad_scope_pcs()), [], 1, id="denied"),
+        pytest.param(review(operation="DELETE"), [], 0, id="delete-allowed"),
+        pytest.param(review(long_names_pcs()), [], 0, id="warnings-allowed"),
+        pytest.param(review(long_names_pcs()), ["--strict"], 1, id="warnings-denied-under-strict"),
+        pytest.param(review(workload_pcs(), api_version="admission.k8s.io/v1beta1"), [], 0, id="v1beta1"),
+    ],
+)
+def test_prints_what_the_server_answers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], data: Any, argv: list[str], exit_code: int
+) -> None:
+    code, out, err = run(capsys, str(write(tmp_path, data)), *argv)
+    assert (code, err) == (exit_code, "")
+    if not argv:
+        assert out.encode() == server_answer(body(data)) + b"\n"
+
+
+def test_reads_standard_input(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(body(review(bad_scope_pcs())))))
+    code, out, _ = run(capsys, "-")
+    assert code == 1
+    assert orjson.loads(out)["response"]["status"]["message"] == BAD_SCOPE_MESSAGE
+
+
+def test_objects_option_loads_manifests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, str(write(tmp_path, review(workload_pcs()))), "--objects", str(WORKLOAD))[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        pytest.param(b"{not json", "request body is not valid JSON", id="not-json"),
+        pytest.param(b"[]", "request body must be a JSON object (an AdmissionReview)", id="json-array"),
+        pytest.param(body({"request": {"operation": "CREATE"}}), "AdmissionReview request has no uid", id="no-uid"),
+        pytest.param(
+            body(review({"kind": "Deployment"}, kind={"group": "apps", "version": "v1", "kind": "Deployment"})),
+            "no webhook decides kind 'Deployment'",
+            id="kind-without-webhook",
+        ),
+    ],
+)
+def test_unusable_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes, error: str) -> None:
+    code, out, err = run(capsys, str(write(tmp_path, data)))
+    assert (code, out) == (2, "")
+    assert err.startswith("webhook review: error: ")
+    assert error in err
+    assert err.count("\n") == 1
+
+
+def test_an_undecodable_object_prints_the_answer_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pcs = workload_pcs()
+    pcs["spec"]["replicas"] = "two"
+    code, out, err = run(capsys, str(write(tmp_path, review(pcs))))
+    assert code == 2
+    assert orjson.loads(out)["response"]["status"]["code"] == 400
+    assert err.startswith(f"webhook review: error: {tmp_path / 'review.json'}: cannot decode request.object as grove.io/v1alpha1, Kind=PodCliqueSet")
+
+
+def test_a_missing_file_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, str(tmp_path / "absent.json"))
+    assert code == 2
+    assert err == f"webhook review: error: cannot read {tmp_path / 'absent.json'}: No such file or directory\n"
