@@ -41,6 +41,14 @@ def object_key(obj: dict[str, Any]) -> Key:
     return (metadata.get("namespace") or "", metadata.get("name") or "")
 
 
+_KEPT_METADATA = ("namespace", "name", "uid", "resourceVersion", "labels", "ownerReferences")
+
+
+def _slim_metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    metadata = obj.get("metadata") or {}
+    return {field: metadata[field] for field in _KEPT_METADATA if field in metadata}
+
+
 class Backoff:
     """Capped exponential delays between failed attempts, reset by a success."""
 
@@ -84,7 +92,9 @@ class Informer(Generic[T]):
         self._watch_timeout = watch_timeout_seconds
         self._request_timeout = request_timeout_seconds
         self._cache: dict[Key, T] = {}
-        self._raw_versions: dict[Key, str] = {}
+        self._known: dict[Key, dict[str, Any]] = {}
+        """The last metadata seen of each cached object: a deletion that only a re-list finds is
+        reported with it, so the handler can still tell what the object belonged to."""
         self._resource_version = ""
         self._synced = threading.Event()
         self._stopping = threading.Event()
@@ -107,7 +117,8 @@ class Informer(Generic[T]):
 
     @property
     def synced(self) -> bool:
-        """True once the first list is in: before that, an empty cache means "unknown", not "none"."""
+        """True once the first list is in and the handler has heard of every object in it: before
+        that, an empty cache means "unknown", not "none"."""
         return self._synced.is_set()
 
     def wait_synced(self, timeout: float) -> bool:
@@ -163,7 +174,7 @@ class Informer(Generic[T]):
     def _relist(self) -> None:
         listing = self._call(_request_timeout=self._request_timeout)
         fresh: dict[Key, T] = {}
-        versions: dict[Key, str] = {}
+        known: dict[Key, dict[str, Any]] = {}
         raw_items: dict[Key, dict[str, Any]] = {}
         for item in listing.get("items") or []:
             item.setdefault("apiVersion", self.resource.api_version)
@@ -172,21 +183,22 @@ class Informer(Generic[T]):
             value = self._safe_transform(item)
             if value is None:
                 continue
-            fresh[key], raw_items[key] = value, item
-            versions[key] = (item.get("metadata") or {}).get("resourceVersion", "")
-        previous, previous_versions = self._cache, self._raw_versions
-        self._cache, self._raw_versions = fresh, versions
+            fresh[key], raw_items[key], known[key] = value, item, _slim_metadata(item)
+        previous, previous_known = self._cache, self._known
+        self._cache, self._known = fresh, known
         self._resource_version = (listing.get("metadata") or {}).get("resourceVersion", "")
         self.relists += 1
-        self._synced.set()
         for key, item in raw_items.items():
             if key not in previous:
                 self._notify("ADDED", item)
-            elif previous_versions.get(key) != versions[key]:
+            elif previous_known[key].get("resourceVersion") != known[key].get("resourceVersion"):
                 self._notify("MODIFIED", item)
         for key in previous.keys() - fresh.keys():
-            namespace, name = key
-            self._notify("DELETED", {"metadata": {"namespace": namespace, "name": name}})
+            metadata = previous_known.get(key) or {"namespace": key[0], "name": key[1]}
+            self._notify(
+                "DELETED", {"apiVersion": self.resource.api_version, "kind": self.resource.kind, "metadata": metadata}
+            )
+        self._synced.set()
 
     def _watch(self) -> None:
         response = self._call(
@@ -225,14 +237,15 @@ class Informer(Generic[T]):
         key = object_key(obj)
         if kind == "DELETED":
             self._cache.pop(key, None)
-            self._raw_versions.pop(key, None)
+            self._known.pop(key, None)
         else:
             value = self._safe_transform(obj)
             if value is None:
                 self._cache.pop(key, None)
+                self._known.pop(key, None)
             else:
                 self._cache[key] = value
-                self._raw_versions[key] = version
+                self._known[key] = _slim_metadata(obj)
         if version:
             self._resource_version = version
         if kind in ("ADDED", "MODIFIED", "DELETED"):

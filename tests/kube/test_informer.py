@@ -1,0 +1,211 @@
+"""The list+watch informer against the fake API server, through the official client."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from fakeapi import FakeApiServer, wait_until
+from webhook.kube.informer import Informer
+from webhook.kube.resources import PODCLIQUES, RESOURCECLAIMS
+
+NS = "team-a"
+
+
+def clique(name: str, namespace: str = NS, replicas: int = 1, **labels: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "grove.io/v1alpha1",
+        "kind": "PodClique",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"replicas": replicas},
+    }
+
+
+class Recorder:
+    """The handler's calls, as (event type, namespace/name) in arrival order."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, kind: str, obj: dict[str, Any]) -> None:
+        meta = obj["metadata"]
+        with self._lock:
+            self.calls.append((kind, f"{meta['namespace']}/{meta['name']}"))
+
+    def seen(self) -> list[tuple[str, str]]:
+        with self._lock:
+            return list(self.calls)
+
+
+@pytest.fixture
+def started(kube_api_client: Any):  # type: ignore[no-untyped-def]
+    informers: list[Informer[Any]] = []
+
+    def start(**kwargs: Any) -> Informer[Any]:
+        informer: Informer[Any] = Informer(kube_api_client, kwargs.pop("resource", PODCLIQUES), **kwargs)
+        informer.start()
+        informers.append(informer)
+        assert informer.wait_synced(5), "informer did not sync"
+        return informer
+
+    yield start
+    for informer in informers:
+        informer.stop()
+
+
+def names(informer: Informer[Any]) -> list[str]:
+    return sorted(obj["metadata"]["name"] for obj in informer.list())
+
+
+def test_initial_list_fills_the_cache_and_tells_the_handler(fake_api: FakeApiServer, started: Any) -> None:
+    fake_api.create(clique("a"))
+    fake_api.create(clique("b", namespace="other"))
+    recorder = Recorder()
+
+    informer = started(handler=recorder)
+
+    assert names(informer) == ["a", "b"]
+    assert informer.get(NS, "a")["spec"] == {"replicas": 1}
+    assert informer.get(NS, "b") is None
+    assert sorted(recorder.seen()) == [("ADDED", "other/b"), ("ADDED", "team-a/a")]
+    assert fake_api.requests.count("GET", "podcliques", watch=False) == 1
+
+
+@pytest.mark.parametrize(
+    ("namespace", "selector", "expected"),
+    [
+        (NS, None, ["a", "c", "e", "f"]),
+        (None, "tier=db", ["b", "c", "f"]),
+        (NS, "tier in (db)", ["c", "f"]),
+    ],
+    ids=["namespace", "label-selector", "both"],
+)
+def test_namespace_and_label_selector_limit_what_is_cached(
+    fake_api: FakeApiServer, started: Any, namespace: str | None, selector: str | None, expected: list[str]
+) -> None:
+    fake_api.create(clique("a"))
+    fake_api.create(clique("b", namespace="other", tier="db"))
+    fake_api.create(clique("c", tier="db"))
+
+    informer = started(namespace=namespace, label_selector=selector)
+    fake_api.create(clique("d", namespace="other"))
+    fake_api.create(clique("e", tier="web"))
+    fake_api.create(clique("f", tier="db"))
+
+    wait_until(lambda: names(informer) == expected, message=f"cache holds {expected}")
+
+
+def test_watch_events_reach_cache_and_handler_in_order(fake_api: FakeApiServer, started: Any) -> None:
+    recorder = Recorder()
+    informer = started(handler=recorder)
+
+    fake_api.create(clique("a"))
+    fake_api.patch("podcliques", NS, "a", {"spec": {"replicas": 3}})
+    fake_api.create(clique("b"))
+    fake_api.delete("podcliques", NS, "a")
+
+    expected = [("ADDED", "team-a/a"), ("MODIFIED", "team-a/a"), ("ADDED", "team-a/b"), ("DELETED", "team-a/a")]
+    wait_until(lambda: recorder.seen() == expected, message="events in order")
+    assert names(informer) == ["b"]
+
+
+def forget_while_disconnected(fake_api: FakeApiServer, *changes: Any) -> None:
+    """End the open watches, make ``changes`` and drop the history, all before a watch can resume:
+    the informer's resume gets 410 Gone and only a re-list can tell it what happened."""
+    with fake_api.store.lock:
+        fake_api.expire_watches()
+        for change in changes:
+            change()
+        fake_api.compact()
+
+
+def test_an_expired_watch_relists_and_reports_what_changed_meanwhile(fake_api: FakeApiServer, started: Any) -> None:
+    fake_api.create(clique("kept"))
+    fake_api.create(clique("changed"))
+    fake_api.create(clique("removed", **{"app.kubernetes.io/part-of": "pcs"}))
+    seen: list[tuple[str, str, dict[str, str]]] = []
+    informer = started(handler=lambda kind, obj: seen.append((kind, obj["metadata"]["name"], obj["metadata"]["labels"])))
+    seen.clear()
+
+    forget_while_disconnected(
+        fake_api,
+        lambda: fake_api.patch("podcliques", NS, "changed", {"spec": {"replicas": 2}}),
+        lambda: fake_api.delete("podcliques", NS, "removed"),
+        lambda: fake_api.create(clique("added")),
+    )
+
+    wait_until(lambda: informer.relists == 2, message="a second list after 410")
+    assert names(informer) == ["added", "changed", "kept"]
+    assert informer.get(NS, "changed")["spec"] == {"replicas": 2}
+    # A deletion found by the re-list carries the object's last labels, so a handler can still
+    # tell what it belonged to.
+    assert sorted(seen) == [
+        ("ADDED", "added", {}),
+        ("DELETED", "removed", {"app.kubernetes.io/part-of": "pcs"}),
+        ("MODIFIED", "changed", {}),
+    ]
+
+
+def test_a_410_answer_to_the_watch_request_relists(fake_api: FakeApiServer, started: Any) -> None:
+    fake_api.create(clique("a"))
+    informer = started()
+    fake_api.fail_next("GET", "podcliques", 410, "Expired", query_regex="watch=true")
+    fake_api.expire_watches()
+
+    wait_until(lambda: informer.relists == 2, message="re-list after a 410 answer")
+    fake_api.patch("podcliques", NS, "a", {"spec": {"replicas": 2}})
+    wait_until(lambda: informer.get(NS, "a")["spec"] == {"replicas": 2}, message="watch resumed")
+
+
+def test_transform_rejects_are_left_out(fake_api: FakeApiServer, started: Any) -> None:
+    def transform(obj: dict[str, Any]) -> str:
+        if obj["spec"]["replicas"] < 0:
+            raise ValueError("negative replicas")
+        return obj["metadata"]["name"]
+
+    fake_api.create(clique("good"))
+    fake_api.create(clique("bad", replicas=-1))
+    informer = started(transform=transform)
+
+    assert informer.list() == ["good"]
+    fake_api.patch("podcliques", NS, "good", {"spec": {"replicas": -2}})
+    wait_until(lambda: informer.list() == [], message="a rejected update removes the object")
+
+
+def test_claims_are_listed_and_watched_as_plain_dicts(fake_api: FakeApiServer, started: Any) -> None:
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": NS, "labels": {"app.kubernetes.io/component": "resource-claim"}},
+        "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "x", "futureField": 1}}]}},
+    }
+    informer = started(resource=RESOURCECLAIMS, label_selector="app.kubernetes.io/component=resource-claim")
+    fake_api.create(claim)
+    wait_until(lambda: informer.get(NS, "c") is not None, message="claim cached")
+    assert informer.get(NS, "c")["spec"] == claim["spec"]
+
+
+def test_stop_is_prompt_with_a_watch_open(fake_api: FakeApiServer, started: Any) -> None:
+    informer = started(watch_timeout_seconds=300)
+    wait_until(lambda: fake_api.open_watches() == 1, message="watch open")
+    began = time.monotonic()
+    informer.stop()
+    assert time.monotonic() - began < 1.0
+    assert not informer._thread.is_alive()  # type: ignore[union-attr]
+
+
+def test_a_failing_list_is_retried(fake_api: FakeApiServer, kube_api_client: Any) -> None:
+    fake_api.create(clique("a"))
+    fake_api.fail_next("GET", "podcliques", 500, "InternalError", times=2)
+    informer: Informer[Any] = Informer(kube_api_client, PODCLIQUES)
+    informer.start()
+    try:
+        assert not informer.synced
+        assert informer.wait_synced(5)
+        assert names(informer) == ["a"]
+    finally:
+        informer.stop()
