@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from webhook.core import pcs_admission
+from webhook.core import pcs_admission, pod_admission
 from webhook.core.envelope import Decision
 from webhook.settings import DecisionSettings
 from webhook.stores.base import ObjectStore
@@ -36,6 +36,24 @@ def _validate_podcliqueset(settings: DecisionSettings, store: ObjectStore) -> De
     return decide
 
 
+def _mutate_pod(settings: DecisionSettings, store: ObjectStore) -> Decide:
+    """Read the review, find its PodCliqueSet in memory (one bounded fetch on a miss), decide."""
+    options = pod_admission.MutationOptions(on_missing_pcs=settings.on_missing_pcs)
+
+    async def decide(body: bytes) -> Decision:
+        review = pod_admission.read(body)
+        if isinstance(review, Decision):
+            return review
+        key = pod_admission.pcs_key(review)
+        pcs = None
+        if key is not None:
+            pcs = store.get(*key) or await store.fetch(*key)
+        return pod_admission.decide(review, pcs, options)
+
+    return decide
+
+
 WEBHOOKS: tuple[Webhook, ...] = (
     Webhook("validate-podcliqueset", "/webhooks/validate-podcliqueset", "PodCliqueSet", _validate_podcliqueset),
+    Webhook("mutate-pod", "/webhooks/mutate-pod", "Pod", _mutate_pod),
 )
