@@ -15,8 +15,13 @@ $(VENV)/.installed: pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed-test: pyproject.toml | $(PY)
+# helm-sdkpy ships Helm's Go library, which tests/deploy loads to render the chart with Helm itself.
+# Its metadata asks for Python 3.12, but only the shared library is used (through ctypes).
+HELM_SDKPY := helm-sdkpy==0.1.32
+
+$(VENV)/.installed-test: pyproject.toml Makefile | $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet --no-deps --ignore-requires-python '$(HELM_SDKPY)'
 	touch $@ $(VENV)/.installed
 
 certs: $(VENV)/.installed

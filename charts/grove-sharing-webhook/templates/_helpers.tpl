@@ -1,0 +1,157 @@
+{{/*
+The chart name, shortened to 63 characters (a label value's limit).
+*/}}
+{{- define "grove-sharing-webhook.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The name of every namespaced object of the release and of the cluster-scoped ones. The release
+name alone when it already contains the chart name, so "helm install grove-sharing-webhook" does
+not produce "grove-sharing-webhook-grove-sharing-webhook".
+*/}}
+{{- define "grove-sharing-webhook.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "grove-sharing-webhook.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "grove-sharing-webhook.labels" -}}
+helm.sh/chart: {{ include "grove-sharing-webhook.chart" . }}
+{{ include "grove-sharing-webhook.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "grove-sharing-webhook.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "grove-sharing-webhook.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "grove-sharing-webhook.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "grove-sharing-webhook.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "grove-sharing-webhook.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/*
+The DNS name the API server calls the webhooks at; the serving certificate must be valid for it.
+*/}}
+{{- define "grove-sharing-webhook.serviceHost" -}}
+{{- printf "%s.%s.svc" (include "grove-sharing-webhook.fullname" .) .Release.Namespace }}
+{{- end }}
+
+{{- define "grove-sharing-webhook.dnsNames" -}}
+{{- $service := include "grove-sharing-webhook.fullname" . }}
+{{- list $service (printf "%s.%s" $service .Release.Namespace) (include "grove-sharing-webhook.serviceHost" .) (printf "%s.cluster.local" (include "grove-sharing-webhook.serviceHost" .)) | toJson }}
+{{- end }}
+
+{{/*
+The Secret holding tls.crt and tls.key, mounted into the webhook container.
+*/}}
+{{- define "grove-sharing-webhook.tlsSecretName" -}}
+{{- if eq .Values.certificates.mode "existingSecret" }}
+{{- required "certificates.existingSecret.name is required in existingSecret mode" .Values.certificates.existingSecret.name }}
+{{- else }}
+{{- printf "%s-tls" (include "grove-sharing-webhook.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{- define "grove-sharing-webhook.checkCertificateMode" -}}
+{{- if not (has .Values.certificates.mode (list "certManager" "selfSigned" "existingSecret")) }}
+{{- fail (printf "certificates.mode must be certManager, selfSigned or existingSecret, not %q" .Values.certificates.mode) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The self-signed CA and serving certificate, as a dict of base64 PEM strings (ca.crt, tls.crt,
+tls.key). An existing Secret of the release is reused, so an upgrade neither rotates the CA nor
+briefly serves a certificate the webhook configurations do not trust. Generated once per render
+and remembered on the root context, because the Secret and both webhook configurations must carry
+the same CA and each template would otherwise generate its own.
+*/}}
+{{- define "grove-sharing-webhook.selfSignedTLS" -}}
+{{- if not (hasKey $ "groveSharingWebhookTLS") }}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace (include "grove-sharing-webhook.tlsSecretName" .) }}
+{{- $data := dict }}
+{{- if and $secret $secret.data (index $secret.data "ca.crt") (index $secret.data "tls.crt") (index $secret.data "tls.key") }}
+{{- $data = dict "ca.crt" (index $secret.data "ca.crt") "tls.crt" (index $secret.data "tls.crt") "tls.key" (index $secret.data "tls.key") }}
+{{- else }}
+{{- $days := int .Values.certificates.selfSigned.validityDays }}
+{{- /* ECDSA P-256: a new TLS connection costs about half of an RSA-2048 handshake. */}}
+{{- $ca := genCAWithKey (printf "%s-ca" (include "grove-sharing-webhook.fullname" .)) $days (genPrivateKey "ecdsa") }}
+{{- $host := include "grove-sharing-webhook.serviceHost" . }}
+{{- $cert := genSignedCertWithKey $host nil (include "grove-sharing-webhook.dnsNames" . | fromJsonArray) $days $ca (genPrivateKey "ecdsa") }}
+{{- $data = dict "ca.crt" ($ca.Cert | b64enc) "tls.crt" ($cert.Cert | b64enc) "tls.key" ($cert.Key | b64enc) }}
+{{- end }}
+{{- $_ := set $ "groveSharingWebhookTLS" $data }}
+{{- end }}
+{{- toJson (get $ "groveSharingWebhookTLS") }}
+{{- end }}
+
+{{/*
+What the webhook configurations need so the API server trusts the serving certificate: the
+cert-manager CA-injection annotation, or a caBundle.
+*/}}
+{{- define "grove-sharing-webhook.caInjectionAnnotation" -}}
+{{- if eq .Values.certificates.mode "certManager" }}
+cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "grove-sharing-webhook.tlsSecretName" .) }}
+{{- end }}
+{{- end }}
+
+{{- define "grove-sharing-webhook.caBundle" -}}
+{{- if eq .Values.certificates.mode "selfSigned" }}
+{{- index (include "grove-sharing-webhook.selfSignedTLS" . | fromJson) "ca.crt" }}
+{{- else if eq .Values.certificates.mode "existingSecret" }}
+{{- required "certificates.existingSecret.caBundle is required in existingSecret mode" .Values.certificates.existingSecret.caBundle }}
+{{- end }}
+{{- end }}
+
+{{/*
+A webhook's clientConfig: the Service, the path and, unless cert-manager injects it, the CA.
+Called with (list $ "/path").
+*/}}
+{{- define "grove-sharing-webhook.clientConfig" -}}
+{{- $root := index . 0 }}
+service:
+  name: {{ include "grove-sharing-webhook.fullname" $root }}
+  namespace: {{ $root.Release.Namespace }}
+  path: {{ index . 1 }}
+  port: {{ $root.Values.service.port }}
+{{- with include "grove-sharing-webhook.caBundle" $root }}
+caBundle: {{ . }}
+{{- end }}
+{{- end }}
+
+{{/*
+A webhook's namespaceSelector: the release namespace and kube-system are always excluded (a
+webhook must never be able to block its own pods or the control plane), and the user's selector
+from values narrows it further. Called with (list $ .Values.webhooks.<name>.namespaceSelector).
+*/}}
+{{- define "grove-sharing-webhook.namespaceSelector" -}}
+{{- $root := index . 0 }}
+{{- $user := index . 1 | default dict }}
+{{- $excluded := dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" (list $root.Release.Namespace "kube-system" | uniq) }}
+{{- $selector := dict "matchExpressions" (prepend ($user.matchExpressions | default list) $excluded) }}
+{{- with $user.matchLabels }}
+{{- $_ := set $selector "matchLabels" . }}
+{{- end }}
+{{- toYaml $selector }}
+{{- end }}

@@ -1,0 +1,1 @@
+"""Tests of the Helm chart, the Dockerfile and their agreement with the code they deploy."""
