@@ -1,0 +1,175 @@
+"""Who may call what: the one table of API access per component, and the client that enforces it.
+
+The Helm chart's RBAC rules are written from ``ACCESS``, and a chart test compares them with it, so
+the chart grants exactly what the code uses. Every request a component makes goes through
+``GuardedApiClient.call_api``, which derives (group, resource, verb, namespace) from the method and
+URL the way the API server's authorizer does and refuses a request the table does not declare. A
+test that runs every code path therefore proves the table covers every call, whichever typed API
+class (or library, such as the leader-election lock) made it.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from kubernetes import client
+
+from webhook import __version__
+from webhook.kube.resources import (
+    EVENTS,
+    LEASES,
+    PODCLIQUES,
+    PODCLIQUESCALINGGROUPS,
+    PODCLIQUESETS,
+    RESOURCECLAIMS,
+    RESOURCECLAIMTEMPLATES,
+    Resource,
+)
+
+
+class Component(StrEnum):
+    WEBHOOK = "webhook"
+    RECONCILER = "reconciler"
+
+
+class Scope(StrEnum):
+    CLUSTER = "cluster"
+    """Objects in any namespace (a ClusterRole)."""
+    OWN_NAMESPACE = "own-namespace"
+    """Objects in the namespace the component runs in (a Role)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    resource: Resource
+    verbs: tuple[str, ...]
+    scope: Scope
+
+
+ACCESS: dict[Component, tuple[Rule, ...]] = {
+    Component.WEBHOOK: (Rule(PODCLIQUESETS, ("get", "list", "watch"), Scope.CLUSTER),),
+    Component.RECONCILER: (
+        Rule(PODCLIQUESETS, ("list", "watch"), Scope.CLUSTER),
+        Rule(PODCLIQUESCALINGGROUPS, ("list", "watch"), Scope.CLUSTER),
+        Rule(PODCLIQUES, ("list", "watch"), Scope.CLUSTER),
+        Rule(RESOURCECLAIMS, ("create", "delete", "get", "list", "patch", "watch"), Scope.CLUSTER),
+        # External templates may live in any namespace (resource-sharing.md §6.1).
+        Rule(RESOURCECLAIMTEMPLATES, ("get",), Scope.CLUSTER),
+        Rule(EVENTS, ("create", "patch"), Scope.CLUSTER),
+        Rule(LEASES, ("create", "get", "update"), Scope.OWN_NAMESPACE),
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ApiRequest:
+    """What the authorizer sees in a request: the verb and the object or collection it names."""
+
+    verb: str
+    group: str
+    version: str
+    resource: str
+    namespace: str | None
+    name: str | None
+    subresource: str | None
+
+    def __str__(self) -> str:
+        what = f"{self.resource}.{self.group}" if self.group else self.resource
+        if self.subresource:
+            what += f"/{self.subresource}"
+        where = f" in namespace {self.namespace!r}" if self.namespace else " across namespaces"
+        return f"{self.verb} {what}{where}"
+
+
+class AccessDenied(Exception):
+    """A request outside the component's table: a programming error, never retried."""
+
+
+_WATCH_VALUES = ("1", "t", "T", "true", "TRUE", "True")
+
+
+def api_request(method: str, url: str) -> ApiRequest | None:
+    """The request as RBAC names it, or None for a path that names no resource (discovery)."""
+    parts = urlsplit(url)
+    segments = [s for s in parts.path.split("/") if s]
+    if segments[:2] == ["api", "v1"]:
+        group, version, rest = "", "v1", segments[2:]
+    elif segments[:1] == ["apis"] and len(segments) >= 3:
+        group, version, rest = segments[1], segments[2], segments[3:]
+    else:
+        return None
+    watch = bool(rest) and rest[0] == "watch"
+    rest = rest[1:] if watch else rest
+    namespace = None
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        namespace, rest = rest[1], rest[2:]
+    if not rest:
+        return None
+    resource, name = rest[0], rest[1] if len(rest) > 1 else None
+    subresource = rest[2] if len(rest) > 2 else None
+    query = parse_qs(parts.query)
+    watch = watch or any(v in _WATCH_VALUES for v in query.get("watch", []))
+    verb = {
+        "GET": "get" if name else ("watch" if watch else "list"),
+        "POST": "create",
+        "PUT": "update",
+        "PATCH": "patch",
+        "DELETE": "delete" if name else "deletecollection",
+    }.get(method.upper(), method.lower())
+    return ApiRequest(verb, group, version, resource, namespace, name, subresource)
+
+
+class Access:
+    """One component's table, checked request by request; remembers which rules were used."""
+
+    def __init__(self, component: Component, own_namespace: str | None = None) -> None:
+        self.component = component
+        self.rules = ACCESS[component]
+        self.own_namespace = own_namespace
+        self._used: set[tuple[str, str, str]] = set()
+        self._lock = threading.Lock()
+
+    def check(self, request: ApiRequest) -> None:
+        for rule in self.rules:
+            res = rule.resource
+            if (res.group, res.version, res.plural) != (request.group, request.version, request.resource):
+                continue
+            if request.subresource or request.verb not in rule.verbs:
+                continue
+            if rule.scope is Scope.OWN_NAMESPACE and request.namespace != self.own_namespace:
+                continue
+            with self._lock:
+                self._used.add((res.group, res.plural, request.verb))
+            return
+        raise AccessDenied(f"the {self.component} may not {request} (not in its access table)")
+
+    @property
+    def used(self) -> set[tuple[str, str, str]]:
+        """(group, resource, verb) of every request allowed so far."""
+        with self._lock:
+            return set(self._used)
+
+
+class GuardedApiClient(client.ApiClient):  # type: ignore[misc]
+    """An ``ApiClient`` that sends only what its component's access table allows."""
+
+    def __init__(self, configuration: client.Configuration, access: Access) -> None:
+        super().__init__(configuration)
+        self.access = access
+        self.user_agent = f"grove-sharing-webhook/{__version__} ({access.component})"
+
+    def call_api(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        request = api_request(method, url)
+        if request is None:
+            raise AccessDenied(f"the {self.access.component} may not {method} {urlsplit(url).path}")
+        self.access.check(request)
+        return super().call_api(method, url, *args, **kwargs)
+
+
+def guarded(api: client.ApiClient, component: Component, own_namespace: str | None = None) -> GuardedApiClient:
+    """A guarded client with ``api``'s configuration (server, credentials, TLS)."""
+    return GuardedApiClient(api.configuration, Access(component, own_namespace))
