@@ -1,17 +1,22 @@
 """The ASGI application: the webhooks of ``webhook.webhooks`` plus health, readiness and metrics.
 
 ``create_app`` takes everything it serves from its arguments (no module state), so tests and
-benchmarks build apps around any store. Each webhook is mounted as a plain ASGI endpoint
-(``webhook.server.endpoint``); the probes and ``/metrics`` are ordinary FastAPI routes.
+benchmarks build apps around any store. The probes and ``/metrics`` are ordinary FastAPI routes.
+Each webhook is a plain ASGI endpoint (``webhook.server.endpoint``) that a POST to its path reaches
+before FastAPI's middleware stack and router: that stack costs more per call than deciding a
+typical review in-process (docs/PERFORMANCE.md), and the endpoint answers every error itself.
+Other methods on a webhook path go through the router, which answers 405.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
+from starlette.types import Receive, Scope, Send
 
 from webhook import __version__
 from webhook.server.endpoint import WebhookEndpoint
@@ -28,6 +33,20 @@ class Lifecycle:
     draining: bool = False
 
 
+class AdmissionApp(FastAPI):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.webhook_endpoints: dict[str, WebhookEndpoint] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            endpoint = self.webhook_endpoints.get(scope["path"])
+            if endpoint is not None:
+                await endpoint(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
+
+
 def create_app(
     settings: ServeSettings,
     store: ObjectStore,
@@ -37,7 +56,7 @@ def create_app(
 ) -> FastAPI:
     metrics = metrics or ServerMetrics(store)
     lifecycle = lifecycle or Lifecycle()
-    app = FastAPI(
+    app = AdmissionApp(
         title="grove-sharing-webhook",
         version=__version__,
         docs_url=None,
@@ -47,6 +66,7 @@ def create_app(
 
     for webhook in WEBHOOKS:
         endpoint = WebhookEndpoint(webhook.name, webhook.build(settings, store), metrics, settings.max_body_bytes)
+        app.webhook_endpoints[webhook.path] = endpoint
         app.router.add_route(webhook.path, endpoint, methods=["POST"], include_in_schema=False)
 
     @app.get("/healthz")

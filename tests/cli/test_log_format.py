@@ -1,0 +1,48 @@
+"""``--log-format``: JSON lines a log collector can index (the request uid as its own field), or text."""
+
+from __future__ import annotations
+
+import logging
+
+import orjson
+import pytest
+
+from webhook import logs
+
+
+@pytest.fixture(autouse=True)
+def restore_root_logger() -> object:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def test_json_lines_carry_extra_fields_and_the_exception(capsys: pytest.CaptureFixture[str]) -> None:
+    logs.configure("info", "json")
+    log = logging.getLogger("webhook.server.endpoint")
+    try:
+        raise RuntimeError("bug")
+    except RuntimeError:
+        log.exception("internal error", extra={"uid": "uid-1", "webhook": "validate-podcliqueset"})
+    log.debug("not written at info")
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1
+    entry = orjson.loads(lines[0])
+    assert {k: entry[k] for k in ("level", "logger", "message", "uid", "webhook")} == {
+        "level": "error",
+        "logger": "webhook.server.endpoint",
+        "message": "internal error",
+        "uid": "uid-1",
+        "webhook": "validate-podcliqueset",
+    }
+    assert entry["exception"].endswith("RuntimeError: bug")
+    assert entry["time"].endswith("+00:00")
+
+
+def test_text_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    logs.configure("warning", "text")
+    logging.getLogger("webhook.server.tls").warning("cannot load %s", "tls.crt")
+    logging.getLogger("webhook.server.tls").info("not written at warning")
+    assert capsys.readouterr().err.splitlines()[0].endswith(" WARNING webhook.server.tls: cannot load tls.crt")
