@@ -26,18 +26,18 @@ def escape(token: str) -> str:
 
 
 def pointer(*tokens: str | int) -> str:
-    return "".join(f"/{escape(str(t))}" for t in tokens)
+    return "".join(f"/{t}" if isinstance(t, int) else f"/{escape(t)}" for t in tokens)
 
 
-def _missing(names: Sequence[str], present: Iterable[str]) -> list[str]:
-    """``names`` not in ``present``, each once, in order."""
+POD_CLAIMS = pointer("spec", "resourceClaims")
+CONTAINERS = pointer("spec", "containers")
+INIT_CONTAINERS = pointer("spec", "initContainers")
+
+
+def _new(claims: list[str], present: Iterable[str]) -> list[str]:
+    """``claims`` (already free of duplicates) without the names ``present``."""
     seen = set(present)
-    result = []
-    for name in names:
-        if name not in seen:
-            seen.add(name)
-            result.append(name)
-    return result
+    return [n for n in claims if n not in seen] if seen else claims
 
 
 def _extend(path: str, existing: list[Any] | None, values: list[Any]) -> list[Operation]:
@@ -48,11 +48,13 @@ def _extend(path: str, existing: list[Any] | None, values: list[Any]) -> list[Op
     return [{"op": "add", "path": f"{path}/-", "value": v} for v in values]
 
 
-def _container_operations(container: Container, base: str, claims: Sequence[str]) -> list[Operation]:
-    new = _missing(claims, container.claim_names())
+def _container_operations(container: Container, base: str, claims: list[str], references: list[Any]) -> list[Operation]:
+    """``references`` are ``claims`` as container claim entries, shared by every container that
+    lacks all of them (the usual case) so they are built once."""
+    new = _new(claims, container.claim_names())
     if not new:
         return []
-    values = [{"name": n} for n in new]
+    values = references if new is claims else [{"name": n} for n in new]
     if container.resources is None:
         return [{"op": "add", "path": f"{base}/resources", "value": {"claims": values}}]
     return _extend(f"{base}/resources/claims", container.resources.claims, values)
@@ -64,18 +66,18 @@ def claim_patch(pod: Pod, claims: Sequence[str]) -> list[Operation]:
     ``grove-initc`` among the init containers gets none, as in Grove, where it is added after
     injection. Names already present in a list are not added to that list again.
     """
+    unique = list(dict.fromkeys(claims))
     spec = pod.spec
     if spec is None:
-        new = _missing(claims, ())
-        values = [{"name": n, "resourceClaimName": n} for n in new]
-        return [{"op": "add", "path": "/spec", "value": {"resourceClaims": values}}] if values else []
+        values = [{"name": n, "resourceClaimName": n} for n in unique]
+        return [{"op": "add", "path": pointer("spec"), "value": {"resourceClaims": values}}] if values else []
 
-    present = [c.name for c in spec.resource_claims or ()]
-    pod_values = [{"name": n, "resourceClaimName": n} for n in _missing(claims, present)]
-    operations = _extend(pointer("spec", "resourceClaims"), spec.resource_claims, pod_values)
+    pod_values = [{"name": n, "resourceClaimName": n} for n in _new(unique, (c.name for c in spec.resource_claims or ()))]
+    operations = _extend(POD_CLAIMS, spec.resource_claims, pod_values)
+    references = [{"name": n} for n in unique]
     for index, container in enumerate(spec.containers):
-        operations += _container_operations(container, pointer("spec", "containers", index), claims)
+        operations += _container_operations(container, f"{CONTAINERS}/{index}", unique, references)
     for index, container in enumerate(spec.init_containers):
         if container.name != GROVE_INIT_CONTAINER:
-            operations += _container_operations(container, pointer("spec", "initContainers", index), claims)
+            operations += _container_operations(container, f"{INIT_CONTAINERS}/{index}", unique, references)
     return operations
