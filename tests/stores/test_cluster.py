@@ -18,8 +18,12 @@ import pytest
 from core.workload import grove_pod, pod_review, workload_pcs_raw
 from fakeapi import FakeApiServer, wait_until
 from kubernetes import client
+from server.asgi import call
 
+from webhook.core.envelope import Decision
 from webhook.core.pod_admission import MutationOptions, decide, pcs_key, read
+from webhook.server.app import create_app
+from webhook.settings import ServeSettings
 from webhook.stores import StoreError
 from webhook.stores.cluster import ClusterStore
 
@@ -51,11 +55,11 @@ def pcs(name: str = "rs-test", namespace: str = "default") -> dict[str, Any]:
 def admit(store: ClusterStore, pod: dict[str, Any]) -> dict[str, Any]:
     """What the server does with a pod: read, store get, fetch on a miss, decide."""
     review = read(orjson.dumps(pod_review(pod)))
-    assert not isinstance(review, type(None))
-    key = pcs_key(review)  # type: ignore[arg-type]
+    assert not isinstance(review, Decision)
+    key = pcs_key(review)
     assert key is not None
     found = store.get(*key) or asyncio.run(store.fetch(*key))
-    return decide(review, found, MutationOptions()).body["response"]  # type: ignore[arg-type]
+    return decide(review, found, MutationOptions()).body["response"]
 
 
 def injected(answer: dict[str, Any]) -> list[str]:
@@ -202,3 +206,17 @@ def test_a_bad_kubeconfig_is_one_line(tmp_path: Path) -> None:
         asyncio.run(store.start())
     assert str(raised.value).startswith(f"cannot load {path}")
     assert "\n" not in str(raised.value)
+
+
+def test_the_server_is_ready_once_synced_and_mutates_with_watched_objects(fake_api: FakeApiServer, start: Start) -> None:
+    fake_api.fail_next("GET", "podcliquesets", 500, query_regex="^(?!.*watch=true)")
+    store = start()
+    app = create_app(ServeSettings(), store)
+    assert call(app, "GET", "/readyz").status_code == 503
+
+    wait_until(lambda: call(app, "GET", "/readyz").status_code == 200, message="ready after the first list")
+    fake_api.create(pcs())
+    wait_until(lambda: store.get("default", "rs-test"), message="the watch delivers the PodCliqueSet")
+    pod = grove_pod(workload_pcs_raw(), 0, "worker-a", 0)
+    answer = call(app, "POST", "/webhooks/mutate-pod", orjson.dumps(pod_review(pod))).json()["response"]
+    assert injected(answer) == WORKER_A
