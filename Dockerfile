@@ -17,8 +17,10 @@ WORKDIR /src
 RUN python -m venv /opt/venv
 COPY pyproject.toml README.md ./
 COPY webhook ./webhook
+# kubernetes/aio is the client's asyncio twin (about half of the package), which nothing here imports.
 RUN /opt/venv/bin/pip install --no-compile . \
  && /opt/venv/bin/pip uninstall --yes pip setuptools \
+ && rm -rf /opt/venv/lib/python*/site-packages/kubernetes/aio \
  && python -m compileall -q -j 0 --invalidation-mode unchecked-hash /opt/venv
 
 FROM ${PYTHON_IMAGE}

@@ -6,9 +6,9 @@ No helm binary can be installed on the machines these tests run on, but the PyPI
 ``lookup``, the chart's ``kubeVersion`` check and the parsing of every rendered document. It needs
 an API server, so `ChartTarget` is a small one on 127.0.0.1 that answers exactly what an install
 asks: the server version, discovery (so every rendered apiVersion and kind must be one it serves,
-which catches a misspelt kind), the GET of each ``lookup`` (from objects a test puts there), the
-empty list of earlier releases, and the creates, which it accepts and forgets. The manifest Helm
-returns is what a cluster would have been sent.
+which catches a misspelt kind), an empty list of earlier releases, the creates, which it keeps,
+and the GETs of ``lookup`` and of Helm's ownership checks, answered from what it keeps or from
+objects a test puts there. The manifest Helm returns is what a cluster would have been sent.
 
 The package requires Python 3.12 in its metadata but only its shared object is used, loaded
 with ctypes, so it is installed with ``--no-deps --ignore-requires-python`` (see the Makefile).
@@ -84,14 +84,14 @@ class ChartTarget:
         self.objects: dict[str, Obj] = {}
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
 
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
 
     def put(self, obj: Obj) -> None:
-        """Make ``lookup`` of this object find it."""
+        """Store an object as if someone had created it (Helm will refuse to adopt it)."""
         self.objects[self._path(obj)] = obj
 
     def _path(self, obj: Obj) -> str:
@@ -103,11 +103,15 @@ class ChartTarget:
         return f"{base}{namespace}/{rt.plural}/{obj['metadata']['name']}"
 
     def _answer(self, method: str, path: str, body: bytes) -> tuple[int, Obj]:
-        if method != "GET":  # a create: the object as sent (Helm's own release record is protobuf)
+        if method == "POST":
             try:
-                return 201, json.loads(body)
-            except ValueError:
+                created = json.loads(body)
+            except ValueError:  # Helm's own release record, sent as protobuf: not kept
                 return 201, {}
+            self.objects[f"{path}/{created['metadata']['name']}"] = created
+            return 201, created
+        if method != "GET":  # an update of an object already here: left as it was
+            return 200, self.objects.get(path, {})
         if path == "/version":
             return 200, self.version
         if path == "/api":

@@ -1,0 +1,129 @@
+"""Both webhook configurations register what the server serves, the way product.md §6 says."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from deploy.served import call
+from webhook.settings import ServeSettings
+from webhook.webhooks import WEBHOOKS
+
+NAMESPACE = "grove-system"
+EXCLUDED = {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": [NAMESPACE, "kube-system"]}
+GROVE_PODS = {"matchExpressions": [{"key": "grove.io/podclique", "operator": "Exists"}]}
+
+RULES = {
+    "ValidatingWebhookConfiguration": {
+        "apiGroups": ["grove.io"], "apiVersions": ["v1alpha1"], "resources": ["podcliquesets"],
+        "operations": ["CREATE", "UPDATE"], "scope": "Namespaced",
+    },
+    "MutatingWebhookConfiguration": {
+        "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"],
+        "operations": ["CREATE"], "scope": "Namespaced",
+    },
+}
+KINDS = {"ValidatingWebhookConfiguration": "PodCliqueSet", "MutatingWebhookConfiguration": "Pod"}
+CONFIGURATIONS = sorted(RULES)
+
+
+def webhook_of(installed, configuration: str) -> dict:
+    webhooks = installed.one(configuration)["webhooks"]
+    assert len(webhooks) == 1
+    return webhooks[0]
+
+
+@pytest.mark.parametrize("configuration", CONFIGURATIONS)
+def test_the_rules_send_exactly_the_operations_product_md_names(default_install, configuration):
+    assert webhook_of(default_install, configuration)["rules"] == [RULES[configuration]]
+
+
+@pytest.mark.parametrize("configuration", CONFIGURATIONS)
+def test_the_service_path_is_the_servers_webhook_for_that_kind(default_install, configuration):
+    path = webhook_of(default_install, configuration)["clientConfig"]["service"]["path"]
+    served = {webhook.path: webhook.kind for webhook in WEBHOOKS}
+    assert served.get(path) == KINDS[configuration], f"{path} is not the server's {KINDS[configuration]} webhook"
+
+
+@pytest.mark.parametrize("configuration", CONFIGURATIONS)
+def test_the_endpoint_at_that_path_refuses_any_other_kind(default_install, configuration):
+    """The server's own check of the kind agrees with what the configuration sends it."""
+    path = webhook_of(default_install, configuration)["clientConfig"]["service"]["path"]
+    other = {"group": "", "version": "v1", "kind": "ConfigMap"}
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": "5d1b6a0e", "kind": other, "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+        "operation": "CREATE", "namespace": "team-a",
+        "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "team-a"}},
+    }}
+    response = call(ServeSettings(), "POST", path, json.dumps(review).encode())
+    assert response.status_code == 200
+    answer = response.json()["response"]
+    assert answer["uid"] == "5d1b6a0e" and answer["allowed"] is False
+    assert KINDS[configuration] in answer["status"]["message"]
+
+
+@pytest.mark.parametrize("configuration", CONFIGURATIONS)
+def test_the_api_server_calls_the_service_on_its_https_port(default_install, configuration):
+    service = default_install.one("Service")
+    called = webhook_of(default_install, configuration)["clientConfig"]["service"]
+    assert (called["name"], called["namespace"]) == (service["metadata"]["name"], NAMESPACE)
+    https = next(p for p in service["spec"]["ports"] if p["name"] == "https")
+    assert called["port"] == https["port"] == 443
+    assert https["targetPort"] == "https"
+
+
+@pytest.mark.parametrize("configuration", CONFIGURATIONS)
+def test_no_side_effects_v1_reviews_and_the_policies_from_values(default_install, configuration):
+    webhook = webhook_of(default_install, configuration)
+    assert webhook["sideEffects"] == "None"
+    assert webhook["admissionReviewVersions"] == ["v1"]
+    assert webhook["matchPolicy"] == "Exact"
+    assert (webhook["failurePolicy"], webhook["timeoutSeconds"]) == ("Fail", 10)
+
+
+@pytest.mark.parametrize("configuration", CONFIGURATIONS)
+def test_the_release_namespace_and_kube_system_are_never_sent_to_the_webhooks(default_install, configuration):
+    assert webhook_of(default_install, configuration)["namespaceSelector"] == {"matchExpressions": [EXCLUDED]}
+
+
+def test_only_grove_pods_are_sent_to_the_pod_webhook_and_again_after_later_mutations(default_install):
+    webhook = webhook_of(default_install, "MutatingWebhookConfiguration")
+    assert webhook["objectSelector"] == GROVE_PODS
+    assert webhook["reinvocationPolicy"] == "IfNeeded"
+    assert "objectSelector" not in webhook_of(default_install, "ValidatingWebhookConfiguration")
+
+
+@pytest.mark.parametrize(
+    ("name", "overrides"),
+    [("validating", {"failurePolicy": "Ignore", "timeoutSeconds": 5}),
+     ("mutating", {"failurePolicy": "Ignore", "timeoutSeconds": 3})],
+    ids=["validating", "mutating"],
+)
+def test_failure_policy_and_timeout_are_configurable_per_webhook(render, name, overrides):
+    installed = render({"webhooks": {name: overrides}})
+    configuration = {"validating": "ValidatingWebhookConfiguration", "mutating": "MutatingWebhookConfiguration"}
+    changed = webhook_of(installed, configuration[name])
+    assert (changed["failurePolicy"], changed["timeoutSeconds"]) == (overrides["failurePolicy"], overrides["timeoutSeconds"])
+    other = webhook_of(installed, configuration["mutating" if name == "validating" else "validating"])
+    assert (other["failurePolicy"], other["timeoutSeconds"]) == ("Fail", 10)
+
+
+def test_a_users_namespace_selector_narrows_the_chart_one(render):
+    selector = {"matchLabels": {"grove-sharing": "enabled"},
+                "matchExpressions": [{"key": "tier", "operator": "In", "values": ["gpu"]}]}
+    installed = render({"webhooks": {"validating": {"namespaceSelector": selector},
+                                      "mutating": {"namespaceSelector": selector}}})
+    for configuration in CONFIGURATIONS:
+        assert webhook_of(installed, configuration)["namespaceSelector"] == {
+            "matchLabels": {"grove-sharing": "enabled"},
+            "matchExpressions": [EXCLUDED, {"key": "tier", "operator": "In", "values": ["gpu"]}],
+        }
+
+
+def test_the_release_namespace_is_excluded_wherever_the_release_goes(render):
+    installed = render(namespace="kube-system")
+    for configuration in CONFIGURATIONS:
+        assert webhook_of(installed, configuration)["namespaceSelector"]["matchExpressions"] == [
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]}
+        ]
