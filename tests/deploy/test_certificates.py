@@ -122,9 +122,8 @@ def test_an_existing_secret_is_mounted_and_its_ca_bundle_registered(render):
          "certificates.existingSecret.name is required in existingSecret mode"),
         ({"mode": "existingSecret", "existingSecret": {"name": "webhook-tls"}},
          "certificates.existingSecret.caBundle is required in existingSecret mode"),
-        ({"mode": "vault"}, 'certificates.mode must be certManager, selfSigned or existingSecret, not "vault"'),
     ],
-    ids=["existing secret without a name", "existing secret without a CA bundle", "unknown mode"],
+    ids=["existing secret without a name", "existing secret without a CA bundle"],
 )
 def test_incomplete_certificate_settings_stop_the_install_with_a_clear_message(render, certificates, message):
     with pytest.raises(HelmError, match=message.replace(".", r"\.")):

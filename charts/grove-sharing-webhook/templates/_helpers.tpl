@@ -74,12 +74,6 @@ The Secret holding tls.crt and tls.key, mounted into the webhook container.
 {{- end }}
 {{- end }}
 
-{{- define "grove-sharing-webhook.checkCertificateMode" -}}
-{{- if not (has .Values.certificates.mode (list "certManager" "selfSigned" "existingSecret")) }}
-{{- fail (printf "certificates.mode must be certManager, selfSigned or existingSecret, not %q" .Values.certificates.mode) }}
-{{- end }}
-{{- end }}
-
 {{/*
 The self-signed CA and serving certificate, as a dict of base64 PEM strings (ca.crt, tls.crt,
 tls.key). An existing Secret of the release is reused, so an upgrade neither rotates the CA nor
