@@ -7,8 +7,8 @@ No helm binary can be installed on the machines these tests run on, but the PyPI
 an API server, so `ChartTarget` is a small one on 127.0.0.1 that answers exactly what an install
 asks: the server version, discovery (so every rendered apiVersion and kind must be one it serves,
 which catches a misspelt kind), an empty list of earlier releases, the creates, which it keeps,
-and the GETs of ``lookup`` and of Helm's ownership checks, answered from what it keeps or from
-objects a test puts there. The manifest Helm returns is what a cluster would have been sent.
+and the GETs of ``lookup`` and of Helm's ownership checks, answered from what it keeps (so a
+second install into the same target sees the first one's objects, as an upgrade does). The manifest Helm returns is what a cluster would have been sent.
 
 The package requires Python 3.12 in its metadata but only its shared object is used, loaded
 with ctypes, so it is installed with ``--no-deps --ignore-requires-python`` (see the Makefile).
@@ -89,18 +89,6 @@ class ChartTarget:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-
-    def put(self, obj: Obj) -> None:
-        """Store an object as if someone had created it (Helm will refuse to adopt it)."""
-        self.objects[self._path(obj)] = obj
-
-    def _path(self, obj: Obj) -> str:
-        rt = self.registry.by_kind(obj["apiVersion"], obj["kind"])
-        if rt is None:
-            raise ValueError(f"{obj['apiVersion']} {obj['kind']} is not served")
-        base = f"/apis/{rt.group}/{rt.version}" if rt.group else f"/api/{rt.version}"
-        namespace = f"/namespaces/{obj['metadata']['namespace']}" if rt.namespaced else ""
-        return f"{base}{namespace}/{rt.plural}/{obj['metadata']['name']}"
 
     def _answer(self, method: str, path: str, body: bytes) -> tuple[int, Obj]:
         if method == "POST":
