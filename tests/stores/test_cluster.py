@@ -134,6 +134,9 @@ def test_a_miss_makes_one_get(fake_api: FakeApiServer, start: Start) -> None:
     assert asyncio.run(store.fetch("default", "absent")) is None
     assert fake_api.requests.count("GET", f"{PCS_PATH}/absent$") == 1
 
+    assert asyncio.run(store.fetch("default", "")) is None
+    assert fake_api.requests.count("GET", f"^{PCS_PATH}/?$") == 0
+
 
 def test_namespaces_outside_the_watched_ones_are_never_fetched(fake_api: FakeApiServer, start: Start) -> None:
     fake_api.create(pcs("a", "team-a"))

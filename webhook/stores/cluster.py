@@ -81,8 +81,9 @@ class ClusterStore:
         return informer.get(namespace, name) if informer is not None else None
 
     async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
-        """One GET of a PodCliqueSet the cache does not hold (none outside the watched namespaces)."""
-        if self._objects is None or self._informer(namespace) is None:
+        """One GET of a PodCliqueSet the cache does not hold (none outside the watched namespaces,
+        and none for an empty name, whose URL would be the namespace's list)."""
+        if self._objects is None or not name or self._informer(namespace) is None:
             return None
         resource = PODCLIQUESETS
         try:
