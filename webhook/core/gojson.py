@@ -8,6 +8,7 @@ sequences, no spaces), so they are reproduced here rather than approximated with
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 _JSON_ESCAPES = {
@@ -101,11 +102,15 @@ def marshal(value: Any) -> str:
 
 
 def _float(value: float) -> str:
-    """Go writes integral floats without a fraction and uses exponents only for extreme values."""
-    if value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    text = repr(value)
-    return text.replace("e-0", "e-").replace("e+0", "e+")
+    """Go's ``float64`` encoding: the shortest digits that round-trip, positional unless the value
+    is below 1e-6 or from 1e21 on, and a one-digit negative exponent written without its zero."""
+    if value and (abs(value) < 1e-6 or abs(value) >= 1e21):
+        text = repr(value)
+        mantissa, _, exponent = text.partition("e")
+        if exponent.startswith("-0"):
+            exponent = "-" + exponent[2:]
+        return f"{mantissa}e{exponent}"
+    return format(Decimal(repr(value)).normalize(), "f")
 
 
 class GoMap(dict[str, Any]):

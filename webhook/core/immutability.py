@@ -5,35 +5,61 @@ a changed composition of cliques or scaling groups as ``Forbidden``. The composi
 because they decide which immutability errors appear: a new clique name is skipped, and a changed
 scaling-group count ends the scaling-group checks early. Order: cliques, scaling groups, templates
 (U1), then the PodCliqueSet list (U2).
+
+Lists are compared as ``Semantic.DeepEqual`` does (nil equals empty, order matters) and the new
+list is printed as ``json.Marshal`` prints it, ``null`` when the field is absent (a nil slice).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from webhook.core import semantic
+from pydantic import BaseModel
+
+from webhook.core import dra
 from webhook.core.fielderrors import ErrorList, Path, forbidden, invalid
-from webhook.core.podcliqueset import PodCliqueSet, ResourceSharingSpec
+from webhook.core.gotypes import semantic_equal
+from webhook.core.podcliqueset import PodCliqueSet, PodCliqueSetTemplateSpec, ResourceSharingSpec
 
 IMMUTABLE = "field is immutable"
 TEMPLATE = Path("spec").child("template")
 
 
-def _sharing_value(entries: Sequence[ResourceSharingSpec]) -> list[dict[str, object]]:
+def _sharing(owner: BaseModel, entries: Sequence[ResourceSharingSpec]) -> list[dict[str, Any]] | None:
+    """A ``resourceSharing`` list as Go holds it: None (nil) when the field was not sent."""
+    if "resource_sharing" not in owner.model_fields_set and not entries:
+        return None
     return [e.go_value() for e in entries]
 
 
+def _templates(template: PodCliqueSetTemplateSpec) -> list[dict[str, Any]] | None:
+    if "resource_claim_templates" not in template.model_fields_set and not template.resource_claim_templates:
+        return None
+    return dra.decode_templates([(t.name, t.template_spec) for t in template.resource_claim_templates])
+
+
 def validate_update(new: PodCliqueSet, old: PodCliqueSet) -> ErrorList:
+    """Immutability and composition errors of an UPDATE whose new object passed the create-time rules.
+
+    Raises ``gotypes.DecodeError`` if a template cannot be decoded (``pcs_admission`` checks first).
+    """
     errors = _cliques(new, old)
     errors += _scaling_groups(new, old)
-    new_templates = [t.go_value() for t in new.spec.template.resource_claim_templates]
-    old_templates = [t.go_value() for t in old.spec.template.resource_claim_templates]
-    if not semantic.equal(new_templates, old_templates):
-        errors.append(invalid(TEMPLATE.child("resourceClaimTemplates"), new_templates, IMMUTABLE))
-    new_sharing = _sharing_value(new.spec.template.resource_sharing)
-    if new_sharing != _sharing_value(old.spec.template.resource_sharing):
+    new_templates = _templates(new.spec.template)
+    if not semantic_equal(dra.TEMPLATE_CONFIGS, new_templates, _templates(old.spec.template)):
+        value = dra.TEMPLATE_CONFIGS.marshal(new_templates)
+        errors.append(invalid(TEMPLATE.child("resourceClaimTemplates"), value, IMMUTABLE))
+    new_sharing = _sharing(new.spec.template, new.spec.template.resource_sharing)
+    if not _same(new_sharing, _sharing(old.spec.template, old.spec.template.resource_sharing)):
         errors.append(invalid(TEMPLATE.child("resourceSharing"), new_sharing, IMMUTABLE))
     return errors
+
+
+def _same(new: list[dict[str, Any]] | None, old: list[dict[str, Any]] | None) -> bool:
+    """``Semantic.DeepEqual`` of two sharing lists: the values from ``go_value`` already drop what
+    Go would hold as zero (empty namespace, empty filter lists), so only nil versus empty remains."""
+    return (new or []) == (old or [])
 
 
 def _cliques(new: PodCliqueSet, old: PodCliqueSet) -> ErrorList:
@@ -53,8 +79,8 @@ def _cliques(new: PodCliqueSet, old: PodCliqueSet) -> ErrorList:
                 )
             )
             continue
-        value = _sharing_value(clique.resource_sharing)
-        if value != _sharing_value(previous.resource_sharing):
+        value = _sharing(clique, clique.resource_sharing)
+        if not _same(value, _sharing(previous, previous.resource_sharing)):
             errors.append(invalid(path.index(i).child("resourceSharing"), value, IMMUTABLE))
     return errors
 
@@ -76,7 +102,7 @@ def _scaling_groups(new: PodCliqueSet, old: PodCliqueSet) -> ErrorList:
                 )
             )
             continue
-        value = _sharing_value(group.resource_sharing)
-        if value != _sharing_value(previous.resource_sharing):
+        value = _sharing(group, group.resource_sharing)
+        if not _same(value, _sharing(previous, previous.resource_sharing)):
             errors.append(invalid(path.child("resourceSharing"), value, IMMUTABLE))
     return errors

@@ -2,18 +2,21 @@
 
 CREATE runs the create-time rules; UPDATE runs them on the new object and, only when they pass,
 the immutability rules (Grove's short-circuit, resource-sharing.md §2.2). The checks beyond Grove
-are warnings, or denials under ``strict``.
+are warnings, or denials under ``strict``. Everything else is answered as controller-runtime's
+``validatorForType`` answers it: DELETE and CONNECT allowed, other operations and objects Go could
+not decode refused with code 400.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from webhook.core import admission, envelope
+from webhook.core import admission, dra, envelope, gojson
 from webhook.core.admission import AdmissionReview
 from webhook.core.claimchecks import claim_warnings
 from webhook.core.envelope import Decision, ExpectedKind
 from webhook.core.fielderrors import aggregate
+from webhook.core.gotypes import DecodeError
 from webhook.core.immutability import validate_update
 from webhook.core.podcliqueset import PodCliqueSet
 from webhook.core.validation import validate
@@ -38,11 +41,16 @@ def decide(body: bytes, options: ValidationOptions) -> Decision:
     if operation in ("DELETE", "CONNECT"):
         return envelope.answer(review, admission.allowed())
     if operation not in ("CREATE", "UPDATE"):
-        return envelope.answer(review, admission.errored(400, f'unknown operation "{operation}"'))
+        return envelope.answer(review, admission.errored(400, f"unknown operation {gojson.quote(operation)}"))
     if request.object is None:
         return envelope.answer(review, admission.errored(400, f"{NO_CONTENT}: request.object is missing"))
     if operation == "UPDATE" and request.old_object is None:
         return envelope.answer(review, admission.errored(400, f"{NO_CONTENT}: request.oldObject is missing"))
+    problem = _undecodable_templates(request.object, "object")
+    if operation == "UPDATE":
+        problem = problem or _undecodable_templates(request.old_object, "oldObject")
+    if problem:
+        return envelope.answer(review, admission.errored(400, problem))
 
     pcs: PodCliqueSet = request.object
     messages = [str(e) for e in validate(pcs)]
@@ -56,3 +64,16 @@ def decide(body: bytes, options: ValidationOptions) -> Decision:
     if message is None:
         return envelope.answer(review, admission.allowed(warnings))
     return envelope.answer(review, admission.denied(message, warnings))
+
+
+def _undecodable_templates(pcs: PodCliqueSet, field: str) -> str | None:
+    """The request model keeps ``templateSpec`` raw; Go decodes it into typed structs and refuses
+    the whole object when a value has the wrong JSON type, so that is checked here."""
+    templates = pcs.spec.template.resource_claim_templates
+    if not templates:
+        return None
+    try:
+        dra.decode_templates([(t.name, t.template_spec) for t in templates])
+    except DecodeError as err:
+        return f"cannot decode request.{field} as {PODCLIQUESET}: {err}"
+    return None

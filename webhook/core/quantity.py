@@ -1,33 +1,109 @@
-"""Kubernetes ``resource.Quantity`` values, so that ``1Gi`` and ``1073741824`` compare equal.
+"""Kubernetes ``resource.Quantity``: its value, and the text Go prints for it.
 
-apimachinery's ``Semantic.DeepEqual`` compares quantities by value; a template whose capacity was
-rewritten in another unit is not a change.
+Two facts of apimachinery matter to the immutability rules: ``Semantic.DeepEqual`` compares
+quantities by value (``1Gi`` and ``1073741824`` are the same quantity, so rewriting one as the
+other is not a change), and ``json.Marshal`` prints a quantity in canonical form (``1024Mi`` is
+printed ``1Gi``) unless the text it was parsed from already was canonical. Both follow
+``ParseQuantity`` and ``CanonicalizeBytes`` of ``k8s.io/apimachinery/pkg/api/resource``.
 """
 
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from dataclasses import dataclass
+from decimal import ROUND_UP, Decimal, localcontext
 
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),
-            "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"),
-            "P": Decimal("1e15"), "E": Decimal("1e18")}
-_QUANTITY = re.compile(r"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?")
+_DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_DECIMAL_BY_EXPONENT = {e: s for s, e in _DECIMAL_SUFFIXES.items()}
+_BINARY_BY_EXPONENT = {e: s for s, e in _BINARY_SUFFIXES.items()}
+_SHAPE = re.compile(r"([+-]?)0*([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*[+-]?[0-9]*)")
+_NANO = Decimal("1e-9")
+_MAX = Decimal(2**63 - 1)
+_MAX_FAST_DIGITS = 18
 
 
-def parse(text: str) -> Decimal | None:
-    """The value of a quantity string, or None when it is not one (then it compares as text)."""
-    match = _QUANTITY.fullmatch(text.strip())
-    if not match:
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    value: Decimal
+    text: str
+    """What Go's ``json.Marshal`` writes (without the quotes)."""
+
+
+ZERO = Quantity(Decimal(0), "0")
+
+
+def parse(text: str) -> Quantity | None:
+    """``ParseQuantity(strings.TrimSpace(text))``, or None where Go returns an error."""
+    text = text.strip()
+    if text == "0":
+        return ZERO
+    match = _SHAPE.fullmatch(text)
+    if not text or not match:
         return None
-    number, suffix = match.group(1), match.group(2) or ""
-    try:
-        value = Decimal(number)
-        if suffix in _BINARY:
-            return value * _BINARY[suffix]
-        if suffix in _DECIMAL:
-            return value * _DECIMAL[suffix]
-        return value * (Decimal(10) ** int(suffix[1:]))
-    except (InvalidOperation, ValueError):
+    sign, num, denom, suffix = match.group(1), match.group(2) or "0", match.group(3) or "", match.group(4)
+    unit = _unit(suffix)
+    if unit is None:
         return None
+    base, exponent, fmt = unit
+    with localcontext() as ctx:
+        ctx.prec = 200
+        # Beyond these exponents every non-zero value is capped or rounded up to 1n anyway.
+        scaled = Decimal(base) ** max(-60, min(exponent, 60))
+        magnitude = Decimal(f"{num}.{denom}" if denom else num) * scaled
+        if magnitude:
+            magnitude = magnitude.quantize(_NANO, rounding=ROUND_UP) if magnitude % _NANO else magnitude
+        magnitude = min(magnitude, _MAX)
+        value = -magnitude if sign == "-" else magnitude
+    if fmt == "BinarySI" and 0 < magnitude < 1:
+        fmt = "DecimalSI"
+    cached = _is_canonical_text(num, denom, base, exponent, fmt)
+    return Quantity(value, text if cached else canonical(value, fmt))
+
+
+def _unit(suffix: str) -> tuple[int, int, str] | None:
+    """(base, exponent, format) of a suffix, as apimachinery's suffixer interprets it."""
+    if suffix in _DECIMAL_SUFFIXES:
+        return 10, _DECIMAL_SUFFIXES[suffix], "DecimalSI"
+    if suffix in _BINARY_SUFFIXES:
+        return 2, _BINARY_SUFFIXES[suffix], "BinarySI"
+    if len(suffix) > 1 and suffix[0] in "eE" and re.fullmatch(r"[+-]?[0-9]+", suffix[1:]):
+        exponent = int(suffix[1:])
+        return (10, exponent, "DecimalExponent") if abs(exponent) < 2**31 else None
+    return None
+
+
+def _is_canonical_text(num: str, denom: str, base: int, exponent: int, fmt: str) -> bool:
+    """Go keeps the parsed text (``Quantity.s``) when its fast path finds it already canonical."""
+    if len(num) + len(denom) > _MAX_FAST_DIGITS:
+        return False
+    if base == 2:
+        value = int(num)
+        return not denom and exponent % 10 == 0 and value & 0x07 != 0 and len(num) + exponent * 3 // 10 < 15
+    scale = exponent - len(denom)
+    shifted = num + denom
+    return scale >= -9 and scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0"
+
+
+def canonical(value: Decimal, fmt: str) -> str:
+    """``Quantity.String()`` for a quantity without cached text (``CanonicalizeBytes``)."""
+    if not value:
+        return "0"
+    if fmt == "BinarySI" and (-1024 < value < 1024 or value != value.to_integral_value()):
+        fmt = "DecimalSI"
+    if fmt == "BinarySI":
+        amount, power = int(value), 0
+        while amount % 1024 == 0:
+            amount, power = amount // 1024, power + 1
+        return f"{amount}{_BINARY_BY_EXPONENT.get(power * 10, '')}"
+    sign, digits, exponent = value.as_tuple()
+    amount = int("".join(map(str, digits)))
+    assert isinstance(exponent, int)
+    while amount % 10 == 0:
+        amount, exponent = amount // 10, exponent + 1
+    while exponent % 3:
+        amount, exponent = amount * 10, exponent - 1
+    number = f"{'-' if sign else ''}{amount}"
+    if fmt == "DecimalExponent":
+        return number if exponent == 0 else f"{number}e{exponent}"
+    return number + _DECIMAL_BY_EXPONENT.get(exponent, "")

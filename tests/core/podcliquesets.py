@@ -1,0 +1,95 @@
+"""PodCliqueSets and their AdmissionReviews for the validating webhook's tests.
+
+The workload and the review envelope come from the examples generator, so the example files and the
+tests are built by the same code. ``small`` is a PodCliqueSet with one entry per level, for tests
+whose messages print whole lists.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from webhook.core.pcs_admission import ValidationOptions, decide
+
+GENERATOR = Path(__file__).resolve().parents[2] / "examples" / "generate_podcliquesets.py"
+
+
+def _generator():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("generate_podcliquesets", GENERATOR)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("generate_podcliquesets", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+generate = _generator()
+workload = generate.workload_pcs
+pcs_review = generate.pcs_review
+
+Object = dict[str, Any]
+GPU_TEMPLATE: Object = {
+    "name": "gpu",
+    "templateSpec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}},
+}
+
+
+def _clique(name: str, sharing: list[Object] | None = None) -> Object:
+    clique: Object = {
+        "name": name,
+        "spec": {"roleName": name, "replicas": 1, "minAvailable": 1, "podSpec": {"containers": [{"name": name, "image": "busybox"}]}},
+    }
+    if sharing is not None:
+        clique["resourceSharing"] = sharing
+    return clique
+
+
+def small() -> Object:
+    """PodCliqueSet ``p``: template ``gpu`` shared AllReplicas by the PodCliqueSet, PerReplica by the
+    standalone clique ``a``, AllReplicas by scaling group ``g`` (member ``b``, which shares nothing)."""
+    return {
+        "apiVersion": "grove.io/v1alpha1",
+        "kind": "PodCliqueSet",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {
+            "replicas": 1,
+            "template": {
+                "resourceClaimTemplates": [copy.deepcopy(GPU_TEMPLATE)],
+                "resourceSharing": [{"name": "gpu", "scope": "AllReplicas"}],
+                "cliques": [_clique("a", [{"name": "gpu", "scope": "PerReplica"}]), _clique("b")],
+                "podCliqueScalingGroups": [
+                    {"name": "g", "cliqueNames": ["b"], "resourceSharing": [{"name": "gpu", "scope": "AllReplicas"}]}
+                ],
+            },
+        },
+    }
+
+
+def respond(review: Object, strict: bool = False) -> Object:
+    """The ``response`` of the decision on ``review`` (an AdmissionReview answered with HTTP 200)."""
+    decision = decide(orjson.dumps(review), ValidationOptions(strict=strict))
+    assert decision.status == 200, decision.body
+    response: Object = decision.body["response"]
+    return response
+
+
+def create(obj: Object, strict: bool = False) -> Object:
+    return respond(pcs_review(obj), strict)
+
+
+def update(new: Object, old: Object, strict: bool = False) -> Object:
+    return respond(pcs_review(new, operation="UPDATE", old=old), strict)
+
+
+def denial(response: Object) -> str:
+    """The aggregate message of a denial (fails the test when the response is not one)."""
+    assert response["allowed"] is False and response["status"]["code"] == 403, response
+    assert response["status"]["reason"] == "Forbidden"
+    message: str = response["status"]["message"]
+    return message

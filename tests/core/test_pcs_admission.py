@@ -1,0 +1,173 @@
+"""The validating webhook's decision on a whole request body: versions, operations and every kind of
+unusable input, answered as product.md §2 and controller-runtime's validator handler answer them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+from core.podcliquesets import Object, pcs_review, small, workload
+
+from webhook.core.envelope import Decision
+from webhook.core.pcs_admission import ValidationOptions, decide
+
+UID = "5ca1ab1e-0000-4000-8000-000000000000"
+ALLOWED = {"uid": UID, "allowed": True, "status": {"code": 200}}
+
+
+def decided(data: Any) -> Decision:
+    return decide(data if isinstance(data, bytes) else orjson.dumps(data), ValidationOptions())
+
+
+def errored(message: str) -> Object:
+    return {"uid": UID, "allowed": False, "status": {"code": 400, "message": message}}
+
+
+def with_request(**request: Any) -> Object:
+    review = pcs_review(workload())
+    review["request"].update(request)
+    return review
+
+
+@pytest.mark.parametrize("api_version", ["admission.k8s.io/v1", "admission.k8s.io/v1beta1"])
+def test_answered_in_the_version_asked_with_the_uid(api_version: str) -> None:
+    decision = decided(pcs_review(workload(), api_version=api_version))
+    assert (decision.status, decision.outcome, decision.operation) == (200, "allowed", "CREATE")
+    assert decision.body == {"apiVersion": api_version, "kind": "AdmissionReview", "response": ALLOWED}
+
+
+def test_a_denial_is_code_403_forbidden() -> None:
+    pcs = workload()
+    pcs["spec"]["template"]["resourceSharing"][0]["name"] = ""
+    decision = decided(pcs_review(pcs))
+    assert decision.outcome == "denied"
+    assert decision.body["response"] == {
+        "uid": UID,
+        "allowed": False,
+        "status": {"code": 403, "reason": "Forbidden", "message": "spec.template.resourceSharing[0].name: Required value: reference name is required"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("review", "expected"),
+    [
+        pytest.param(pcs_review(None, operation="DELETE", old=small()), ALLOWED, id="delete-allowed-untouched"),
+        pytest.param(pcs_review(None, operation="CONNECT"), ALLOWED, id="connect-allowed-untouched"),
+        pytest.param(pcs_review(workload(), operation="PATCH"), errored('unknown operation "PATCH"'), id="unknown-operation"),
+        pytest.param(pcs_review(workload(), operation=""), errored('unknown operation ""'), id="empty-operation"),
+        pytest.param(pcs_review(workload(), operation='create"\n'), errored('unknown operation "create\\"\\n"'), id="operation-printed-with-q"),
+        pytest.param(pcs_review(None), errored("there is no content to decode: request.object is missing"), id="create-without-object"),
+        pytest.param(
+            pcs_review(workload(), operation="UPDATE"),
+            errored("there is no content to decode: request.oldObject is missing"),
+            id="update-without-old-object",
+        ),
+        pytest.param(
+            pcs_review(None, operation="UPDATE", old=workload()),
+            errored("there is no content to decode: request.object is missing"),
+            id="update-without-object",
+        ),
+        pytest.param(
+            with_request(object={"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}, kind={"group": "", "version": "v1", "kind": "Pod"}),
+            errored("unable to decode v1, Kind=Pod into grove.io/v1alpha1, Kind=PodCliqueSet"),
+            id="misrouted-kind",
+        ),
+        pytest.param(
+            with_request(object={"apiVersion": "apps/v1", "kind": "Deployment"}, kind={}),
+            errored("unable to decode apps/v1, Kind=Deployment into grove.io/v1alpha1, Kind=PodCliqueSet"),
+            id="object-of-another-kind",
+        ),
+    ],
+)
+def test_operations_and_missing_objects(review: Object, expected: Object) -> None:
+    decision = decided(review)
+    assert decision.status == 200
+    assert decision.body == {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": expected}
+
+
+def undecodable(change: Any) -> Object:
+    pcs = workload()
+    change(pcs)
+    return pcs
+
+
+DECODE = "cannot decode request.object as grove.io/v1alpha1, Kind=PodCliqueSet: "
+
+
+@pytest.mark.parametrize(
+    ("obj", "message"),
+    [
+        pytest.param(undecodable(lambda p: p["spec"].update(replicas="two")), DECODE + "spec.replicas", id="replicas-not-a-number"),
+        pytest.param(
+            undecodable(lambda p: p["spec"]["template"]["resourceSharing"][0].update(scope=1)),
+            DECODE + "spec.template.resourceSharing[0].scope",
+            id="scope-not-a-string",
+        ),
+        pytest.param(
+            undecodable(lambda p: p["spec"]["template"]["cliques"][0].update(resourceSharing={"name": "x"})),
+            DECODE + "spec.template.cliques[0].resourceSharing",
+            id="list-not-a-list",
+        ),
+        pytest.param(
+            undecodable(lambda p: p["spec"]["template"]["resourceClaimTemplates"][1].update(templateSpec=[])),
+            DECODE + "spec.template.resourceClaimTemplates[1].templateSpec",
+            id="template-spec-not-an-object",
+        ),
+        pytest.param(
+            undecodable(lambda p: p["spec"]["template"]["resourceClaimTemplates"][2]["templateSpec"]["spec"]["devices"].update(requests="gpu")),
+            DECODE + "spec.template.resourceClaimTemplates[2].templateSpec.spec.devices.requests: "
+            "cannot unmarshal string into a Go value of type []v1.DeviceRequest",
+            id="device-requests-not-a-list",
+        ),
+        pytest.param(
+            undecodable(lambda p: p["spec"]["template"]["resourceClaimTemplates"][0]["templateSpec"]["spec"]["devices"]["requests"][0]["exactly"].update(count="1")),
+            DECODE + "spec.template.resourceClaimTemplates[0].templateSpec.spec.devices.requests[0].exactly.count: "
+            "cannot unmarshal string into a Go value of type int64",
+            id="count-not-a-number",
+        ),
+    ],
+)
+def test_an_object_go_could_not_decode_is_code_400_with_the_field(obj: Object, message: str) -> None:
+    response = decided(pcs_review(obj)).body["response"]
+    assert response["allowed"] is False and response["status"]["code"] == 400 and response["uid"] == UID
+    assert response["status"]["message"].startswith(message)
+
+
+def test_an_old_object_go_could_not_decode_is_code_400_too() -> None:
+    old = workload()
+    old["spec"]["template"]["resourceClaimTemplates"][0]["templateSpec"]["spec"]["devices"]["requests"][0]["name"] = 7
+    response = decided(pcs_review(workload(), operation="UPDATE", old=old)).body["response"]
+    assert response == errored(
+        "cannot decode request.oldObject as grove.io/v1alpha1, Kind=PodCliqueSet: "
+        "spec.template.resourceClaimTemplates[0].templateSpec.spec.devices.requests[0].name: "
+        "cannot unmarshal number into a Go value of type string"
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        pytest.param(b"{not json", "request body is not valid JSON", id="not-json"),
+        pytest.param(b"", "request body is empty: expected an AdmissionReview", id="empty"),
+        pytest.param(b" \n ", "request body is empty: expected an AdmissionReview", id="blank"),
+        pytest.param(b"[]", "request body must be a JSON object (an AdmissionReview)", id="array"),
+        pytest.param(b"null", "request body must be a JSON object (an AdmissionReview)", id="null"),
+        pytest.param({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}, "AdmissionReview has no request", id="no-request"),
+        pytest.param({**with_request(), "request": []}, "AdmissionReview has no request", id="request-not-an-object"),
+        pytest.param({"request": {"operation": "CREATE", "object": workload()}}, "AdmissionReview request has no uid", id="no-uid"),
+        pytest.param(with_request(uid=""), "AdmissionReview request has no uid", id="empty-uid"),
+        pytest.param(with_request(uid=42), "AdmissionReview request has no uid", id="uid-not-a-string"),
+        pytest.param(
+            {**with_request(), "apiVersion": "admission.k8s.io/v2"},
+            'unsupported AdmissionReview apiVersion "admission.k8s.io/v2": expected one of admission.k8s.io/v1, admission.k8s.io/v1beta1',
+            id="wrong-review-api-version",
+        ),
+        pytest.param({**with_request(), "kind": "ConversionReview"}, 'unsupported kind "ConversionReview": expected AdmissionReview', id="wrong-review-kind"),
+    ],
+)
+def test_unusable_bodies_are_http_400_with_one_sentence(body: Any, error: str) -> None:
+    decision = decided(body)
+    assert (decision.status, decision.outcome) == (400, "rejected")
+    assert list(decision.body) == ["error"]
+    assert decision.body["error"].startswith(error)

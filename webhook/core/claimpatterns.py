@@ -1,0 +1,185 @@
+"""Every claim name a PodCliqueSet spec will produce, as patterns with the replica indices left open.
+
+Grove names a claim ``<owner>-all-<entry>`` or ``<owner>-<index>-<entry>`` and owners carry indices
+of their own (``<pcs>-<i>-<group>-<j>-<clique>``), so one entry on one kind of owner produces a
+family of names that differ only in their indices. Listing the family would cost as much as the
+replica counts (``spec.replicas`` alone may be two billion); a pattern costs as much as the name.
+
+A pattern is the name split at ``-``: literal segments, and open segments standing for any
+decimal index in ``range(n)``. Indices are always printed between two hyphens with no leading
+zero, so two names are equal exactly when their segments are, which makes "can these two
+families share a name" a segment-by-segment question. The owners and their replica counts are
+those of ``sharing.planned_owners``; the names come from ``naming``, called with open indices.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import combinations
+
+from webhook.core import naming
+from webhook.core.podcliqueset import PodCliqueSet, ResourceSharingSpec, Scope
+
+_OPEN = "\udc00"
+"""Marks an open index inside a generated name: a lone surrogate, which no decoded JSON or YAML
+string can contain, so it never meets a user's name."""
+_DECIMAL = re.compile(r"0|[1-9][0-9]*")
+
+Segment = str | int
+"""A literal segment, or the size ``n`` of an open index (any of ``0 .. n-1``)."""
+
+
+class _Index(int):
+    """An open index of ``size`` values: ``naming`` prints it as a marker instead of a number."""
+
+    size: int
+
+    def __new__(cls, size: int) -> _Index:
+        index = super().__new__(cls, 0)
+        index.size = size
+        return index
+
+    def __format__(self, spec: str) -> str:
+        return f"{_OPEN}{self.size}{_OPEN}"
+
+
+@dataclass(frozen=True, slots=True)
+class NamePattern:
+    """The names one entry produces on one kind of owner."""
+
+    source: str
+    """The entry's field path, e.g. ``spec.template.cliques[0].resourceSharing[1]``."""
+    segments: tuple[Segment, ...]
+
+    @property
+    def list_path(self) -> str:
+        return self.source.rsplit("[", 1)[0]
+
+    def name(self, indices: Iterator[int] | None = None) -> str:
+        """One name of the family: open indices from ``indices`` (0 when not given)."""
+        return "-".join(s if isinstance(s, str) else str(next(indices) if indices else 0) for s in self.segments)
+
+    def open_sizes(self) -> list[int]:
+        return [s for s in self.segments if isinstance(s, int)]
+
+
+def _pattern(source: str, name: str) -> NamePattern:
+    segments = tuple(int(s[1:-1]) if s.startswith(_OPEN) else s for s in name.split("-"))
+    return NamePattern(source, segments)
+
+
+def _owner_patterns(owner: str, entries: list[ResourceSharingSpec], source: str, replicas: int) -> Iterator[NamePattern]:
+    """An owner's claims in Grove's order: AllReplicas entries, then PerReplica entries (§4.7).
+    Entries without a name (a Required error) or with another scope (ignored by Grove) make none."""
+    for scope, replica in ((Scope.ALL_REPLICAS, None), (Scope.PER_REPLICA, _Index(replicas))):
+        if replica is not None and replicas <= 0:
+            continue
+        for i, entry in enumerate(entries):
+            if entry.scope == scope and entry.name:
+                yield _pattern(f"{source}[{i}]", naming.claim_name(owner, entry.name, replica))
+
+
+def name_patterns(pcs: PodCliqueSet) -> list[NamePattern]:
+    """The patterns of every claim the spec produces, in the order Grove creates them."""
+    template = pcs.spec.template
+    pcs_name = pcs.metadata.name
+    pcs_replicas = max(pcs.spec.replicas, 0)
+    patterns = list(_owner_patterns(pcs_name, template.resource_sharing, "spec.template.resourceSharing", pcs_replicas))
+    if pcs_replicas == 0:
+        return patterns
+    i = _Index(pcs_replicas)
+    members = {name for g in template.pod_clique_scaling_groups for name in g.clique_names}
+    first_by_name: dict[str, int] = {}
+    for c, clique in enumerate(template.cliques):
+        first_by_name.setdefault(clique.name, c)
+    for c, clique in enumerate(template.cliques):
+        if clique.name not in members and clique.resource_sharing:
+            owner = naming.standalone_clique_name(pcs_name, i, clique.name)
+            source = f"spec.template.cliques[{c}].resourceSharing"
+            patterns += _owner_patterns(owner, clique.resource_sharing, source, _clique_replicas(clique.spec.replicas))
+    for g, group in enumerate(template.pod_clique_scaling_groups):
+        group_fqn = naming.scaling_group_name(pcs_name, i, group.name)
+        group_replicas = max(group.template_replicas(), 0)
+        source = f"spec.template.podCliqueScalingGroups[{g}].resourceSharing"
+        patterns += _owner_patterns(group_fqn, group.resource_sharing, source, group_replicas)
+        if group_replicas == 0:
+            continue
+        for clique_name in group.clique_names:
+            c = first_by_name.get(clique_name, -1)
+            clique = template.cliques[c] if c >= 0 else None
+            if clique is None or not clique.resource_sharing:
+                continue
+            owner = naming.member_clique_name(group_fqn, _Index(group_replicas), clique_name)
+            source = f"spec.template.cliques[{c}].resourceSharing"
+            patterns += _owner_patterns(owner, clique.resource_sharing, source, _clique_replicas(clique.spec.replicas))
+    return patterns
+
+
+def _clique_replicas(replicas: int | None) -> int:
+    """Grove's defaulting turns a clique's 0 replicas into 1."""
+    return max(replicas or 0, 1)
+
+
+def first_longer_than(pattern: NamePattern, limit: int) -> str | None:
+    """The first name of the family (indices in creation order) longer than ``limit`` bytes."""
+    sizes = pattern.open_sizes()
+    shortest = len(pattern.name().encode())
+    extra = [len(str(n - 1)) - 1 for n in sizes]
+    if shortest + sum(extra) <= limit:
+        return None
+    chosen, used = [], 0
+    for t in range(len(extra)):
+        digits = max(0, limit - shortest - used - sum(extra[t + 1 :]) + 1)
+        chosen.append(0 if digits == 0 else 10**digits)
+        used += digits
+    return pattern.name(iter(chosen))
+
+
+def shared_names(patterns: list[NamePattern]) -> Iterator[tuple[int, int, str]]:
+    """(earlier, later, a shared name) for every two patterns whose families share a name.
+
+    Patterns can only meet where their literal segments agree, so they are first grouped by their
+    segments with every number and open index blanked out; within a group the numeric positions
+    are split one at a time (a literal number meets the open indices that reach it).
+    """
+    groups: dict[tuple[str | None, ...], list[int]] = defaultdict(list)
+    for k, p in enumerate(patterns):
+        groups[tuple(None if isinstance(s, int) or _DECIMAL.fullmatch(s) else s for s in p.segments)].append(k)
+    found: set[tuple[int, int]] = set()
+    for shape, members in groups.items():
+        if len(members) > 1:
+            numeric = [pos for pos, s in enumerate(shape) if s is None]
+            _meet(patterns, members, numeric, found)
+    for a, b in sorted(found, key=lambda pair: (pair[1], pair[0])):
+        yield a, b, _shared_name(patterns[a], patterns[b])
+
+
+def _meet(patterns: list[NamePattern], members: list[int], positions: list[int], found: set[tuple[int, int]]) -> None:
+    if len(members) < 2:
+        return
+    if not positions:
+        found.update(combinations(sorted(members), 2))
+        return
+    pos, rest = positions[0], positions[1:]
+    open_members: list[int] = []
+    by_value: dict[int, list[int]] = defaultdict(list)
+    for k in members:
+        segment = patterns[k].segments[pos]
+        if isinstance(segment, int):
+            open_members.append(k)
+        else:
+            by_value[int(segment)].append(k)
+    _meet(patterns, open_members, rest, found)
+    for value, fixed in by_value.items():
+        reaching = [k for k in open_members if patterns[k].segments[pos] > value]  # type: ignore[operator]
+        _meet(patterns, fixed + reaching, rest, found)
+
+
+def _shared_name(a: NamePattern, b: NamePattern) -> str:
+    """The first name two meeting families share: literals where either has one, else index 0."""
+    return "-".join(
+        x if isinstance(x, str) else y if isinstance(y, str) else "0" for x, y in zip(a.segments, b.segments)
+    )

@@ -1,0 +1,270 @@
+"""Go types described as data, for values that must be decoded, compared and printed as Go does.
+
+Grove holds ``resourceClaimTemplates[].templateSpec`` as a typed ``resource.k8s.io/v1`` struct. Three
+things about it are visible to users and come from the Go types, not from the JSON that was sent:
+decoding rejects a value of the wrong JSON type (HTTP 400), ``Semantic.DeepEqual`` decides whether an
+UPDATE changed it (nil equals empty, pointers compare what they point to, quantities compare by
+value), and ``json.Marshal`` prints it in the immutability message (declaration order, ``omitempty``,
+``null`` for nil). Each type below does those three things; ``dra`` describes the structs.
+
+A decoded value is plain Python: a struct is a dict holding every field, nil is None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from operator import itemgetter
+from typing import Any
+
+import orjson
+
+from webhook.core import gojson, quantity
+from webhook.core.fielderrors import Path
+from webhook.core.gojson import GoMap
+
+
+class DecodeError(ValueError):
+    """A JSON value Go's decoder refuses, with the field path where it is."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+class GoType:
+    """One Go type: how JSON decodes into it, what ``Semantic.DeepEqual`` compares, what
+    ``json.Marshal`` prints."""
+
+    go_name: str
+
+    def decode(self, value: Any, path: Path) -> Any:
+        raise NotImplementedError
+
+    def key(self, value: Any) -> Any:
+        """A Python value equal for two Go values exactly when ``Semantic.DeepEqual`` holds."""
+        return value
+
+    def marshal(self, value: Any) -> Any:
+        """A value ``gojson.marshal`` prints as ``json.Marshal`` prints the Go value."""
+        return value
+
+    def is_empty(self, value: Any) -> bool:
+        """``omitempty``: false, 0, "", nil and empty slices and maps (never a struct)."""
+        return False
+
+    def is_zero(self, value: Any) -> bool:
+        """``omitzero``, for the one type it is used with here (a nil pointer or the zero time)."""
+        return value is None
+
+    def mismatch(self, value: Any, path: Path) -> DecodeError:
+        return DecodeError(path, f"cannot unmarshal {_json_kind(value)} into a Go value of type {self.go_name}")
+
+
+@dataclass(frozen=True)
+class Scalar(GoType):
+    go_name: str
+    kind: type
+    zero: Any
+    bits: int = 0
+
+    def decode(self, value: Any, path: Path) -> Any:
+        if value is None:
+            return self.zero
+        if type(value) is not self.kind:
+            raise self.mismatch(value, path)
+        if self.bits and not -(2 ** (self.bits - 1)) <= value < 2 ** (self.bits - 1):
+            raise DecodeError(path, f"cannot unmarshal number {value} into a Go value of type {self.go_name}")
+        return value
+
+    def is_empty(self, value: Any) -> bool:
+        return bool(value == self.zero)
+
+
+STRING = Scalar("string", str, "")
+INT64 = Scalar("int64", int, 0, 64)
+BOOL = Scalar("bool", bool, False)
+
+
+@dataclass(frozen=True)
+class Ptr(GoType):
+    to: GoType
+
+    @property
+    def go_name(self) -> str:  # type: ignore[override]  # derived from the element type
+        return f"*{self.to.go_name}"
+
+    def decode(self, value: Any, path: Path) -> Any:
+        return None if value is None else self.to.decode(value, path)
+
+    def key(self, value: Any) -> Any:
+        return None if value is None else (self.to.key(value),)
+
+    def marshal(self, value: Any) -> Any:
+        return None if value is None else self.to.marshal(value)
+
+    def is_empty(self, value: Any) -> bool:
+        return value is None
+
+
+@dataclass(frozen=True)
+class Slice(GoType):
+    item: GoType
+
+    @property
+    def go_name(self) -> str:  # type: ignore[override]  # derived from the element type
+        return f"[]{self.item.go_name}"
+
+    def decode(self, value: Any, path: Path) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            raise self.mismatch(value, path)
+        return [self.item.decode(v, path.index(i)) for i, v in enumerate(value)]
+
+    def key(self, value: Any) -> Any:
+        return tuple(self.item.key(v) for v in value or ())
+
+    def marshal(self, value: Any) -> Any:
+        return None if value is None else [self.item.marshal(v) for v in value]
+
+    def is_empty(self, value: Any) -> bool:
+        return not value
+
+
+@dataclass(frozen=True)
+class Map(GoType):
+    """A ``map[string]V``: ``json.Marshal`` sorts its keys."""
+
+    value: GoType
+
+    @property
+    def go_name(self) -> str:  # type: ignore[override]  # derived from the element type
+        return f"map[string]{self.value.go_name}"
+
+    def decode(self, value: Any, path: Path) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise self.mismatch(value, path)
+        return {k: self.value.decode(v, path.child(k)) for k, v in value.items()}
+
+    def key(self, value: Any) -> Any:
+        return tuple(sorted(((k, self.value.key(v)) for k, v in (value or {}).items()), key=itemgetter(0)))
+
+    def marshal(self, value: Any) -> Any:
+        return None if value is None else GoMap({k: self.value.marshal(v) for k, v in value.items()})
+
+    def is_empty(self, value: Any) -> bool:
+        return not value
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: GoType
+    omitempty: bool = False
+    omitzero: bool = False
+
+
+@dataclass(frozen=True)
+class Struct(GoType):
+    go_name: str
+    fields: tuple[Field, ...]
+
+    def decode(self, value: Any, path: Path) -> Any:
+        if value is not None and not isinstance(value, dict):
+            raise self.mismatch(value, path)
+        given = value or {}
+        return {f.name: f.type.decode(given.get(f.name), path.child(f.name)) for f in self.fields}
+
+    def key(self, value: Any) -> Any:
+        return tuple(f.type.key(value[f.name]) for f in self.fields)
+
+    def marshal(self, value: Any) -> Any:
+        out: dict[str, Any] = {}
+        for f in self.fields:
+            v = value[f.name]
+            if (f.omitempty and f.type.is_empty(v)) or (f.omitzero and f.type.is_zero(v)):
+                continue
+            out[f.name] = f.type.marshal(v)
+        return out
+
+
+class _Quantity(GoType):
+    """``resource.Quantity``: a string (or number) in JSON, compared by value, printed canonically."""
+
+    go_name = "resource.Quantity"
+
+    def decode(self, value: Any, path: Path) -> Any:
+        if value is None:
+            return quantity.ZERO
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise self.mismatch(value, path)
+        parsed = quantity.parse(value if isinstance(value, str) else gojson.marshal(value))
+        if parsed is None:
+            raise DecodeError(path, f"invalid quantity {gojson.quote(str(value))}")
+        return parsed
+
+    def key(self, value: Any) -> Any:
+        return value.value
+
+    def marshal(self, value: Any) -> Any:
+        return value.text
+
+
+class _Raw(GoType):
+    """``runtime.RawExtension``: any JSON, kept as sent; Go compares and prints the bytes as they came."""
+
+    go_name = "runtime.RawExtension"
+
+    def decode(self, value: Any, path: Path) -> Any:
+        return value
+
+    def key(self, value: Any) -> Any:
+        return b"" if value is None else orjson.dumps(value)
+
+
+class _Time(GoType):
+    """``metav1.Time``: RFC 3339 in JSON, compared as instants, printed in UTC to the second; the zero
+    time is printed ``null`` (and left out by ``omitzero``)."""
+
+    go_name = "v1.Time"
+
+    def decode(self, value: Any, path: Path) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise self.mismatch(value, path)
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            parsed = None
+        if parsed is None or parsed.tzinfo is None or "T" not in value.upper():
+            raise DecodeError(path, f"invalid RFC 3339 time {gojson.quote(value)}")
+        return parsed
+
+    def marshal(self, value: Any) -> Any:
+        if value is None:
+            return None
+        t = value.astimezone(UTC)
+        return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z"
+
+
+QUANTITY = _Quantity()
+RAW = _Raw()
+TIME = _Time()
+
+
+def semantic_equal(go_type: GoType, a: Any, b: Any) -> bool:
+    """apimachinery's ``equality.Semantic.DeepEqual`` on two decoded values of ``go_type``."""
+    return bool(go_type.key(a) == go_type.key(b))
