@@ -62,7 +62,7 @@ def random_spec(seed: int) -> dict[str, Any]:
 
 
 def listed(pattern: NamePattern) -> set[str]:
-    return {pattern.name(iter(indices)) for indices in itertools.product(*(range(n) for n in pattern.open_sizes()))}
+    return {pattern.name(indices) for indices in itertools.product(*(range(n) for n in pattern.open_sizes()))}
 
 
 def enumerated(pcs: PodCliqueSet) -> dict[str, set[str]]:
@@ -117,9 +117,9 @@ def test_shared_names_are_exactly_the_common_names() -> None:
     ],
 )
 def test_first_name_longer_than_a_limit(segments: tuple[str | int, ...], limit: int, expected: str | None) -> None:
-    pattern = NamePattern("spec.template.resourceSharing[0]", segments)
+    pattern = NamePattern.of("spec.template.resourceSharing[0]", segments)
     first = next(
-        (pattern.name(iter(i)) for i in itertools.product(*(range(n) for n in pattern.open_sizes())) if len(pattern.name(iter(i))) > limit),
+        (pattern.name(i) for i in itertools.product(*(range(n) for n in pattern.open_sizes())) if len(pattern.name(i)) > limit),
         None,
     )
     assert first_longer_than(pattern, limit) == first == expected

@@ -109,7 +109,7 @@ def test_printed_as_json_marshal(spec: dict[str, Any], expected: str) -> None:
 def test_what_go_refuses_to_decode(spec: dict[str, Any], problem: str) -> None:
     with pytest.raises(DecodeError) as raised:
         dra.decode_templates([("gpu", spec)])
-    assert str(raised.value) == f"spec.template.resourceClaimTemplates[0].{problem}"
+    assert raised.value.at(dra.PATH) == f"spec.template.resourceClaimTemplates[0].{problem}"
 
 
 def test_parameters_take_any_json() -> None:

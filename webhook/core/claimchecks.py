@@ -45,11 +45,11 @@ def _first_invalid(pattern: NamePattern) -> tuple[str, str] | None:
     """The first name of a family that is not a DNS-1123 label, with the reason. Indices are digits,
     which never make a name invalid except by its length, so the first name (all indices 0) shows
     every other problem."""
-    first = pattern.name()
+    first = pattern.first_name()
     problem = dns1123_label_problem(first)
     if problem:
         return first, problem
-    longer = first_longer_than(pattern, MAX_LABEL_LENGTH)
+    longer = first_longer_than(pattern, MAX_LABEL_LENGTH, first)
     return (longer, TOO_LONG) if longer else None
 
 

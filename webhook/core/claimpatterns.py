@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -26,7 +26,8 @@ from webhook.core.podcliqueset import PodCliqueSet, ResourceSharingSpec, Scope
 _OPEN = "\udc00"
 """Marks an open index inside a generated name: a lone surrogate, which no decoded JSON or YAML
 string can contain, so it never meets a user's name."""
-_DECIMAL = re.compile(r"0|[1-9][0-9]*")
+_MARKER = re.compile(f"{_OPEN}([0-9]+){_OPEN}")
+_NUMERIC_SEGMENT = re.compile(f"(?:^|(?<=-))(?:{_OPEN}[0-9]+{_OPEN}|0|[1-9][0-9]*)(?=-|$)")
 
 Segment = str | int
 """A literal segment, or the size ``n`` of an open index (any of ``0 .. n-1``)."""
@@ -52,23 +53,37 @@ class NamePattern:
 
     source: str
     """The entry's field path, e.g. ``spec.template.cliques[0].resourceSharing[1]``."""
-    segments: tuple[Segment, ...]
+    text: str
+    """The name with a marker for each open index (``_OPEN<size>_OPEN``)."""
+
+    @classmethod
+    def of(cls, source: str, segments: Iterable[Segment]) -> NamePattern:
+        return cls(source, "-".join(s if isinstance(s, str) else f"{_OPEN}{s}{_OPEN}" for s in segments))
 
     @property
     def list_path(self) -> str:
         return self.source.rsplit("[", 1)[0]
 
-    def name(self, indices: Iterator[int] | None = None) -> str:
-        """One name of the family: open indices from ``indices`` (0 when not given)."""
-        return "-".join(s if isinstance(s, str) else str(next(indices) if indices else 0) for s in self.segments)
+    @property
+    def segments(self) -> tuple[Segment, ...]:
+        return tuple(int(s[1:-1]) if s.startswith(_OPEN) else s for s in self.text.split("-"))
+
+    def name(self, indices: Iterable[int] = ()) -> str:
+        """One name of the family: open indices from ``indices`` in order (0 for those not given)."""
+        given = iter(indices)
+        return _MARKER.sub(lambda _: str(next(given, 0)), self.text)
+
+    def first_name(self) -> str:
+        """The family's first name: every index 0."""
+        return _MARKER.sub("0", self.text)
 
     def open_sizes(self) -> list[int]:
-        return [s for s in self.segments if isinstance(s, int)]
+        return [int(size) for size in _MARKER.findall(self.text)]
 
-
-def _pattern(source: str, name: str) -> NamePattern:
-    segments = tuple(int(s[1:-1]) if s.startswith(_OPEN) else s for s in name.split("-"))
-    return NamePattern(source, segments)
+    def shape(self) -> str:
+        """The name with every segment that is a number or an open index blanked: two families can
+        only share a name when their shapes are equal."""
+        return _NUMERIC_SEGMENT.sub(_OPEN, self.text)
 
 
 def _owner_patterns(owner: str, entries: list[ResourceSharingSpec], source: str, replicas: int) -> Iterator[NamePattern]:
@@ -79,7 +94,7 @@ def _owner_patterns(owner: str, entries: list[ResourceSharingSpec], source: str,
             continue
         for i, entry in enumerate(entries):
             if entry.scope == scope and entry.name:
-                yield _pattern(f"{source}[{i}]", naming.claim_name(owner, entry.name, replica))
+                yield NamePattern(f"{source}[{i}]", naming.claim_name(owner, entry.name, replica))
 
 
 def name_patterns(pcs: PodCliqueSet) -> list[NamePattern]:
@@ -123,11 +138,11 @@ def _clique_replicas(replicas: int | None) -> int:
     return max(replicas or 0, 1)
 
 
-def first_longer_than(pattern: NamePattern, limit: int) -> str | None:
-    """The first name of the family (indices in creation order) longer than ``limit`` bytes."""
-    sizes = pattern.open_sizes()
-    shortest = len(pattern.name().encode())
-    extra = [len(str(n - 1)) - 1 for n in sizes]
+def first_longer_than(pattern: NamePattern, limit: int, first: str | None = None) -> str | None:
+    """The first name of the family (indices in creation order) longer than ``limit`` bytes;
+    ``first`` is the family's first name when the caller has it already."""
+    shortest = len((first or pattern.first_name()).encode())
+    extra = [len(str(n - 1)) - 1 for n in pattern.open_sizes()]
     if shortest + sum(extra) <= limit:
         return None
     chosen, used = [], 0
@@ -135,7 +150,7 @@ def first_longer_than(pattern: NamePattern, limit: int) -> str | None:
         digits = max(0, limit - shortest - used - sum(extra[t + 1 :]) + 1)
         chosen.append(0 if digits == 0 else 10**digits)
         used += digits
-    return pattern.name(iter(chosen))
+    return pattern.name(chosen)
 
 
 def shared_names(patterns: list[NamePattern]) -> Iterator[tuple[int, int, str]]:
@@ -145,19 +160,21 @@ def shared_names(patterns: list[NamePattern]) -> Iterator[tuple[int, int, str]]:
     segments with every number and open index blanked out; within a group the numeric positions
     are split one at a time (a literal number meets the open indices that reach it).
     """
-    groups: dict[tuple[str | None, ...], list[int]] = defaultdict(list)
+    groups: dict[str, list[int]] = defaultdict(list)
     for k, p in enumerate(patterns):
-        groups[tuple(None if isinstance(s, int) or _DECIMAL.fullmatch(s) else s for s in p.segments)].append(k)
+        groups[p.shape()].append(k)
     found: set[tuple[int, int]] = set()
+    segments: dict[int, tuple[Segment, ...]] = {}
     for shape, members in groups.items():
         if len(members) > 1:
-            numeric = [pos for pos, s in enumerate(shape) if s is None]
-            _meet(patterns, members, numeric, found)
+            segments.update((k, patterns[k].segments) for k in members)
+            numeric = [pos for pos, s in enumerate(shape.split("-")) if s == _OPEN]
+            _meet(segments, members, numeric, found)
     for a, b in sorted(found, key=lambda pair: (pair[1], pair[0])):
-        yield a, b, _shared_name(patterns[a], patterns[b])
+        yield a, b, _shared_name(segments[a], segments[b])
 
 
-def _meet(patterns: list[NamePattern], members: list[int], positions: list[int], found: set[tuple[int, int]]) -> None:
+def _meet(segments: dict[int, tuple[Segment, ...]], members: list[int], positions: list[int], found: set[tuple[int, int]]) -> None:
     if len(members) < 2:
         return
     if not positions:
@@ -167,19 +184,17 @@ def _meet(patterns: list[NamePattern], members: list[int], positions: list[int],
     open_members: list[int] = []
     by_value: dict[int, list[int]] = defaultdict(list)
     for k in members:
-        segment = patterns[k].segments[pos]
+        segment = segments[k][pos]
         if isinstance(segment, int):
             open_members.append(k)
         else:
             by_value[int(segment)].append(k)
-    _meet(patterns, open_members, rest, found)
+    _meet(segments, open_members, rest, found)
     for value, fixed in by_value.items():
-        reaching = [k for k in open_members if patterns[k].segments[pos] > value]  # type: ignore[operator]
-        _meet(patterns, fixed + reaching, rest, found)
+        reaching = [k for k in open_members if int(segments[k][pos]) > value]
+        _meet(segments, fixed + reaching, rest, found)
 
 
-def _shared_name(a: NamePattern, b: NamePattern) -> str:
+def _shared_name(a: tuple[Segment, ...], b: tuple[Segment, ...]) -> str:
     """The first name two meeting families share: literals where either has one, else index 0."""
-    return "-".join(
-        x if isinstance(x, str) else y if isinstance(y, str) else "0" for x, y in zip(a.segments, b.segments)
-    )
+    return "-".join(x if isinstance(x, str) else y if isinstance(y, str) else "0" for x, y in zip(a, b))

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from webhook.core.fielderrors import Path
-from webhook.core.gotypes import BOOL, INT64, QUANTITY, RAW, STRING, TIME, Field, GoType, Map, Ptr, Slice, Struct
+from webhook.core.gotypes import BOOL, INT64, QUANTITY, RAW, STRING, TIME, DecodeError, Field, GoType, Map, Ptr, Slice, Struct
 
 _OWNER_REFERENCE = Struct("v1.OwnerReference", (
     Field("apiVersion", STRING), Field("kind", STRING), Field("name", STRING), Field("uid", STRING),
@@ -93,7 +93,8 @@ TEMPLATE_CONFIG = Struct("v1alpha1.ResourceClaimTemplateConfig", (
 ))
 TEMPLATE_CONFIGS: GoType = Slice(TEMPLATE_CONFIG)
 
-_PATH = Path("spec").child("template", "resourceClaimTemplates")
+PATH = Path("spec").child("template", "resourceClaimTemplates")
+"""Where the templates are, for the path of a ``DecodeError`` (``err.at(PATH)``)."""
 
 
 def decode_templates(templates: Sequence[tuple[str, dict[str, Any]]] | None) -> list[dict[str, Any]] | None:
@@ -103,13 +104,16 @@ def decode_templates(templates: Sequence[tuple[str, dict[str, Any]]] | None) -> 
     """
     if templates is None:
         return None
-    return [
-        {"name": name, "templateSpec": TEMPLATE_SPEC.decode(spec, _PATH.index(i).child("templateSpec"))}
-        for i, (name, spec) in enumerate(templates)
-    ]
+    decoded = []
+    for i, (name, spec) in enumerate(templates):
+        try:
+            decoded.append({"name": name, "templateSpec": TEMPLATE_SPEC.decode(spec)})
+        except DecodeError as err:
+            raise err.within("templateSpec").within(i) from None
+    return decoded
 
 
 def template_spec(value: dict[str, Any]) -> dict[str, Any]:
     """A raw ``templateSpec`` as Go's ``json.Marshal`` prints it (for the reconciler and messages)."""
-    rendered: dict[str, Any] = TEMPLATE_SPEC.marshal(TEMPLATE_SPEC.decode(value, _PATH))
+    rendered: dict[str, Any] = TEMPLATE_SPEC.marshal(TEMPLATE_SPEC.decode(value))
     return rendered

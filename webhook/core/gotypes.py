@@ -25,10 +25,23 @@ from webhook.core.gojson import GoMap
 
 
 class DecodeError(ValueError):
-    """A JSON value Go's decoder refuses, with the field path where it is."""
+    """A JSON value Go's decoder refuses. The field path is collected while the error travels up
+    (``within``), so decoding a valid value builds no paths at all."""
 
-    def __init__(self, path: Path, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.parts: list[str | int] = []
+
+    def within(self, part: str | int) -> DecodeError:
+        self.parts.append(part)
+        return self
+
+    def at(self, path: Path) -> str:
+        """``<path>: <problem>``, the path given for where decoding started."""
+        for part in reversed(self.parts):
+            path = path.index(part) if isinstance(part, int) else path.child(part)
+        return f"{path}: {self.problem}"
 
 
 def _json_kind(value: Any) -> str:
@@ -47,7 +60,7 @@ class GoType:
 
     go_name: str
 
-    def decode(self, value: Any, path: Path) -> Any:
+    def decode(self, value: Any) -> Any:
         raise NotImplementedError
 
     def key(self, value: Any) -> Any:
@@ -66,8 +79,8 @@ class GoType:
         """``omitzero``, for the one type it is used with here (a nil pointer or the zero time)."""
         return value is None
 
-    def mismatch(self, value: Any, path: Path) -> DecodeError:
-        return DecodeError(path, f"cannot unmarshal {_json_kind(value)} into a Go value of type {self.go_name}")
+    def mismatch(self, value: Any) -> DecodeError:
+        return DecodeError(f"cannot unmarshal {_json_kind(value)} into a Go value of type {self.go_name}")
 
 
 @dataclass(frozen=True)
@@ -77,13 +90,13 @@ class Scalar(GoType):
     zero: Any
     bits: int = 0
 
-    def decode(self, value: Any, path: Path) -> Any:
+    def decode(self, value: Any) -> Any:
         if value is None:
             return self.zero
         if type(value) is not self.kind:
-            raise self.mismatch(value, path)
+            raise self.mismatch(value)
         if self.bits and not -(2 ** (self.bits - 1)) <= value < 2 ** (self.bits - 1):
-            raise DecodeError(path, f"cannot unmarshal number {value} into a Go value of type {self.go_name}")
+            raise DecodeError(f"cannot unmarshal number {value} into a Go value of type {self.go_name}")
         return value
 
     def is_empty(self, value: Any) -> bool:
@@ -103,8 +116,8 @@ class Ptr(GoType):
     def go_name(self) -> str:  # type: ignore[override]  # derived from the element type
         return f"*{self.to.go_name}"
 
-    def decode(self, value: Any, path: Path) -> Any:
-        return None if value is None else self.to.decode(value, path)
+    def decode(self, value: Any) -> Any:
+        return None if value is None else self.to.decode(value)
 
     def key(self, value: Any) -> Any:
         return None if value is None else (self.to.key(value),)
@@ -124,12 +137,18 @@ class Slice(GoType):
     def go_name(self) -> str:  # type: ignore[override]  # derived from the element type
         return f"[]{self.item.go_name}"
 
-    def decode(self, value: Any, path: Path) -> Any:
+    def decode(self, value: Any) -> Any:
         if value is None:
             return None
         if not isinstance(value, list):
-            raise self.mismatch(value, path)
-        return [self.item.decode(v, path.index(i)) for i, v in enumerate(value)]
+            raise self.mismatch(value)
+        decoded = []
+        for i, v in enumerate(value):
+            try:
+                decoded.append(self.item.decode(v))
+            except DecodeError as err:
+                raise err.within(i) from None
+        return decoded
 
     def key(self, value: Any) -> Any:
         return tuple(self.item.key(v) for v in value or ())
@@ -151,12 +170,18 @@ class Map(GoType):
     def go_name(self) -> str:  # type: ignore[override]  # derived from the element type
         return f"map[string]{self.value.go_name}"
 
-    def decode(self, value: Any, path: Path) -> Any:
+    def decode(self, value: Any) -> Any:
         if value is None:
             return None
         if not isinstance(value, dict):
-            raise self.mismatch(value, path)
-        return {k: self.value.decode(v, path.child(k)) for k, v in value.items()}
+            raise self.mismatch(value)
+        decoded = {}
+        for k, v in value.items():
+            try:
+                decoded[k] = self.value.decode(v)
+            except DecodeError as err:
+                raise err.within(k) from None
+        return decoded
 
     def key(self, value: Any) -> Any:
         return tuple(sorted(((k, self.value.key(v)) for k, v in (value or {}).items()), key=itemgetter(0)))
@@ -181,11 +206,17 @@ class Struct(GoType):
     go_name: str
     fields: tuple[Field, ...]
 
-    def decode(self, value: Any, path: Path) -> Any:
+    def decode(self, value: Any) -> Any:
         if value is not None and not isinstance(value, dict):
-            raise self.mismatch(value, path)
+            raise self.mismatch(value)
         given = value or {}
-        return {f.name: f.type.decode(given.get(f.name), path.child(f.name)) for f in self.fields}
+        decoded = {}
+        for f in self.fields:
+            try:
+                decoded[f.name] = f.type.decode(given.get(f.name))
+            except DecodeError as err:
+                raise err.within(f.name) from None
+        return decoded
 
     def key(self, value: Any) -> Any:
         return tuple(f.type.key(value[f.name]) for f in self.fields)
@@ -205,14 +236,14 @@ class _Quantity(GoType):
 
     go_name = "resource.Quantity"
 
-    def decode(self, value: Any, path: Path) -> Any:
+    def decode(self, value: Any) -> Any:
         if value is None:
             return quantity.ZERO
         if isinstance(value, bool) or not isinstance(value, str | int | float):
-            raise self.mismatch(value, path)
+            raise self.mismatch(value)
         parsed = quantity.parse(value if isinstance(value, str) else gojson.marshal(value))
         if parsed is None:
-            raise DecodeError(path, f"invalid quantity {gojson.quote(str(value))}")
+            raise DecodeError(f"invalid quantity {gojson.quote(str(value))}")
         return parsed
 
     def key(self, value: Any) -> Any:
@@ -227,7 +258,7 @@ class _Raw(GoType):
 
     go_name = "runtime.RawExtension"
 
-    def decode(self, value: Any, path: Path) -> Any:
+    def decode(self, value: Any) -> Any:
         return value
 
     def key(self, value: Any) -> Any:
@@ -240,17 +271,17 @@ class _Time(GoType):
 
     go_name = "v1.Time"
 
-    def decode(self, value: Any, path: Path) -> Any:
+    def decode(self, value: Any) -> Any:
         if value is None:
             return None
         if not isinstance(value, str):
-            raise self.mismatch(value, path)
+            raise self.mismatch(value)
         try:
             parsed = datetime.fromisoformat(value)
         except ValueError:
             parsed = None
         if parsed is None or parsed.tzinfo is None or "T" not in value.upper():
-            raise DecodeError(path, f"invalid RFC 3339 time {gojson.quote(value)}")
+            raise DecodeError(f"invalid RFC 3339 time {gojson.quote(value)}")
         return parsed
 
     def marshal(self, value: Any) -> Any:

@@ -8,6 +8,7 @@ scaling-group count ends the scaling-group checks early. Order: cliques, scaling
 
 Lists are compared as ``Semantic.DeepEqual`` does (nil equals empty, order matters) and the new
 list is printed as ``json.Marshal`` prints it, ``null`` when the field is absent (a nil slice).
+Templates sent as the same JSON are equal without being decoded; only changed ones go through ``dra``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 from pydantic import BaseModel
 
 from webhook.core import dra
@@ -33,10 +35,11 @@ def _sharing(owner: BaseModel, entries: Sequence[ResourceSharingSpec]) -> list[d
     return [e.go_value() for e in entries]
 
 
-def _templates(template: PodCliqueSetTemplateSpec) -> list[dict[str, Any]] | None:
+def raw_templates(template: PodCliqueSetTemplateSpec) -> list[tuple[str, dict[str, Any]]] | None:
+    """(name, templateSpec) of each template as sent; None when the list was not sent (a nil slice)."""
     if "resource_claim_templates" not in template.model_fields_set and not template.resource_claim_templates:
         return None
-    return dra.decode_templates([(t.name, t.template_spec) for t in template.resource_claim_templates])
+    return [(t.name, t.template_spec) for t in template.resource_claim_templates]
 
 
 def validate_update(new: PodCliqueSet, old: PodCliqueSet) -> ErrorList:
@@ -46,10 +49,13 @@ def validate_update(new: PodCliqueSet, old: PodCliqueSet) -> ErrorList:
     """
     errors = _cliques(new, old)
     errors += _scaling_groups(new, old)
-    new_templates = _templates(new.spec.template)
-    if not semantic_equal(dra.TEMPLATE_CONFIGS, new_templates, _templates(old.spec.template)):
-        value = dra.TEMPLATE_CONFIGS.marshal(new_templates)
-        errors.append(invalid(TEMPLATE.child("resourceClaimTemplates"), value, IMMUTABLE))
+    new_raw, old_raw = raw_templates(new.spec.template), raw_templates(old.spec.template)
+    # Compared as JSON text: dict equality would miss a reordered RawExtension, which Go sees.
+    if orjson.dumps(new_raw or []) != orjson.dumps(old_raw or []):
+        new_templates = dra.decode_templates(new_raw)
+        if not semantic_equal(dra.TEMPLATE_CONFIGS, new_templates, dra.decode_templates(old_raw)):
+            value = dra.TEMPLATE_CONFIGS.marshal(new_templates)
+            errors.append(invalid(TEMPLATE.child("resourceClaimTemplates"), value, IMMUTABLE))
     new_sharing = _sharing(new.spec.template, new.spec.template.resource_sharing)
     if not _same(new_sharing, _sharing(old.spec.template, old.spec.template.resource_sharing)):
         errors.append(invalid(TEMPLATE.child("resourceSharing"), new_sharing, IMMUTABLE))

@@ -17,7 +17,7 @@ from webhook.core.claimchecks import claim_warnings
 from webhook.core.envelope import Decision, ExpectedKind
 from webhook.core.fielderrors import aggregate
 from webhook.core.gotypes import DecodeError
-from webhook.core.immutability import validate_update
+from webhook.core.immutability import raw_templates, validate_update
 from webhook.core.podcliqueset import PodCliqueSet
 from webhook.core.validation import validate
 
@@ -46,9 +46,7 @@ def decide(body: bytes, options: ValidationOptions) -> Decision:
         return envelope.answer(review, admission.errored(400, f"{NO_CONTENT}: request.object is missing"))
     if operation == "UPDATE" and request.old_object is None:
         return envelope.answer(review, admission.errored(400, f"{NO_CONTENT}: request.oldObject is missing"))
-    problem = _undecodable_templates(request.object, "object")
-    if operation == "UPDATE":
-        problem = problem or _undecodable_templates(request.old_object, "oldObject")
+    problem = _undecodable_templates(request.object, request.old_object if operation == "UPDATE" else None)
     if problem:
         return envelope.answer(review, admission.errored(400, problem))
 
@@ -66,14 +64,17 @@ def decide(body: bytes, options: ValidationOptions) -> Decision:
     return envelope.answer(review, admission.denied(message, warnings))
 
 
-def _undecodable_templates(pcs: PodCliqueSet, field: str) -> str | None:
+def _undecodable_templates(new: PodCliqueSet, old: PodCliqueSet | None) -> str | None:
     """The request model keeps ``templateSpec`` raw; Go decodes it into typed structs and refuses
-    the whole object when a value has the wrong JSON type, so that is checked here."""
-    templates = pcs.spec.template.resource_claim_templates
-    if not templates:
-        return None
-    try:
-        dra.decode_templates([(t.name, t.template_spec) for t in templates])
-    except DecodeError as err:
-        return f"cannot decode request.{field} as {PODCLIQUESET}: {err}"
+    the whole object when a value has the wrong JSON type, so that is checked here. An old object
+    whose templates are the new ones needs no second look."""
+    new_raw = raw_templates(new.spec.template)
+    checks = [("object", new_raw)]
+    if old is not None and (old_raw := raw_templates(old.spec.template)) != new_raw:
+        checks.append(("oldObject", old_raw))
+    for field, templates in checks:
+        try:
+            dra.decode_templates(templates)
+        except DecodeError as err:
+            return f"cannot decode request.{field} as {PODCLIQUESET}: {err.at(dra.PATH)}"
     return None
