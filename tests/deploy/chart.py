@@ -13,12 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "grove-sharing-webhook"
 TEMPLATES = CHART / "templates"
 
-#: Values whose content is a Kubernetes object (a security context, a resources block, a label
-#: selector): documented as a whole in the chart README, not key by key.
-OPAQUE = frozenset({
-    "podSecurityContext", "securityContext", "resources.webhook", "resources.reconciler",
-    "webhooks.mutating.objectSelector",
-})
+#: Values whose content is a Kubernetes object (a security context, a resources block):
+#: documented as a whole in the chart README, not key by key.
+OPAQUE = frozenset({"podSecurityContext", "securityContext", "resources.webhook", "resources.reconciler"})
 
 _VALUES_PATH = re.compile(r"\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 

@@ -109,6 +109,15 @@ def test_failure_policy_and_timeout_are_configurable_per_webhook(render, name, o
     assert (other["failurePolicy"], other["timeoutSeconds"]) == ("Fail", 10)
 
 
+def test_a_users_object_selector_narrows_the_chart_one(render):
+    installed = render({"webhooks": {"mutating": {"objectSelector": {
+        "matchLabels": {"team": "a"}, "matchExpressions": [{"key": "tier", "operator": "Exists"}]}}}})
+    assert webhook_of(installed, "MutatingWebhookConfiguration")["objectSelector"] == {
+        "matchLabels": {"team": "a"},
+        "matchExpressions": [GROVE_PODS["matchExpressions"][0], {"key": "tier", "operator": "Exists"}],
+    }
+
+
 def test_a_users_namespace_selector_narrows_the_chart_one(render):
     selector = {"matchLabels": {"grove-sharing": "enabled"},
                 "matchExpressions": [{"key": "tier", "operator": "In", "values": ["gpu"]}]}

@@ -135,17 +135,23 @@ caBundle: {{ . }}
 {{- end }}
 
 {{/*
-A webhook's namespaceSelector: the release namespace and kube-system are always excluded (a
-webhook must never be able to block its own pods or the control plane), and the user's selector
-from values narrows it further. Called with (list $ .Values.webhooks.<name>.namespaceSelector).
+A label selector that always holds the chart's own expression, narrowed by the user's selector
+from values (their matchLabels and matchExpressions are added, never replace it). Called with
+(list <expression> <selector from values>).
 */}}
-{{- define "grove-sharing-webhook.namespaceSelector" -}}
-{{- $root := index . 0 }}
+{{- define "grove-sharing-webhook.selector" -}}
 {{- $user := index . 1 | default dict }}
-{{- $excluded := dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" (list $root.Release.Namespace "kube-system" | uniq) }}
-{{- $selector := dict "matchExpressions" (prepend ($user.matchExpressions | default list) $excluded) }}
+{{- $selector := dict "matchExpressions" (prepend ($user.matchExpressions | default list) (index . 0)) }}
 {{- with $user.matchLabels }}
 {{- $_ := set $selector "matchLabels" . }}
 {{- end }}
 {{- toYaml $selector }}
+{{- end }}
+
+{{/*
+The expression of every webhook's namespaceSelector: the release namespace and kube-system are
+never sent to the webhooks, which must not be able to block their own pods or the control plane.
+*/}}
+{{- define "grove-sharing-webhook.excludedNamespaces" -}}
+{{- toJson (dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" (list .Release.Namespace "kube-system" | uniq)) }}
 {{- end }}
