@@ -13,6 +13,7 @@ A decoded value is plain Python: a struct is a dict holding every field, nil is 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import UTC, datetime
 from operator import itemgetter
 from typing import Any
@@ -206,10 +207,19 @@ class Struct(GoType):
     go_name: str
     fields: tuple[Field, ...]
 
+    @cached_property
+    def zero(self) -> dict[str, Any]:
+        """The zero struct, shared by every absent one (decoded values are never modified)."""
+        return {f.name: f.type.decode(None) for f in self.fields}
+
     def decode(self, value: Any) -> Any:
-        if value is not None and not isinstance(value, dict):
+        if not value:
+            if value is None or isinstance(value, dict):
+                return self.zero
             raise self.mismatch(value)
-        given = value or {}
+        if not isinstance(value, dict):
+            raise self.mismatch(value)
+        given = value
         decoded = {}
         for f in self.fields:
             try:
