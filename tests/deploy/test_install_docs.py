@@ -1,0 +1,68 @@
+"""The README's "Install in a cluster" commands name values, objects and answers that really exist."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from deploy.chart import ROOT, lookup, values
+from webhook.cli import main
+
+RELEASE, NAMESPACE = "grove-sharing-webhook", "grove-sharing"
+
+
+def section() -> str:
+    text = (ROOT / "README.md").read_text()
+    start = text.index("\n## Install in a cluster\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
+
+
+def test_every_set_flag_names_a_chart_value():
+    keys = re.findall(r"--set ([A-Za-z0-9_.]+)=", section())
+    assert len(keys) >= 6
+    for key in keys:
+        lookup(values(), key)
+
+
+def test_the_object_names_in_the_commands_are_the_ones_the_chart_creates(render):
+    installed = render(release=RELEASE, namespace=NAMESPACE)
+    text = section()
+    deployment = installed.one("Deployment")["metadata"]["name"]
+    assert f"deployment/{deployment}" in text
+    names = {installed.one(kind)["metadata"]["name"]
+             for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")}
+    assert len(names) == 1
+    assert f"validatingwebhookconfiguration,mutatingwebhookconfiguration {names.pop()}" in text
+    validating = installed.one("ValidatingWebhookConfiguration")["webhooks"][0]["name"]
+    assert f'"{validating}" denied the request' in text
+    service = installed.one("Service")["metadata"]["name"]
+    assert f"--hosts {service}.{NAMESPACE}.svc " in text
+    assert f"app.kubernetes.io/instance={RELEASE}" in text
+
+
+def test_the_denial_shown_is_what_the_webhook_answers(capsys):
+    text = section()
+    (example,) = re.findall(r"< (examples/admission/[\w.-]+\.json) \\\n\s+\| kubectl apply --dry-run=server", text)
+    assert main(["review", str(ROOT / example)]) == 1
+    message = json.loads(capsys.readouterr().out)["response"]["status"]["message"]
+    shown = re.search(r"denied the request:\n# (.*)\n", text)
+    assert shown and shown.group(1) == message
+
+
+@pytest.mark.parametrize("path", ["examples/objects/workload-resource-sharing.yaml",
+                                  "examples/admission/pcs-create-warnings.json"])
+def test_the_files_the_section_uses_exist(path):
+    assert path in section()
+    assert (ROOT / path).is_file()
+
+
+def test_the_install_notes_name_the_objects_installed(render):
+    installed = render(release=RELEASE, namespace=NAMESPACE)
+    notes = installed.notes
+    assert f"kubectl -n {NAMESPACE} rollout status deployment/{installed.one('Deployment')['metadata']['name']}" in notes
+    assert "kubectl delete validatingwebhookconfiguration,mutatingwebhookconfiguration grove-sharing-webhook" in notes
+    assert notes.index("kubectl delete validatingwebhookconfiguration") < notes.index("helm uninstall")
+    assert f"every namespace except {NAMESPACE} and kube-system" in notes
