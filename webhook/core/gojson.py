@@ -62,7 +62,7 @@ def marshal(value: Any) -> str:
     """A value as Go's ``json.Marshal`` writes it: compact, map keys sorted, mappings in given order.
 
     Mappings that stand for Go structs must already hold their keys in the struct's field order
-    (see ``models``); plain ``dict`` values that stand for Go maps are sorted here only when wrapped in
+    (``gotypes`` builds them so); mappings that stand for Go maps are sorted here when wrapped in
     ``GoMap``.
     """
     if value is None:

@@ -29,7 +29,9 @@ TEMPLATE = Path("spec").child("template")
 
 
 def _sharing(owner: BaseModel, entries: Sequence[ResourceSharingSpec]) -> list[dict[str, Any]] | None:
-    """A ``resourceSharing`` list as Go holds it: None (nil) when the field was not sent."""
+    """A ``resourceSharing`` list as Go holds it: None (nil) when the field was not sent. An explicit
+    ``null`` reads as empty here (the model cannot tell them apart); the API server never sends
+    one, since it prunes nulls of fields the CRD does not declare nullable."""
     if "resource_sharing" not in owner.model_fields_set and not entries:
         return None
     return [e.go_value() for e in entries]
