@@ -12,7 +12,6 @@ from typing import Any
 
 from pydantic import Field
 
-from webhook.core import dra
 from webhook.core.meta import GoList, GoStr, GoStrList, GoStrMap, Int32, KubeModel, ObjectMeta
 
 
@@ -96,9 +95,6 @@ class ResourceClaimTemplateConfig(KubeModel):
         devices = spec.get("devices") if isinstance(spec, dict) else None
         requests = devices.get("requests") if isinstance(devices, dict) else None
         return len(requests) if isinstance(requests, list) else 0
-
-    def go_value(self) -> dict[str, Any]:
-        return {"name": self.name, "templateSpec": dra.template_spec(self.template_spec)}
 
 
 class PodCliqueSpec(KubeModel):
