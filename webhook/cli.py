@@ -20,6 +20,7 @@ from pydantic_settings import BaseSettings
 
 from webhook import __version__, options
 from webhook.errors import CommandError
+from webhook.reconciler.settings import ReconcileSettings
 from webhook.settings import CertsSettings, ReviewSettings, ServeSettings
 
 USAGE_EXIT = 2
@@ -52,6 +53,12 @@ COMMANDS: tuple[Command, ...] = (
         "Make a development CA and a serving certificate signed by it (kept when still valid).",
         CertsSettings,
         "webhook.certs:certs",
+    ),
+    Command(
+        "reconcile",
+        "Create, adopt and clean up the shared ResourceClaims of every PodCliqueSet (the sidecar).",
+        ReconcileSettings,
+        "webhook.reconciler.command:reconcile",
     ),
 )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -9,7 +10,16 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from fakeapi import FakeApiServer
-from webhook.kube.access import ACCESS, AccessDenied, ApiRequest, Component, Scope, api_request, guarded
+from webhook.kube.access import (
+    ACCESS,
+    AccessDenied,
+    ApiRequest,
+    Component,
+    Scope,
+    api_request,
+    guarded,
+    markdown_table,
+)
 
 BASE = "http://127.0.0.1:1"
 
@@ -133,3 +143,8 @@ def test_own_namespace_rules_hold_only_in_the_own_namespace(fake_api: FakeApiSer
         leases.read_namespaced_lease("l", "grove-system")
     with pytest.raises(AccessDenied, match="may not get leases.coordination.k8s.io in namespace 'default'"):
         leases.read_namespaced_lease("l", "default")
+
+
+def test_the_readme_lists_the_reconciler_s_access() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert markdown_table(Component.RECONCILER) in readme

@@ -11,6 +11,7 @@ class (or library, such as the leader-election lock) made it.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -124,13 +125,13 @@ def api_request(method: str, url: str) -> ApiRequest | None:
 
 
 class Access:
-    """One component's table, checked request by request; remembers which rules were used."""
+    """One component's table, checked request by request; counts the requests it allowed."""
 
     def __init__(self, component: Component, own_namespace: str | None = None) -> None:
         self.component = component
         self.rules = ACCESS[component]
         self.own_namespace = own_namespace
-        self._used: set[tuple[str, str, str]] = set()
+        self._calls: Counter[tuple[str, str, str]] = Counter()
         self._lock = threading.Lock()
 
     def check(self, request: ApiRequest) -> None:
@@ -143,15 +144,20 @@ class Access:
             if rule.scope is Scope.OWN_NAMESPACE and request.namespace != self.own_namespace:
                 continue
             with self._lock:
-                self._used.add((res.group, res.plural, request.verb))
+                self._calls[(res.group, res.plural, request.verb)] += 1
             return
         raise AccessDenied(f"the {self.component} may not {request} (not in its access table)")
 
     @property
+    def calls(self) -> Counter[tuple[str, str, str]]:
+        """Requests allowed so far, by (group, resource, verb)."""
+        with self._lock:
+            return Counter(self._calls)
+
+    @property
     def used(self) -> set[tuple[str, str, str]]:
         """(group, resource, verb) of every request allowed so far."""
-        with self._lock:
-            return set(self._used)
+        return set(self.calls)
 
 
 class GuardedApiClient(client.ApiClient):  # type: ignore[misc]
@@ -168,6 +174,19 @@ class GuardedApiClient(client.ApiClient):  # type: ignore[misc]
             raise AccessDenied(f"the {self.access.component} may not {method} {urlsplit(url).path}")
         self.access.check(request)
         return super().call_api(method, url, *args, **kwargs)
+
+
+SCOPE_TEXT = {Scope.CLUSTER: "all namespaces (ClusterRole)", Scope.OWN_NAMESPACE: "its own namespace (Role)"}
+
+
+def markdown_table(component: Component) -> str:
+    """The component's access as the README shows it (a test keeps the two equal)."""
+    rows = ["| API group | resource | verbs | where |", "|---|---|---|---|"]
+    for rule in ACCESS[component]:
+        group = f"`{rule.resource.group}`" if rule.resource.group else '`""` (core)'
+        verbs = ", ".join(sorted(rule.verbs))
+        rows.append(f"| {group} | `{rule.resource.plural}` | {verbs} | {SCOPE_TEXT[rule.scope]} |")
+    return "\n".join(rows) + "\n"
 
 
 def guarded(api: client.ApiClient, component: Component, own_namespace: str | None = None) -> GuardedApiClient:

@@ -1,0 +1,67 @@
+"""Fixtures: the fake API server, and reconcilers running in this process against it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakeapi import FakeApiServer, new_api_client, wait_until
+from fakeapi.fixtures import fake_api, fake_api_server, kube_api_client, kubeconfig_path  # noqa: F401
+from webhook.kube.access import Component, guarded
+from webhook.reconciler.controller import Controller
+from webhook.reconciler.settings import ReconcileSettings
+
+WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
+FAST = {"backoff_base": 0.05, "backoff_max": 0.5, "health_port": 0, "resync_period": 60.0}
+
+
+class Running:
+    """A reconciler running in a thread; ``stop`` returns its exit code."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
+        self.exit_code: int | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        self.exit_code = self.controller.run()
+
+    @property
+    def writes(self) -> int:
+        """Requests this reconciler sent that change something (from its client's access record)."""
+        calls = self.controller.api.access.calls
+        return sum(n for (_, _, verb), n in calls.items() if verb in WRITE_VERBS)
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        self.controller.request_stop()
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "the reconciler did not stop"
+        return self.exit_code
+
+    def wait_active(self) -> None:
+        wait_until(lambda: self.controller.active, message="reconciler workers started")
+
+
+Start = Callable[..., Running]
+
+
+@pytest.fixture
+def start_reconciler(fake_api: FakeApiServer, kubeconfig_path: Path) -> Iterator[Start]:
+    running: list[Running] = []
+
+    def start(identity: str = "reconciler-a", **options: Any) -> Running:
+        settings = ReconcileSettings(**{**FAST, **options})
+        api = guarded(new_api_client(kubeconfig_path), Component.RECONCILER, "default")
+        handle = Running(Controller(api, settings, identity, "default"))
+        running.append(handle)
+        return handle
+
+    yield start
+    for handle in running:
+        if handle.exit_code is None:
+            handle.stop()

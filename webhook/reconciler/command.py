@@ -1,0 +1,64 @@
+"""``webhook reconcile``: configuration, signals and exit codes around the controller."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+import uuid
+from pathlib import Path
+from types import FrameType
+
+from kubernetes import config
+
+from webhook import logs
+from webhook.errors import CommandError
+from webhook.kube.access import Component, guarded
+from webhook.kube.config import KubeConfigError, api_client, in_cluster
+from webhook.reconciler.controller import Controller
+from webhook.reconciler.settings import ReconcileSettings
+
+log = logging.getLogger(__name__)
+
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+def own_namespace(kubeconfig: Path | None) -> str:
+    """The namespace this process runs in: the service account's in a pod, else the kubeconfig
+    context's, else ``default``."""
+    if in_cluster() and SERVICE_ACCOUNT_NAMESPACE.is_file():
+        return SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
+    try:
+        _, active = config.list_kube_config_contexts(config_file=str(kubeconfig) if kubeconfig else None)
+    except Exception:  # noqa: BLE001 - no usable context: fall back to the default namespace
+        return "default"
+    return str((active or {}).get("context", {}).get("namespace") or "default")
+
+
+def identity() -> str:
+    """Unique per process, recognisable per pod (the hostname is the pod's name)."""
+    return f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+
+
+def reconcile(settings: ReconcileSettings) -> int:
+    logs.configure(settings.log_level, settings.log_format)
+    if settings.log_level != "debug":
+        # The library logs every retry of a standby at INFO.
+        logging.getLogger("leaderelection").setLevel(logging.WARNING)
+    try:
+        api = api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
+    except KubeConfigError as err:
+        raise CommandError(str(err)) from None
+    namespace = settings.leader_election_namespace or own_namespace(settings.kubeconfig)
+    try:
+        controller = Controller(guarded(api, Component.RECONCILER, namespace), settings, identity(), namespace)
+    except OSError as err:
+        raise CommandError(f"cannot listen on {settings.health_host}:{settings.health_port}: {err.strerror or err}") from None
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        log.info("received %s", signal.Signals(signum).name)
+        controller.request_stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    return controller.run()

@@ -1,0 +1,204 @@
+"""The reconciler process: caches, work queue, workers, resync, leader election and probes, wired.
+
+Caches run on every replica, leader or not, so a standby that takes over starts from warm caches.
+Workers run only while this replica may write: always without leader election, and between
+acquiring and losing (or releasing) the lease with it. Events keep queueing keys on a standby; the
+queue holds each key once, so that costs one entry per PodCliqueSet at most.
+
+Stopping (SIGTERM, or a lost lease) lets the claim write under way finish, then workers take no
+more keys and no further write is started; informers and probes stop, the lease is released if
+held, and ``run`` returns 0, or 1 after a lost lease.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from webhook.kube.access import GuardedApiClient
+from webhook.reconciler.cache import Caches
+from webhook.reconciler.events import EventRecorder
+from webhook.reconciler.health import HealthServer
+from webhook.reconciler.index import PcsKey
+from webhook.reconciler.leader import LeaderElector
+from webhook.reconciler.metrics import ReconcilerMetrics
+from webhook.reconciler.queue import WorkQueue
+from webhook.reconciler.reconcile import Interrupted, Outcome, PodCliqueSetReconciler
+from webhook.reconciler.settings import ReconcileSettings
+
+log = logging.getLogger(__name__)
+
+COMPONENT = "grove-sharing-reconciler"
+JOIN_TIMEOUT = 60.0
+
+
+class Controller:
+    def __init__(self, api: GuardedApiClient, settings: ReconcileSettings, identity: str, own_namespace: str) -> None:
+        self.api = api
+        self.settings = settings
+        self.identity = identity
+        self.metrics = ReconcilerMetrics()
+        self.queue: WorkQueue[PcsKey] = WorkQueue(settings.backoff_base, settings.backoff_max)
+        self.metrics.observe_queue(lambda: len(self.queue), lambda: self.queue.waiting)
+        self.caches = Caches(api, settings.namespace, self.queue.add_after)
+        self.metrics.caches_synced.set_function(lambda: 1 if self.caches.synced else 0)
+        self.recorder = EventRecorder(api, COMPONENT, identity)
+        self.stopping = threading.Event()
+        """Set when no new write may start: workers stop between two writes."""
+        self.reconciler = PodCliqueSetReconciler(api, self.caches, self.recorder, self.metrics, self.stopping)
+        self.elector = (
+            LeaderElector(
+                api,
+                namespace=own_namespace,
+                name=settings.leader_election_id,
+                identity=identity,
+                lease_duration=settings.lease_duration,
+                renew_deadline=settings.renew_deadline,
+                retry_period=settings.retry_period,
+                on_started=self._activate,
+                on_stopped=self._lose,
+            )
+            if settings.leader_elect
+            else None
+        )
+        self.health = HealthServer(settings.health_host, settings.health_port, self.readiness, self.metrics.registry)
+        self._stop = threading.Event()
+        self._lost = threading.Event()
+        self._active = threading.Event()
+        self._workers: list[threading.Thread] = []
+        self._workers_lock = threading.Lock()
+
+    # --- state -----------------------------------------------------------------------------------
+
+    def readiness(self) -> str | None:
+        """None when ready: caches synced and, with leader election, leading or a healthy standby."""
+        if self.stopping.is_set():
+            return "shutting down"
+        if not self.caches.synced:
+            return "caches not synced"
+        if self.elector is not None and not (self.elector.leading or self.elector.healthy):
+            return "leader election cannot reach the lease"
+        return None
+
+    @property
+    def active(self) -> bool:
+        """Workers are running (this replica may write claims)."""
+        return self._active.is_set()
+
+    # --- running ---------------------------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        """Safe from a signal handler: only sets an event."""
+        self._stop.set()
+
+    def run(self) -> int:
+        self.health.start()
+        self.caches.start()
+        log.info(
+            "reconciler %s started: %s, %d workers, probes on %s:%d",
+            self.identity,
+            f"namespace {self.settings.namespace}" if self.settings.namespace else "all namespaces",
+            self.settings.workers,
+            self.settings.health_host,
+            self.health.port,
+        )
+        if self.elector is not None:
+            self.elector.start()
+        else:
+            self._activate()
+        next_resync = time.monotonic() + self.settings.resync_period
+        while not self._stop.is_set():
+            now = time.monotonic()
+            if now >= next_resync:
+                next_resync = now + self.settings.resync_period
+                if self.active:
+                    self._enqueue_all()
+            self._stop.wait(max(next_resync - now, 0.0))
+        return self._shut_down()
+
+    def _activate(self) -> None:
+        self.metrics.leader.set(1)
+        threading.Thread(target=self._start_workers, name="start-workers", daemon=True).start()
+
+    def _start_workers(self) -> None:
+        while not self.caches.synced:
+            if self._stop.wait(0.05) or self.stopping.is_set():
+                return
+        with self._workers_lock:
+            if self.stopping.is_set():
+                return
+            self._enqueue_all()
+            for n in range(self.settings.workers):
+                worker = threading.Thread(target=self._work, name=f"worker-{n}", daemon=True)
+                self._workers.append(worker)
+                worker.start()
+            self._active.set()
+
+    def _lose(self) -> None:
+        self.metrics.leader.set(0)
+        self._lost.set()
+        self.stopping.set()
+        self._stop.set()
+
+    def _enqueue_all(self) -> None:
+        for key in self.caches.pcs_keys():
+            self.queue.add(key)
+
+    def _work(self) -> None:
+        while (key := self.queue.get()) is not None:
+            started = time.perf_counter()
+            outcome: Outcome | None = None
+            try:
+                outcome = self.reconciler.reconcile(key)
+            except Interrupted:
+                self.queue.done(key)
+                return
+            except Exception:  # noqa: BLE001 - one PodCliqueSet's trouble must not end the worker
+                log.exception("reconcile of PodCliqueSet %s/%s failed", *key)
+            finally:
+                self.metrics.duration.observe(time.perf_counter() - started)
+            self._finish(key, outcome)
+            self.queue.done(key)
+
+    def _finish(self, key: PcsKey, outcome: Outcome | None) -> None:
+        if outcome is not None and (outcome.created or outcome.adopted or outcome.deleted):
+            log.info(
+                "PodCliqueSet %s/%s: created %d, adopted %d, deleted %d claims",
+                *key,
+                len(outcome.created),
+                len(outcome.adopted),
+                len(outcome.deleted),
+            )
+        if outcome is not None and outcome.ok:
+            self.queue.forget(key)
+            self.metrics.reconciles.labels("success").inc()
+            return
+        self.metrics.reconciles.labels("error").inc()
+        self.metrics.reconcile_errors.inc()
+        delay = self.queue.add_rate_limited(key)
+        if outcome is not None:
+            log.warning(
+                "PodCliqueSet %s/%s: %d claims not as desired, retrying in %.1fs: %s",
+                *key,
+                len(outcome.failures),
+                delay,
+                "; ".join(outcome.failures[:3]),
+            )
+
+    def _shut_down(self) -> int:
+        lost = self._lost.is_set()
+        log.info("reconciler %s stopping%s", self.identity, " after losing the lease" if lost else "")
+        with self._workers_lock:
+            self.stopping.set()
+            self.queue.shut_down()
+            workers = list(self._workers)
+        for worker in workers:
+            worker.join(JOIN_TIMEOUT)
+        self._active.clear()
+        if self.elector is not None:
+            self.elector.release()
+        self.metrics.leader.set(0)
+        self.caches.stop()
+        self.health.stop()
+        return 1 if lost else 0

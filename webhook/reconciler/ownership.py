@@ -1,0 +1,103 @@
+"""Who controls a claim, and the metadata change that makes an existing claim ours (§4.6, §4.7).
+
+Grove adopts with controller-runtime's ``SetControllerReference``: a claim with no controller, or
+controlled by an object of the same group, kind and name (a re-created owner with a new UID), gets
+our controller reference in place of the old one; a claim controlled by anything else is refused.
+Labels are merged: existing keys stay, Grove's keys win. ``spec`` is never part of the change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from webhook.core.sharing import DesiredClaim, OwnerReference
+
+Reference = Mapping[str, Any]
+
+
+def controller_of(references: Sequence[Reference]) -> Reference | None:
+    return next((r for r in references if r.get("controller") is True), None)
+
+
+def _group(api_version: str) -> str:
+    return api_version.rpartition("/")[0]
+
+
+def same_object(reference: Reference, owner: OwnerReference) -> bool:
+    """Same group, kind and name: the UID is not compared, as in controller-runtime."""
+    return (
+        _group(str(reference.get("apiVersion", ""))) == _group(owner.api_version)
+        and reference.get("kind") == owner.kind
+        and reference.get("name") == owner.name
+    )
+
+
+def controller_reference(owner: OwnerReference) -> dict[str, Any]:
+    return {
+        "apiVersion": owner.api_version,
+        "kind": owner.kind,
+        "name": owner.name,
+        "uid": owner.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedByOther:
+    """The claim has a controller that is not the desired owner: reported, never changed."""
+
+    controller: Reference
+
+    def message(self, namespace: str, name: str) -> str:
+        return (
+            f"Object {namespace}/{name} is already owned by another {self.controller.get('kind')} "
+            f"controller {self.controller.get('name')}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataChange:
+    """The labels that differ and, when the controller reference changes, the whole new list."""
+
+    labels: dict[str, str]
+    owner_references: list[dict[str, Any]] | None
+
+    @property
+    def adopts(self) -> bool:
+        return self.owner_references is not None
+
+    def merge_patch(self, resource_version: str) -> dict[str, Any]:
+        """A JSON merge patch. A new reference list replaces the old one whole, so it carries the
+        resourceVersion it was computed from: a concurrent change to the list fails with 409
+        instead of being overwritten."""
+        metadata: dict[str, Any] = {}
+        if self.labels:
+            metadata["labels"] = self.labels
+        if self.owner_references is not None:
+            metadata["ownerReferences"] = self.owner_references
+            metadata["resourceVersion"] = resource_version
+        return {"metadata": metadata}
+
+
+def plan(
+    labels: Mapping[str, str], references: Sequence[Reference], desired: DesiredClaim
+) -> MetadataChange | OwnedByOther | None:
+    """What to change on an existing claim so that it matches ``desired``; None when nothing."""
+    controller = controller_of(references)
+    if controller is not None and not same_object(controller, desired.owner):
+        return OwnedByOther(controller)
+    changed_labels = {k: v for k, v in desired.labels.items() if labels.get(k) != v}
+    ours = controller_reference(desired.owner)
+    new_references = [dict(r) for r in references]
+    index = next((i for i, r in enumerate(references) if same_object(r, desired.owner)), None)
+    if index is None:
+        new_references.append(ours)
+    else:
+        new_references[index] = ours
+    changed_references = new_references if new_references != [dict(r) for r in references] else None
+    if not changed_labels and changed_references is None:
+        return None
+    return MetadataChange(changed_labels, changed_references)

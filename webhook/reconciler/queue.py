@@ -1,0 +1,116 @@
+"""The work queue of PodCliqueSet keys, with client-go's workqueue semantics.
+
+A key waits in the queue at most once however many events name it; a key is processed by one
+worker at a time, and a key added while it is processed runs again once that worker is done, so
+no change is lost and no two workers ever write the same PodCliqueSet's claims. Failed keys come
+back after a capped exponential delay of their own, so one failing owner never delays another.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+
+class WorkQueue(Generic[K]):
+    def __init__(self, base_delay: float, max_delay: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.base_delay, self.max_delay = base_delay, max_delay
+        self._clock = clock
+        self._ready: deque[K] = deque()
+        self._dirty: set[K] = set()
+        self._processing: set[K] = set()
+        self._waiting: list[tuple[float, int, K]] = []
+        self._sequence = itertools.count()
+        self._failures: dict[K, int] = {}
+        self._shutting_down = False
+        self._condition = threading.Condition()
+
+    def add(self, key: K) -> None:
+        with self._condition:
+            self._add(key)
+
+    def _add(self, key: K) -> None:
+        if self._shutting_down or key in self._dirty:
+            return
+        self._dirty.add(key)
+        if key not in self._processing:
+            self._ready.append(key)
+            self._condition.notify()
+
+    def add_after(self, key: K, delay: float) -> None:
+        with self._condition:
+            if delay <= 0:
+                self._add(key)
+                return
+            heapq.heappush(self._waiting, (self._clock() + delay, next(self._sequence), key))
+            self._condition.notify()
+
+    def add_rate_limited(self, key: K) -> float:
+        """Add ``key`` after its next backoff delay (base, 2x base, ... up to the cap); returns it."""
+        with self._condition:
+            failures = self._failures.get(key, 0)
+            self._failures[key] = failures + 1
+        delay = min(self.base_delay * 2.0 ** min(failures, 64), self.max_delay)
+        self.add_after(key, delay)
+        return delay
+
+    def forget(self, key: K) -> None:
+        """The key succeeded: its next failure starts again from the base delay."""
+        with self._condition:
+            self._failures.pop(key, None)
+
+    def failures(self, key: K) -> int:
+        with self._condition:
+            return self._failures.get(key, 0)
+
+    def get(self) -> K | None:
+        """The next ready key, marked as processing; None once the queue is shut down."""
+        with self._condition:
+            while not self._shutting_down:
+                self._promote_due()
+                if self._ready:
+                    key = self._ready.popleft()
+                    self._dirty.discard(key)
+                    self._processing.add(key)
+                    return key
+                timeout = self._waiting[0][0] - self._clock() if self._waiting else None
+                self._condition.wait(timeout)
+            return None
+
+    def done(self, key: K) -> None:
+        with self._condition:
+            self._processing.discard(key)
+            if key in self._dirty:
+                self._ready.append(key)
+                self._condition.notify()
+
+    def _promote_due(self) -> None:
+        now = self._clock()
+        while self._waiting and self._waiting[0][0] <= now:
+            _, _, key = heapq.heappop(self._waiting)
+            self._add(key)
+
+    def shut_down(self) -> None:
+        """Workers get None from now on; keys still queued are dropped (the next leader, or the next
+        start, lists everything anyway)."""
+        with self._condition:
+            self._shutting_down = True
+            self._condition.notify_all()
+
+    def __len__(self) -> int:
+        """Keys ready to be processed (the queue depth a metric reports)."""
+        with self._condition:
+            return len(self._ready)
+
+    @property
+    def waiting(self) -> int:
+        """Keys waiting for their retry delay."""
+        with self._condition:
+            return len(self._waiting)

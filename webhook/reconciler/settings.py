@@ -1,0 +1,113 @@
+"""The options of ``webhook reconcile``, one typed table (see ``webhook.options``): each is also
+read from ``WEBHOOK_<OPTION>``, e.g. ``WEBHOOK_LEADER_ELECT=true``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import Field, field_validator, model_validator
+
+from webhook.settings import LoggingSettings
+
+NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+class ReconcileSettings(LoggingSettings):
+    kubeconfig: Path | None = Field(
+        None,
+        description=(
+            "Kubeconfig of the cluster to reconcile. Without it: the in-cluster service account in a "
+            "pod (KUBERNETES_SERVICE_HOST set), else KUBECONFIG or ~/.kube/config."
+        ),
+        json_schema_extra={"metavar": "FILE", "default_text": "in-cluster or default kubeconfig"},
+    )
+    namespace: str | None = Field(
+        None,
+        description="Watch and reconcile PodCliqueSets in this one namespace only.",
+        json_schema_extra={"default_text": "all namespaces"},
+    )
+    workers: int = Field(
+        2,
+        ge=1,
+        le=64,
+        description="PodCliqueSets reconciled at the same time (one worker per PodCliqueSet at a time).",
+        json_schema_extra={"metavar": "N"},
+    )
+    resync_period: float = Field(
+        300.0,
+        gt=0,
+        description="Seconds between re-queues of every PodCliqueSet; repairs what no watch event reported.",
+        json_schema_extra={"metavar": "SECONDS"},
+    )
+    backoff_base: float = Field(
+        0.5,
+        gt=0,
+        description="Seconds before the first retry of a failed PodCliqueSet; doubles on each failure.",
+        json_schema_extra={"metavar": "SECONDS"},
+    )
+    backoff_max: float = Field(
+        300.0, gt=0, description="Longest delay between retries.", json_schema_extra={"metavar": "SECONDS"}
+    )
+    health_host: str = Field(
+        "127.0.0.1",
+        description="Address of the plain-HTTP /healthz, /readyz and /metrics endpoints (0.0.0.0 in a pod).",
+        json_schema_extra={"metavar": "HOST"},
+    )
+    health_port: int = Field(
+        8081,
+        ge=0,
+        le=65535,
+        description="Port of /healthz, /readyz and /metrics (0: any free port, logged at start).",
+        json_schema_extra={"metavar": "PORT"},
+    )
+    leader_elect: bool = Field(
+        False,
+        description=(
+            "Reconcile only while holding a coordination.k8s.io Lease, so several replicas are safe. "
+            "Losing the lease ends the process with exit code 1."
+        ),
+    )
+    leader_election_namespace: str | None = Field(
+        None,
+        description="Namespace of the Lease.",
+        json_schema_extra={
+            "metavar": "NAMESPACE",
+            "default_text": "the pod's namespace, else the kubeconfig context's, else default",
+        },
+    )
+    leader_election_id: str = Field(
+        "grove-sharing-reconciler", min_length=1, description="Name of the Lease.", json_schema_extra={"metavar": "NAME"}
+    )
+    lease_duration: int = Field(
+        15,
+        ge=2,
+        description="Seconds a standby waits after the last renewal before taking the lease over.",
+        json_schema_extra={"metavar": "SECONDS"},
+    )
+    renew_deadline: int = Field(
+        10,
+        ge=2,
+        description="Seconds the leader keeps retrying a renewal before it gives the lease up.",
+        json_schema_extra={"metavar": "SECONDS"},
+    )
+    retry_period: int = Field(
+        2, ge=1, description="Seconds between attempts to acquire or renew the lease.", json_schema_extra={"metavar": "SECONDS"}
+    )
+
+    @field_validator("namespace", "leader_election_namespace")
+    @classmethod
+    def _one_namespace(cls, value: str | None) -> str | None:
+        if value is not None and not NAMESPACE.fullmatch(value):
+            raise ValueError(f"{value!r} is not one namespace name (lower-case letters, digits and '-')")
+        return value or None
+
+    @model_validator(mode="after")
+    def _lease_timing(self) -> ReconcileSettings:
+        if self.lease_duration <= self.renew_deadline:
+            raise ValueError("--lease-duration must be longer than --renew-deadline")
+        if self.renew_deadline <= 1.2 * self.retry_period:
+            raise ValueError("--renew-deadline must be longer than 1.2 x --retry-period")
+        if self.backoff_max < self.backoff_base:
+            raise ValueError("--backoff-max must not be shorter than --backoff-base")
+        return self
