@@ -50,7 +50,7 @@ def test_a_repeat_counts_on_the_same_event(fake_api: FakeApiServer, kube_api_cli
 
 def test_an_expired_event_is_written_anew(fake_api: FakeApiServer, recorder: EventRecorder) -> None:
     recorder.warning(PCS, "ResourceClaimOwnedByOther", "owned by another")
-    fake_api.store.clear()  # the API server dropped it (events expire after an hour)
+    fake_api.reset()  # the API server dropped it (events expire after an hour)
     recorder.warning(PCS, "ResourceClaimOwnedByOther", "owned by another")
     assert [e["count"] for e in fake_api.list("events", "default")] == [1]
 

@@ -160,10 +160,16 @@ class Access:
         return set(self.calls)
 
 
+POOL_SIZE = 32
+"""Connections kept per client: the watches hold one each for good, and the reconciler writes
+several claims at once (the client's default is five per CPU)."""
+
+
 class GuardedApiClient(client.ApiClient):  # type: ignore[misc]
     """An ``ApiClient`` that sends only what its component's access table allows."""
 
     def __init__(self, configuration: client.Configuration, access: Access) -> None:
+        configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0, POOL_SIZE)
         super().__init__(configuration)
         self.access = access
         self.user_agent = f"grove-sharing-webhook/{__version__} ({access.component})"

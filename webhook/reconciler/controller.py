@@ -17,6 +17,7 @@ import threading
 import time
 
 from webhook.kube.access import GuardedApiClient
+from webhook.reconciler.batches import write_pool
 from webhook.reconciler.cache import Caches
 from webhook.reconciler.events import EventRecorder
 from webhook.reconciler.health import HealthServer
@@ -46,7 +47,10 @@ class Controller:
         self.recorder = EventRecorder(api, COMPONENT, identity)
         self.stopping = threading.Event()
         """Set when no new write may start: workers stop between two writes."""
-        self.reconciler = PodCliqueSetReconciler(api, self.caches, self.recorder, self.metrics, self.stopping)
+        self.writes = write_pool()
+        self.reconciler = PodCliqueSetReconciler(
+            api, self.caches, self.recorder, self.metrics, self.stopping, self.writes
+        )
         self.elector = (
             LeaderElector(
                 api,
@@ -195,6 +199,7 @@ class Controller:
             workers = list(self._workers)
         for worker in workers:
             worker.join(JOIN_TIMEOUT)
+        self.writes.shutdown(wait=True)
         self._active.clear()
         if self.elector is not None:
             self.elector.release()

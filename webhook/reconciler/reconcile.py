@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from kubernetes import client
@@ -22,11 +23,12 @@ from webhook.reconciler.apierrors import CONFLICT, status_message
 from webhook.reconciler.cache import Caches
 from webhook.reconciler.children import current_children
 from webhook.reconciler.claimrecord import ClaimRecord
-from webhook.reconciler.claims import ClaimApi, InvalidClaim, claim_body
+from webhook.reconciler.batches import slow_start
+from webhook.reconciler.claims import ClaimApi, InvalidClaim, claim_body, claim_model
 from webhook.reconciler.events import EventRecorder, Regarding
 from webhook.reconciler.index import PcsKey
 from webhook.reconciler.metrics import ReconcilerMetrics
-from webhook.reconciler.ownership import MetadataChange, OwnedByOther, plan
+from webhook.reconciler.ownership import OwnedByOther, plan
 from webhook.reconciler.templates import TemplateError, Templates
 
 log = logging.getLogger(__name__)
@@ -49,6 +51,32 @@ class Outcome:
     def ok(self) -> bool:
         return not self.failures
 
+    def counts(self) -> tuple[int, int, int]:
+        return len(self.created), len(self.adopted), len(self.deleted)
+
+
+_ACTIONS = (
+    (events.CLAIM_CREATED, "Created"),
+    (events.CLAIM_ADOPTED, "Adopted"),
+    (events.CLAIM_DELETED, "Deleted stale"),
+)
+MESSAGE_BUDGET = 900
+
+
+def describe(verb: str, names: list[str]) -> str:
+    """``Created ResourceClaim a`` or ``Created 3 ResourceClaims: a, b, c``, naming as many claims
+    as fit in an Event message and counting the rest."""
+    if len(names) == 1:
+        return f"{verb} ResourceClaim {names[0]}"
+    head = f"{verb} {len(names)} ResourceClaims: "
+    shown: list[str] = []
+    for name in names:
+        if len(head) + sum(len(n) + 2 for n in shown) + len(name) > MESSAGE_BUDGET:
+            break
+        shown.append(name)
+    rest = len(names) - len(shown)
+    return head + ", ".join(shown) + (f" and {rest} more" if rest else "")
+
 
 def regarding(namespace: str, owned: OwnedSharing) -> Regarding:
     reference = owned.reference
@@ -63,8 +91,10 @@ class PodCliqueSetReconciler:
         recorder: EventRecorder,
         metrics: ReconcilerMetrics,
         stopping: threading.Event,
+        pool: ThreadPoolExecutor,
     ) -> None:
         self._api = api
+        self._pool = pool
         self._claims = ClaimApi(api)
         self._caches = caches
         self._recorder = recorder
@@ -83,53 +113,89 @@ class PodCliqueSetReconciler:
         )
         templates = Templates(self._api, pcs)
         for owned in owners:
-            if self._ensure(namespace, owned, templates, outcome):
-                self._clean_up(key, owned, outcome)
+            before = outcome.counts()
+            try:
+                if self._ensure(namespace, owned, templates, outcome):
+                    self._clean_up(key, owned, outcome)
+            finally:
+                self._report(namespace, owned, outcome, before)
         return outcome
+
+    def _report(self, namespace: str, owned: OwnedSharing, outcome: Outcome, before: tuple[int, int, int]) -> None:
+        """One Event per owner and action, naming the claims: a PodCliqueSet created from nothing
+        costs an Event per owner, not one per claim."""
+        about = regarding(namespace, owned)
+        done = (outcome.created, outcome.adopted, outcome.deleted)
+        for names, start, (reason, verb) in zip(done, before, _ACTIONS, strict=True):
+            if len(names) > start:
+                self._recorder.normal(about, reason, describe(verb, names[start:]))
 
     # --- ensure ----------------------------------------------------------------------------------
 
     def _ensure(self, namespace: str, owned: OwnedSharing, templates: Templates, outcome: Outcome) -> bool:
         """Ensure every claim of one owner; True when all of them are as desired."""
+        about = regarding(namespace, owned)
         complete = True
+        missing: list[tuple[DesiredClaim, client.ResourceV1ResourceClaim]] = []
         for desired in desired_claims(owned):
             existing = self._caches.claim(namespace, desired.name)
-            if existing is None and (namespace, desired.name) in self._caches.recently_deleted:
-                complete = False  # its deletion re-queues this PodCliqueSet shortly
-                continue
             try:
-                if existing is None:
-                    existing = self._create(namespace, owned, desired, templates, outcome)
                 if existing is not None:
-                    self._update(namespace, owned, desired, existing, outcome)
+                    self._update(namespace, desired, existing, outcome)
+                elif (namespace, desired.name) in self._caches.recently_deleted:
+                    complete = False  # its deletion re-queues this PodCliqueSet shortly
+                else:
+                    missing.append((desired, self._new_claim(namespace, desired, templates)))
             except _OwnerFailure as failure:
                 complete = False
-                outcome.failures.append(f"{desired.name}: {failure}")
-                failure.report(self._recorder, regarding(namespace, owned))
-        return complete
+                self._failed(about, desired.name, failure, outcome)
+        written = 0
+        for (desired, _), result in slow_start(self._pool, missing, self._send, self._check_stopping):
+            written += 1
+            try:
+                existing = self._created(namespace, desired, result, outcome)
+                if existing is not None:
+                    self._update(namespace, desired, existing, outcome)
+            except _OwnerFailure as failure:
+                complete = False
+                self._failed(about, desired.name, failure, outcome)
+        return complete and written == len(missing)
 
-    def _create(
-        self, namespace: str, owned: OwnedSharing, desired: DesiredClaim, templates: Templates, outcome: Outcome
-    ) -> ClaimRecord | None:
-        """Create the claim; on a lost race (409) return what exists, for the update path."""
+    def _new_claim(
+        self, namespace: str, desired: DesiredClaim, templates: Templates
+    ) -> client.ResourceV1ResourceClaim:
         try:
             spec = templates.claim_spec(desired.entry)
         except TemplateError as err:
             reason = events.TEMPLATE_NOT_FOUND if err.missing else events.SYNC_FAILED
             raise _OwnerFailure(f'ref "{desired.entry.name}" ({desired.source}): {err}', reason) from None
-        self._check_stopping()
         try:
-            created = self._claims.create(claim_body(namespace, desired, spec))
+            return claim_model(claim_body(namespace, desired, spec))
         except InvalidClaim as err:
             raise _OwnerFailure(f'RC "{desired.name}": {err}') from None
+
+    def _send(self, item: tuple[DesiredClaim, client.ResourceV1ResourceClaim]) -> ClaimRecord | None:
+        """Create one claim (in a pool thread); None when one of that name exists already."""
+        try:
+            return self._claims.create(item[1])
         except ApiException as err:
-            if err.status != CONFLICT:
-                raise _OwnerFailure(f'RC "{desired.name}": {status_message(err)}') from None
+            if err.status == CONFLICT:
+                return None
+            raise
+
+    def _created(
+        self, namespace: str, desired: DesiredClaim, result: ClaimRecord | None | Exception, outcome: Outcome
+    ) -> ClaimRecord | None:
+        """Account for one create; on a lost race (409) return what exists, for the update path."""
+        if isinstance(result, ApiException):
+            raise _OwnerFailure(f'RC "{desired.name}": {status_message(result)}')
+        if isinstance(result, Exception):
+            raise result
+        if result is None:
             return self._read_after_conflict(namespace, desired)
-        self._caches.pending.wrote(created)
+        self._caches.pending.wrote(result)
         outcome.created.append(desired.name)
         self._metrics.claim_written("created")
-        self._recorder.normal(regarding(namespace, owned), events.CLAIM_CREATED, f"Created ResourceClaim {desired.name}")
         return None
 
     def _read_after_conflict(self, namespace: str, desired: DesiredClaim) -> ClaimRecord:
@@ -141,53 +207,46 @@ class PodCliqueSetReconciler:
             raise _OwnerFailure(f'RC "{desired.name}": already exists, then not found; retrying')
         return existing
 
-    def _update(
-        self, namespace: str, owned: OwnedSharing, desired: DesiredClaim, existing: ClaimRecord, outcome: Outcome
-    ) -> None:
+    def _update(self, namespace: str, desired: DesiredClaim, existing: ClaimRecord, outcome: Outcome) -> None:
         change = plan(existing.labels, existing.owner_references, desired)
         if change is None:
             return
         if isinstance(change, OwnedByOther):
             raise _OwnerFailure(change.message(namespace, desired.name), events.OWNED_BY_OTHER)
         self._check_stopping()
-        updated = self._patch(namespace, desired, existing, change)
+        try:
+            updated = self._claims.patch(namespace, desired.name, change.merge_patch(existing.resource_version))
+        except ApiException as err:
+            raise _OwnerFailure(f'RC "{desired.name}": {status_message(err)}') from None
         self._caches.pending.wrote(updated)
         if change.adopts:
             outcome.adopted.append(desired.name)
             self._metrics.claim_written("adopted")
-            self._recorder.normal(
-                regarding(namespace, owned), events.CLAIM_ADOPTED, f"Adopted ResourceClaim {desired.name}"
-            )
         else:
             self._metrics.claim_written("labelled")
 
-    def _patch(self, namespace: str, desired: DesiredClaim, existing: ClaimRecord, change: MetadataChange) -> ClaimRecord:
-        try:
-            return self._claims.patch(namespace, desired.name, change.merge_patch(existing.resource_version))
-        except ApiException as err:
-            raise _OwnerFailure(f'RC "{desired.name}": {status_message(err)}') from None
+    def _failed(self, about: Regarding, name: str, failure: _OwnerFailure, outcome: Outcome) -> None:
+        outcome.failures.append(f"{name}: {failure}")
+        self._recorder.warning(about, failure.reason, str(failure))
 
     # --- clean up --------------------------------------------------------------------------------
 
     def _clean_up(self, key: PcsKey, owned: OwnedSharing, outcome: Outcome) -> None:
-        """Delete this owner's PerReplica claims for replicas it no longer has (§4.8), one by one,
-        by exact name and UID: never a selector that could reach a claim created meanwhile."""
+        """Delete this owner's PerReplica claims for replicas it no longer has (§4.8), each by exact
+        name and UID: never a selector that could reach a claim created meanwhile."""
         claims = {claim.name: claim for claim in self._caches.claims_of(key)}
-        for name in stale_claims(owned, [(c.name, c.labels) for c in claims.values()]):
-            claim = claims[name]
-            self._check_stopping()
-            try:
-                deleted = self._claims.delete(claim)
-            except ApiException as err:
-                message = f'failed to delete stale RC "{name}": {status_message(err)}'
-                outcome.failures.append(message)
-                self._recorder.warning(regarding(key[0], owned), events.SYNC_FAILED, message)
+        stale = [claims[name] for name in stale_claims(owned, [(c.name, c.labels) for c in claims.values()])]
+        for claim, result in slow_start(self._pool, stale, self._claims.delete, self._check_stopping):
+            if isinstance(result, ApiException):
+                message = f'failed to delete stale RC "{claim.name}": {status_message(result)}'
+                self._failed(regarding(key[0], owned), claim.name, _OwnerFailure(message), outcome)
                 continue
+            if isinstance(result, Exception):
+                raise result
             self._caches.pending.wrote(claim, deleted=True)
-            if deleted:
-                outcome.deleted.append(name)
+            if result:
+                outcome.deleted.append(claim.name)
                 self._metrics.claim_written("deleted")
-                self._recorder.normal(regarding(key[0], owned), events.CLAIM_DELETED, f"Deleted stale ResourceClaim {name}")
 
     def _check_stopping(self) -> None:
         if self._stopping.is_set():
@@ -200,7 +259,4 @@ class _OwnerFailure(Exception):
     def __init__(self, message: str, reason: str = events.SYNC_FAILED) -> None:
         super().__init__(message)
         self.reason = reason
-
-    def report(self, recorder: EventRecorder, about: Regarding) -> None:
-        recorder.warning(about, self.reason, str(self))
 
