@@ -101,3 +101,18 @@ def test_workers_share_keys_without_overlap() -> None:
         worker.join(2)
     assert overlaps == []
     assert set(done) == set(range(10))
+
+
+def test_delayed_adds_of_one_key_wait_once_at_the_earliest_time() -> None:
+    now = [100.0]
+    queue: WorkQueue[str] = WorkQueue(0.01, 1, clock=lambda: now[0])
+    for delay in (1.0, 0.5, 0.8, 2.0):
+        queue.add_after("a", delay)
+    assert queue.waiting == 1
+    now[0] = 100.5
+    assert queue.get() == "a"
+    queue.done("a")
+    now[0] = 103.0  # every later delayed add of "a" was folded into the first
+    queue.add("b")
+    assert queue.get() == "b"
+    assert len(queue) == 0 and queue.waiting == 0

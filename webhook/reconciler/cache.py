@@ -124,10 +124,11 @@ class RecentDeletions:
             while self._at and next(iter(self._at.values())) < now - self._delay:
                 self._at.popitem(last=False)
 
-    def __contains__(self, key: ObjectKey) -> bool:
+    def remaining(self, key: ObjectKey) -> float:
+        """Seconds until a claim deleted recently may be re-created; 0 when it may be now."""
         with self._lock:
             at = self._at.get(key)
-        return at is not None and time.monotonic() - at < self._delay
+        return 0.0 if at is None else max(at + self._delay - time.monotonic(), 0.0)
 
 
 class Caches:

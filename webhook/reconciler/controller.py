@@ -177,6 +177,8 @@ class Controller:
         if outcome is not None and outcome.ok:
             self.queue.forget(key)
             self.metrics.reconciles.labels("success").inc()
+            if outcome.requeue_after:
+                self.queue.add_after(key, outcome.requeue_after)
             return
         self.metrics.reconciles.labels("error").inc()
         self.metrics.reconcile_errors.inc()

@@ -27,6 +27,9 @@ class WorkQueue(Generic[K]):
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
         self._waiting: list[tuple[float, int, K]] = []
+        self._ready_at: dict[K, float] = {}
+        """Each waiting key once, at its earliest time: a burst of delayed adds (a deletion event per
+        claim of a scaled-in PodCliqueSet) makes one reconcile, not one per event."""
         self._sequence = itertools.count()
         self._failures: dict[K, int] = {}
         self._shutting_down = False
@@ -49,7 +52,11 @@ class WorkQueue(Generic[K]):
             if delay <= 0:
                 self._add(key)
                 return
-            heapq.heappush(self._waiting, (self._clock() + delay, next(self._sequence), key))
+            ready = self._clock() + delay
+            if self._ready_at.get(key, ready + 1) <= ready:
+                return
+            self._ready_at[key] = ready
+            heapq.heappush(self._waiting, (ready, next(self._sequence), key))
             self._condition.notify()
 
     def add_rate_limited(self, key: K) -> float:
@@ -94,8 +101,10 @@ class WorkQueue(Generic[K]):
     def _promote_due(self) -> None:
         now = self._clock()
         while self._waiting and self._waiting[0][0] <= now:
-            _, _, key = heapq.heappop(self._waiting)
-            self._add(key)
+            ready, _, key = heapq.heappop(self._waiting)
+            if self._ready_at.get(key) == ready:  # else superseded by an earlier time
+                del self._ready_at[key]
+                self._add(key)
 
     def shut_down(self) -> None:
         """Workers get None from now on; keys still queued are dropped (the next leader, or the next
@@ -113,4 +122,4 @@ class WorkQueue(Generic[K]):
     def waiting(self) -> int:
         """Keys waiting for their retry delay."""
         with self._condition:
-            return len(self._waiting)
+            return len(self._ready_at)

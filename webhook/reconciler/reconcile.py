@@ -46,6 +46,9 @@ class Outcome:
     adopted: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    requeue_after: float = 0.0
+    """Seconds after which to reconcile again, though nothing failed (claims deleted a moment ago
+    are re-created only once their owners' deletions, if any, have reached the caches)."""
 
     @property
     def ok(self) -> bool:
@@ -142,8 +145,9 @@ class PodCliqueSetReconciler:
             try:
                 if existing is not None:
                     self._update(namespace, desired, existing, outcome)
-                elif (namespace, desired.name) in self._caches.recently_deleted:
-                    complete = False  # its deletion re-queues this PodCliqueSet shortly
+                elif wait := self._caches.recently_deleted.remaining((namespace, desired.name)):
+                    complete = False
+                    outcome.requeue_after = max(outcome.requeue_after, wait)
                 else:
                     missing.append((desired, self._new_claim(namespace, desired, templates)))
             except _OwnerFailure as failure:
