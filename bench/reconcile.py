@@ -166,7 +166,7 @@ def run(shape: str, workers: int) -> list[dict[str, Any]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
-    arguments = parser.parse_args()
+    arguments, _ = parser.parse_known_args()  # bench/run.py passes every script the same arguments
     print(f"machine: {machine()}; reconciler workers: {arguments.workers}")
     for shape in ("levels", "flat"):
         for result in run(shape, arguments.workers):
