@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -48,6 +49,19 @@ class Running:
 
 
 Start = Callable[..., Running]
+
+
+@pytest.fixture(autouse=True)
+def no_closed_log_streams() -> Iterator[None]:
+    """A command run in-process by an earlier test may leave a root handler on a captured stream
+    that is closed now; the reconciler's threads would log into it."""
+    root = logging.getLogger()
+    closed = [h for h in root.handlers if getattr(getattr(h, "stream", None), "closed", False)]
+    for handler in closed:
+        root.removeHandler(handler)
+    yield
+    for handler in closed:
+        root.addHandler(handler)
 
 
 @pytest.fixture
