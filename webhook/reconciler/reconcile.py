@@ -20,10 +20,10 @@ from kubernetes.client.exceptions import ApiException
 from webhook.core.sharing import DesiredClaim, OwnedSharing, desired_claims, owners_of, stale_claims
 from webhook.reconciler import events
 from webhook.reconciler.apierrors import CONFLICT, status_message
+from webhook.reconciler.batches import slow_start
 from webhook.reconciler.cache import Caches
 from webhook.reconciler.children import current_children
 from webhook.reconciler.claimrecord import ClaimRecord
-from webhook.reconciler.batches import slow_start
 from webhook.reconciler.claims import ClaimApi, InvalidClaim, claim_body, claim_model
 from webhook.reconciler.events import EventRecorder, Regarding
 from webhook.reconciler.index import PcsKey
