@@ -22,6 +22,7 @@ from server.asgi import call
 
 from webhook.core.envelope import Decision
 from webhook.core.pod_admission import MutationOptions, decide, pcs_key, read
+from webhook.kube.access import ACCESS, Component
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
 from webhook.stores import StoreError
@@ -223,3 +224,16 @@ def test_the_server_is_ready_once_synced_and_mutates_with_watched_objects(fake_a
     pod = grove_pod(workload_pcs_raw(), 0, "worker-a", 0)
     answer = call(app, "POST", "/webhooks/mutate-pod", orjson.dumps(pod_review(pod))).json()["response"]
     assert injected(answer) == WORKER_A
+
+
+def test_the_store_uses_exactly_the_webhooks_access_table(fake_api: FakeApiServer, start: Start) -> None:
+    """The chart grants the webhook what its access table declares: list and watch (the cache) and
+    get (a miss), and nothing else is ever sent."""
+    store = start()
+    wait_until(lambda: store.ready, message="synced")
+    fake_api.create(pcs())
+    wait_until(lambda: store.get("default", "rs-test") is not None, message="watched")
+    assert asyncio.run(store.fetch("default", "absent")) is None
+
+    declared = {(r.resource.group, r.resource.plural, verb) for r in ACCESS[Component.WEBHOOK] for verb in r.verbs}
+    assert store.access.used == declared

@@ -22,6 +22,7 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
 from webhook.core.podcliqueset import PodCliqueSet
+from webhook.kube.access import Access, Component, GuardedApiClient, guarded
 from webhook.kube.config import KubeConfigError, api_client
 from webhook.kube.informer import Informer
 from webhook.kube.resources import PODCLIQUESETS
@@ -32,11 +33,11 @@ log = logging.getLogger(__name__)
 NOT_FOUND = 404
 
 
-def _single_attempt(api: client.ApiClient) -> client.ApiClient:
+def _single_attempt(api: GuardedApiClient) -> GuardedApiClient:
     """A client like ``api`` whose requests are sent once, so a timeout bounds the whole call."""
     configuration = copy.deepcopy(api.configuration)
     configuration.retries = False
-    return client.ApiClient(configuration)
+    return GuardedApiClient(configuration, api.access)
 
 
 def parse(obj: dict[str, Any]) -> PodCliqueSet:
@@ -62,6 +63,12 @@ class ClusterStore:
         self._api = api
         self._objects: client.CustomObjectsApi | None = None
         self._informers: dict[str | None, Informer[PodCliqueSet]] = {}
+
+    @property
+    def access(self) -> Access:
+        """What the store has sent so far, by the access table's terms."""
+        assert isinstance(self._api, GuardedApiClient), "the store has not started"
+        return self._api.access
 
     @property
     def ready(self) -> bool:
@@ -116,6 +123,8 @@ class ClusterStore:
                 self._api = api_client(str(self.kubeconfig) if self.kubeconfig else None)
             except KubeConfigError as err:
                 raise StoreError(str(err)) from None
+        # Every call is checked against the webhook's access table, from which the chart's RBAC is written.
+        self._api = guarded(self._api, Component.WEBHOOK)
         self._objects = client.CustomObjectsApi(_single_attempt(self._api))
         for namespace in self.namespaces or [None]:
             informer = Informer(
