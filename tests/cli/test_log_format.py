@@ -10,15 +10,6 @@ import pytest
 from webhook import logs
 
 
-@pytest.fixture(autouse=True)
-def restore_root_logger() -> object:
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-
-
 def test_json_lines_carry_extra_fields_and_the_exception(capsys: pytest.CaptureFixture[str]) -> None:
     logs.configure("info", "json")
     log = logging.getLogger("webhook.server.endpoint")

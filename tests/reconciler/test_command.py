@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import queue
 import re
@@ -104,17 +103,6 @@ def test_probes_metrics_and_a_clean_exit_on_sigterm(fake_api: FakeApiServer, pro
     assert lease is not None and not lease["spec"].get("holderIdentity")  # released for a standby
 
 
-@pytest.fixture
-def root_logging() -> Iterator[None]:
-    """The command configures the root logger for this process; later tests keep theirs."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-
-
-@pytest.mark.usefixtures("root_logging")
 @pytest.mark.parametrize(
     ("argv", "code", "error"),
     [
