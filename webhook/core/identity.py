@@ -7,14 +7,13 @@ PodClique object, both through ``clique_identity``. Error texts are Grove's.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from webhook.core import gojson, labels, naming
 from webhook.core.podcliqueset import PodCliqueScalingGroupConfig, PodCliqueSet, PodCliqueTemplateSpec
 
-_GO_INT = re.compile(r"[+-]?[0-9]+")
+_UINT64_MAX = 2**64 - 1
 
 
 class IdentityError(ValueError):
@@ -22,13 +21,30 @@ class IdentityError(ValueError):
 
 
 def atoi(text: str) -> int:
-    """Go's ``strconv.Atoi``, with its error texts (Python's ``int`` accepts spaces and ``_``)."""
-    if not _GO_INT.fullmatch(text):
-        raise ValueError(f"strconv.Atoi: parsing {gojson.quote(text)}: invalid syntax")
-    value = int(text)
+    """Go's ``strconv.Atoi``, with its error texts (Python's ``int`` accepts spaces and ``_``).
+
+    Go reads the digits one by one and stops at the first problem, so a number that overflows
+    before a bad character is out of range, not bad syntax.
+    """
+    digits = text[1:] if text.startswith(("+", "-")) else text
+    if not digits:
+        raise _atoi_error(text, "invalid syntax")
+    value = 0
+    for char in digits:
+        if not "0" <= char <= "9":
+            raise _atoi_error(text, "invalid syntax")
+        value = value * 10 + ord(char) - ord("0")
+        if value > _UINT64_MAX:
+            break
+    if text.startswith("-"):
+        value = -value
     if not -(2**63) <= value < 2**63:
-        raise ValueError(f"strconv.Atoi: parsing {gojson.quote(text)}: value out of range")
+        raise _atoi_error(text, "value out of range")
     return value
+
+
+def _atoi_error(text: str, problem: str) -> ValueError:
+    return ValueError(f"strconv.Atoi: parsing {gojson.quote(text)}: {problem}")
 
 
 @dataclass(frozen=True, slots=True)
