@@ -353,6 +353,11 @@ LABEL_ERRORS = [
         labelled(A, {POD_INDEX: "-"}),
         f'invalid label {POD_INDEX} on Pod: default/rs-test-0-worker-a-: strconv.Atoi: parsing "-": invalid syntax',
     ),
+    (
+        "pod index negative: no claim could ever exist for it",
+        labelled(A, {POD_INDEX: "-1"}),
+        f"invalid label {POD_INDEX} on Pod: default/rs-test-0-worker-a-: must be greater than or equal to 0",
+    ),
 ]
 
 
@@ -408,6 +413,20 @@ def test_podcliqueset_is_looked_up_in_the_pods_namespace() -> None:
     review["request"]["namespace"] = ""
     decision = mutate(review, store_of(workload_pcs()))
     assert response(decision)["status"]["message"].startswith("PodCliqueSet team-b/rs-test ")
+
+
+def test_a_pod_with_no_namespace_anywhere_is_in_default() -> None:
+    """As ``kubectl`` and the embedded store treat a manifest that names no namespace."""
+    pod = copy.deepcopy(A)
+    del pod["metadata"]["namespace"]
+    review = pod_review(pod)
+    review["request"].pop("namespace", None)
+    parsed = read(orjson.dumps(review))
+    assert not isinstance(parsed, Decision)
+    assert pcs_key(parsed) == ("default", "rs-test")
+    assert_claims(patched_pod(pod, mutate(review, store_of(workload_pcs()))), worker_a(0, 0))
+    missing = mutate(review, {})
+    assert response(missing)["status"]["message"].startswith("PodCliqueSet default/rs-test ")
 
 
 def test_request_namespace_wins_over_the_pods() -> None:

@@ -142,10 +142,17 @@ def scaling_group_config(pcs: PodCliqueSet, identity: CliqueIdentity) -> PodCliq
 
 
 def pod_index(pod_labels: Mapping[str, str], pod_key: str) -> int:
-    """The pod index ``k`` a clique-level PerReplica claim is keyed by."""
+    """The pod index ``k`` a clique-level PerReplica claim is keyed by.
+
+    Grove numbers pods from 0 and creates claims for indices 0..replicas-1 only, so a negative
+    index would name a claim that never exists and leave the pod waiting for it: refused instead.
+    """
     if labels.POD_INDEX not in pod_labels:
         raise IdentityError(f"missing label {labels.POD_INDEX} on Pod: {pod_key}")
     try:
-        return atoi(pod_labels[labels.POD_INDEX])
+        index = atoi(pod_labels[labels.POD_INDEX])
     except ValueError as err:
         raise IdentityError(f"invalid label {labels.POD_INDEX} on Pod: {pod_key}: {err}") from None
+    if index < 0:
+        raise IdentityError(f"invalid label {labels.POD_INDEX} on Pod: {pod_key}: must be greater than or equal to 0")
+    return index

@@ -13,6 +13,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 T = TypeVar("T")
 
+DEFAULT_NAMESPACE = "default"
+"""Where an object that names no namespace goes, as ``kubectl`` puts it."""
+
 
 def _none_to_empty_str(value: Any) -> Any:
     return "" if value is None else value

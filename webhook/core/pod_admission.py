@@ -22,6 +22,7 @@ from webhook.core import admission, envelope, labels
 from webhook.core.admission import AdmissionReview
 from webhook.core.envelope import Decision, ExpectedKind
 from webhook.core.identity import IdentityError, clique_identity, pod_index
+from webhook.core.meta import DEFAULT_NAMESPACE
 from webhook.core.patch import claim_patch
 from webhook.core.pod import Pod, PodHeader
 from webhook.core.podcliqueset import PodCliqueSet
@@ -66,7 +67,9 @@ def read(body: bytes) -> PodReview | Decision:
 
 
 def _namespace(review: PodReview, pod: PodHeader) -> str:
-    return review.request.namespace or pod.metadata.namespace
+    """The API server always sends ``request.namespace`` for a pod; a review written by hand may
+    leave both it and the pod's namespace out, and then means ``default``, as ``kubectl`` would."""
+    return review.request.namespace or pod.metadata.namespace or DEFAULT_NAMESPACE
 
 
 def pcs_key(review: PodReview) -> tuple[str, str] | None:

@@ -20,13 +20,13 @@ import yaml
 from pydantic import ValidationError
 
 from webhook.core.envelope import describe
+from webhook.core.meta import DEFAULT_NAMESPACE
 from webhook.core.podcliqueset import PodCliqueSet
 from webhook.stores.base import StoreError
 
 SUFFIXES = (".yaml", ".yml", ".json")
 GROUP = "grove.io"
 KIND = "PodCliqueSet"
-DEFAULT_NAMESPACE = "default"
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
