@@ -79,6 +79,32 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
                   "resourceClaims": pod_claims(*CLAIMS)}},
     ),
     (
+        "a container claim of that name limited to one request counts as present",
+        {"spec": {"containers": [{"name": "c", "resources": {"claims": [{"name": "p-all-a", "request": "r"}]}}]}},
+        {"spec": {"resourceClaims": pod_claims(*CLAIMS),
+                  "containers": [{"name": "c", "resources": {"claims": [{"name": "p-all-a", "request": "r"}, *refs("p-0-b")]}}]}},
+    ),
+    (
+        "containers are addressed by index, so two of the same name each get the claims",
+        {"spec": {"containers": [{"name": "c"}, {"name": "c", "resources": {"claims": refs("p-0-b")}}]}},
+        {"spec": {"resourceClaims": pod_claims(*CLAIMS),
+                  "containers": [{"name": "c", "resources": {"claims": refs(*CLAIMS)}},
+                                 {"name": "c", "resources": {"claims": refs("p-0-b", "p-all-a")}}]}},
+    ),
+    (
+        "a regular container named grove-initc is the user's and gets the claims",
+        {"spec": {"containers": [{"name": "grove-initc"}], "initContainers": [{"name": "grove-initc"}]}},
+        {"spec": {"resourceClaims": pod_claims(*CLAIMS),
+                  "containers": [{"name": "grove-initc", "resources": {"claims": refs(*CLAIMS)}}],
+                  "initContainers": [{"name": "grove-initc"}]}},
+    ),
+    (
+        "an init container with null resources",
+        {"spec": {"containers": [], "initContainers": [{"name": "setup", "resources": None}]}},
+        {"spec": {"resourceClaims": pod_claims(*CLAIMS), "containers": [],
+                  "initContainers": [{"name": "setup", "resources": {"claims": refs(*CLAIMS)}}]}},
+    ),
+    (
         "a pod without a spec gets one",
         {"metadata": {"name": "p"}},
         {"metadata": {"name": "p"}, "spec": {"resourceClaims": pod_claims(*CLAIMS)}},

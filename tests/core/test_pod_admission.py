@@ -249,6 +249,49 @@ def test_filters_at_podcliqueset_and_scaling_group_level(where: tuple[str, str |
     assert_claims(after, expected)
 
 
+UNFILTERED = {
+    "apiVersion": "grove.io/v1alpha1",
+    "kind": "PodCliqueSet",
+    "metadata": {"name": "p", "namespace": "default"},
+    "spec": {
+        "replicas": 1,
+        "template": {
+            "cliques": [
+                {
+                    "name": "a",
+                    "resourceSharing": [{"name": "c0", "scope": "AllReplicas", "filter": {"childCliqueNames": ["z"]}}],
+                    "spec": {"replicas": 1, "podSpec": {"containers": [{"name": "a"}]}},
+                },
+                {"name": "b", "spec": {"replicas": 1, "podSpec": {"containers": [{"name": "b"}]}}},
+            ],
+            "podCliqueScalingGroups": [
+                {
+                    "name": "g",
+                    "cliqueNames": ["b"],
+                    "resourceSharing": [
+                        {"name": "g0", "scope": "AllReplicas", "filter": {"childCliqueNames": ["g"]}},
+                        {"name": "g1", "scope": "AllReplicas", "filter": {"childScalingGroupNames": ["g"]}},
+                        {"name": "g2", "scope": "AllReplicas", "filter": {"childCliqueNames": ["b"]}},
+                    ],
+                }
+            ],
+        },
+    },
+}
+UNFILTERED_CASES = [
+    ("a clique's entries have no filter, whatever their JSON says", ("a", None), ["p-0-a-all-c0"]),
+    ("a scaling-group filter names cliques only, never the group", ("b", "g"), ["p-0-g-all-g2"]),
+]
+
+
+@pytest.mark.parametrize(("where", "expected"), [c[1:] for c in UNFILTERED_CASES], ids=[c[0] for c in UNFILTERED_CASES])
+def test_filters_apply_where_grove_has_them(where: tuple[str, str | None], expected: list[str]) -> None:
+    clique, group = where
+    pod = grove_pod(UNFILTERED, 0, clique, 0, group, 0)
+    after = patched_pod(pod, mutate(pod_review(pod), store_of(PodCliqueSet.model_validate(UNFILTERED))))
+    assert_claims(after, expected)
+
+
 def test_podcliqueset_with_nothing_to_share_is_allowed_without_patch() -> None:
     raw = copy.deepcopy(FILTERED)
     raw["spec"]["template"]["resourceSharing"] = []
