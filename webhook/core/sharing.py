@@ -265,6 +265,12 @@ def owners_of(
             (-1, None),
         )
         if config is None:
+            namespace = pcs.metadata.namespace
+            on_error(
+                obj.metadata.name,
+                f"no matching PodCliqueScalingGroupConfig in PodCliqueSet {namespace}/{pcs.metadata.name} "
+                f"for PodCliqueScalingGroup {obj.metadata.namespace}/{obj.metadata.name}",
+            )
             continue
         owner = SharingOwner(
             Level.SCALING_GROUP,
