@@ -5,7 +5,8 @@ the objects are still there. Ensuring claims for them would be wasted writes, an
 watches are separate streams, so the garbage collector's deletion of such a child's claims can
 arrive before the child's own deletion, and the reconciler would re-create claims for an owner
 that is already gone. So a child counts only while its parent is cached with the UID its
-controller reference names, and its replica index is below the parent's current replicas.
+controller reference names, and its replica index is below the parent's current replicas. A
+scaling group being deleted is no parent: its PodCliques go with it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def current_children(
         g
         for g in groups
         if _controller_uid(g.metadata) == pcs_uid
+        and not g.metadata.deletion_timestamp
         and _index_below(g.metadata, labels.PCS_REPLICA_INDEX, pcs_replicas)
     ]
     by_name = {g.metadata.name: g for g in live_groups}
