@@ -19,6 +19,8 @@ class ClaimRecord:
     resource_version: str
     labels: Mapping[str, str] = field(default_factory=dict)
     owner_references: tuple[Mapping[str, Any], ...] = ()
+    deleting: bool = False
+    """It has a deletionTimestamp: deleted already, kept by a finalizer until its pods let go."""
 
     @classmethod
     def from_object(cls, obj: Mapping[str, Any]) -> ClaimRecord:
@@ -34,4 +36,5 @@ class ClaimRecord:
             str(metadata.get("resourceVersion") or ""),
             {str(k): str(v) for k, v in labels.items()},
             tuple(r for r in references if isinstance(r, dict)),
+            bool(metadata.get("deletionTimestamp")),
         )

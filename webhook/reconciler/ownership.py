@@ -34,6 +34,13 @@ def same_object(reference: Reference, owner: OwnerReference) -> bool:
     )
 
 
+def controlled_by_other(references: Sequence[Reference], owner: OwnerReference) -> Reference | None:
+    """The claim's controller when it is not ``owner``: such a claim is neither adopted, changed
+    nor deleted."""
+    controller = controller_of(references)
+    return controller if controller is not None and not same_object(controller, owner) else None
+
+
 def controller_reference(owner: OwnerReference) -> dict[str, Any]:
     return {
         "apiVersion": owner.api_version,
@@ -86,9 +93,9 @@ def plan(
     labels: Mapping[str, str], references: Sequence[Reference], desired: DesiredClaim
 ) -> MetadataChange | OwnedByOther | None:
     """What to change on an existing claim so that it matches ``desired``; None when nothing."""
-    controller = controller_of(references)
-    if controller is not None and not same_object(controller, desired.owner):
-        return OwnedByOther(controller)
+    other = controlled_by_other(references, desired.owner)
+    if other is not None:
+        return OwnedByOther(other)
     changed_labels = {k: v for k, v in desired.labels.items() if labels.get(k) != v}
     ours = controller_reference(desired.owner)
     new_references = [dict(r) for r in references]

@@ -28,7 +28,7 @@ from webhook.reconciler.claims import ClaimApi, InvalidClaim, claim_body, claim_
 from webhook.reconciler.events import EventRecorder, Regarding
 from webhook.reconciler.index import PcsKey
 from webhook.reconciler.metrics import ReconcilerMetrics
-from webhook.reconciler.ownership import OwnedByOther, plan
+from webhook.reconciler.ownership import OwnedByOther, controlled_by_other, plan
 from webhook.reconciler.templates import TemplateError, Templates
 
 log = logging.getLogger(__name__)
@@ -237,9 +237,14 @@ class PodCliqueSetReconciler:
 
     def _clean_up(self, key: PcsKey, owned: OwnedSharing, outcome: Outcome) -> None:
         """Delete this owner's PerReplica claims for replicas it no longer has (§4.8), each by exact
-        name and UID: never a selector that could reach a claim created meanwhile."""
-        claims = {claim.name: claim for claim in self._caches.claims_of(key)}
-        stale = [claims[name] for name in stale_claims(owned, [(c.name, c.labels) for c in claims.values()])]
+        name and UID: never a selector that could reach a claim created meanwhile. A claim another
+        object controls is not this owner's to delete, and one being deleted is not deleted again."""
+        claims = {claim.name: claim for claim in self._caches.claims_of(key) if not claim.deleting}
+        stale = [
+            claims[name]
+            for name in stale_claims(owned, [(c.name, c.labels) for c in claims.values()])
+            if controlled_by_other(claims[name].owner_references, owned.reference) is None
+        ]
         for claim, result in slow_start(self._pool, stale, self._claims.delete, self._check_stopping):
             if isinstance(result, ApiException):
                 message = f'failed to delete stale RC "{claim.name}": {status_message(result)}'
