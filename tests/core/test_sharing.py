@@ -71,14 +71,26 @@ def test_owners_are_the_podcliqueset_and_its_scaling_group_and_podclique_objects
         clique("rs-test-0-sga-1-worker-b", worker_b(0, 1)),
     ]
     assert [summary(o) for o in owners_of(pcs(), groups, cliques)] == [
-        ("PodCliqueSet", "rs-test", "pcs-uid", 1, "spec.template.resourceSharing", ["int-tpl5", "ext-tpl", "int-tpl", "int-tpl7"]),
+        (
+            "PodCliqueSet", "rs-test", "pcs-uid", 1,
+            "spec.template.resourceSharing", ["int-tpl5", "ext-tpl", "int-tpl", "int-tpl7"],
+        ),
         (
             "PodCliqueScalingGroup", "rs-test-0-sga", "rs-test-0-sga-uid", 2,
             "spec.template.podCliqueScalingGroups[0].resourceSharing", ["int-tpl2", "int-tpl3", "int-tpl8"],
         ),
-        ("PodClique", "rs-test-0-worker-a", "rs-test-0-worker-a-uid", 2, "spec.template.cliques[0].resourceSharing", ["int-tpl4", "ext-ns-tpl"]),
-        ("PodClique", "rs-test-0-sga-0-worker-b", "rs-test-0-sga-0-worker-b-uid", 1, "spec.template.cliques[1].resourceSharing", ["int-tpl6"]),
-        ("PodClique", "rs-test-0-sga-1-worker-b", "rs-test-0-sga-1-worker-b-uid", 1, "spec.template.cliques[1].resourceSharing", ["int-tpl6"]),
+        (
+            "PodClique", "rs-test-0-worker-a", "rs-test-0-worker-a-uid", 2,
+            "spec.template.cliques[0].resourceSharing", ["int-tpl4", "ext-ns-tpl"],
+        ),
+        (
+            "PodClique", "rs-test-0-sga-0-worker-b", "rs-test-0-sga-0-worker-b-uid", 1,
+            "spec.template.cliques[1].resourceSharing", ["int-tpl6"],
+        ),
+        (
+            "PodClique", "rs-test-0-sga-1-worker-b", "rs-test-0-sga-1-worker-b-uid", 1,
+            "spec.template.cliques[1].resourceSharing", ["int-tpl6"],
+        ),
     ]
 
 
