@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from decimal import Decimal
 
 import pytest
@@ -32,6 +33,10 @@ from webhook.core.quantity import parse
         pytest.param("12345678901234567890", str(2**63 - 1), str(2**63 - 1), id="capped-at-int64"),
         pytest.param("5e100", str(2**63 - 1), str(2**63 - 1), id="huge-exponent-capped"),
         pytest.param("Gi", "0", "0", id="suffix-alone-is-zero-as-in-go"),
+        pytest.param("1" * 1_000_000 + "k", str(2**63 - 1), str(2**63 - 1), id="a-million-digits-capped"),
+        pytest.param("1" + "0" * 80 + "e-70", "1e10", "10e9", id="long-number-small-exponent-exact"),
+        pytest.param("1" + "0" * 5000 + "e-5000", "1", "1", id="five-thousand-digits-scaled-back-to-one"),
+        pytest.param("0." + "0" * 5000 + "1", "1e-9", "1n", id="five-thousand-decimals-rounded-up-to-nano"),
     ],
 )
 def test_parse(text: str, value: str, printed: str) -> None:
@@ -41,9 +46,31 @@ def test_parse(text: str, value: str, printed: str) -> None:
     assert quantity.text == printed
 
 
-@pytest.mark.parametrize("text", ["", "x", "1K", "1Gb", "1e", "--1", "1.2.3", "1Gix"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "x",
+        "1K",
+        "1Gb",
+        "1e",
+        "--1",
+        "1.2.3",
+        "1Gix",
+        pytest.param("1e" + "9" * 5000, id="exponent-of-5000-digits"),
+        pytest.param("1e-" + "9" * 5000, id="negative-exponent-of-5000-digits"),
+    ],
+)
 def test_not_a_quantity(text: str) -> None:
     assert parse(text) is None
+
+
+def test_digits_that_do_not_end_as_a_quantity_are_refused_in_linear_time() -> None:
+    """Go scans a quantity once; a backtracking pattern took minutes over 3,000 zeros and an ``x``."""
+    started = time.perf_counter()
+    assert parse("0" * 100_000 + "x") is None
+    assert parse("1" * 100_000 + "e+" + "2" * 100_000 + "x") is None
+    assert time.perf_counter() - started < 1
 
 
 def test_equal_values_in_other_units_are_the_same_quantity() -> None:

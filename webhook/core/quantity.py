@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import ROUND_UP, Decimal, localcontext
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_UP, Decimal, localcontext
 
 _DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL_BY_EXPONENT = {e: s for s, e in _DECIMAL_SUFFIXES.items()}
 _BINARY_BY_EXPONENT = {e: s for s, e in _BINARY_SUFFIXES.items()}
-_SHAPE = re.compile(r"([+-]?)0*([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*[+-]?[0-9]*)")
+_SHAPE = re.compile(r"([+-]?)0*+([0-9]*+)(?:\.([0-9]*+))?([eEinumkKMGTP]*+[+-]?[0-9]*+)")
+"""Go's ``parseQuantityString``, which scans forward and never goes back: the quantifiers are
+possessive, as otherwise a long run of digits that does not end as a quantity (``000...0x``) is
+retried in every split of it between the number and the suffix, cubic in its length."""
 _NANO = Decimal("1e-9")
 _MAX = Decimal(2**63 - 1)
 _MAX_FAST_DIGITS = 18
@@ -47,13 +50,17 @@ def parse(text: str) -> Quantity | None:
         return None
     base, exponent, fmt = unit
     with localcontext() as ctx:
-        ctx.prec = 200
-        # Beyond these exponents every non-zero value is capped or rounded up to 1n anyway.
-        scaled = Decimal(base) ** max(-60, min(exponent, 60))
-        magnitude = Decimal(f"{num}.{denom}" if denom else num) * scaled
-        if magnitude:
-            magnitude = magnitude.quantize(_NANO, rounding=ROUND_UP) if magnitude % _NANO else magnitude
-        magnitude = min(magnitude, _MAX)
+        # Exact, as Go's arbitrary-precision arithmetic: enough digits for the number times 2**-60,
+        # and any exponent (a quantity's text may have thousands of digits, or e-2147483647).
+        ctx.prec = len(num) + len(denom) + 80
+        ctx.Emax, ctx.Emin = MAX_EMAX, MIN_EMIN
+        number = Decimal(f"{num}.{denom}" if denom else num)
+        magnitude = number.scaleb(exponent) if base == 10 else number * Decimal(base) ** exponent
+        if magnitude > _MAX:
+            magnitude = _MAX
+        elif magnitude % _NANO:
+            magnitude = magnitude.quantize(_NANO, rounding=ROUND_UP)
+        magnitude = magnitude.normalize()
         value = -magnitude if sign == "-" else magnitude
     if fmt == "BinarySI" and 0 < magnitude < 1:
         fmt = "DecimalSI"
@@ -68,7 +75,11 @@ def _unit(suffix: str) -> tuple[int, int, str] | None:
     if suffix in _BINARY_SUFFIXES:
         return 2, _BINARY_SUFFIXES[suffix], "BinarySI"
     if len(suffix) > 1 and suffix[0] in "eE" and re.fullmatch(r"[+-]?[0-9]+", suffix[1:]):
-        exponent = int(suffix[1:])
+        # Measured before ``int`` reads it: ``int`` refuses text of more than 4300 digits.
+        digits = suffix[1:].lstrip("+-").lstrip("0") or "0"
+        if len(digits) > len(str(2**31)):
+            return None
+        exponent = -int(digits) if suffix[1] == "-" else int(digits)
         return (10, exponent, "DecimalExponent") if abs(exponent) < 2**31 else None
     return None
 
