@@ -139,3 +139,24 @@ def test_cost_does_not_grow_with_replicas() -> None:
     for pattern in patterns:
         first_longer_than(pattern, 63)
     assert time.perf_counter() - started < 0.5
+
+
+@pytest.mark.parametrize(
+    ("size", "literal", "shared"),
+    [
+        pytest.param(3, "2", True, id="literal-within-the-open-index"),
+        pytest.param(3, "3", False, id="literal-just-beyond"),
+        pytest.param(2**31 - 1, "9" * 5000, False, id="literal-of-5000-digits-beyond-any-index"),
+    ],
+)
+def test_an_index_meets_a_literal_number_of_any_length(size: int, literal: str, shared: bool) -> None:
+    """A numeric name segment longer than ``int`` reads (4,300 digits) failed the validating webhook
+    with code 500 when it was compared with an open index."""
+    patterns = [
+        NamePattern.of("spec.template.resourceSharing[0]", ("p", size, "x")),
+        NamePattern.of("spec.template.resourceSharing[1]", ("p", literal, "x")),
+        NamePattern.of("spec.template.resourceSharing[2]", ("p", "9" * 5000, "x")),
+    ]
+    found = {(a, b): name for a, b, name in shared_names(patterns)}
+    assert ((0, 1) in found) == shared
+    assert found.get((1, 2)) == (f"p-{literal}-x" if literal == "9" * 5000 else None)

@@ -182,17 +182,24 @@ def _meet(segments: dict[int, tuple[Segment, ...]], members: list[int], position
         return
     pos, rest = positions[0], positions[1:]
     open_members: list[int] = []
-    by_value: dict[int, list[int]] = defaultdict(list)
+    by_value: dict[str, list[int]] = defaultdict(list)
     for k in members:
         segment = segments[k][pos]
         if isinstance(segment, int):
             open_members.append(k)
         else:
-            by_value[int(segment)].append(k)
+            by_value[segment].append(k)
     _meet(segments, open_members, rest, found)
     for value, fixed in by_value.items():
-        reaching = [k for k in open_members if int(segments[k][pos]) > value]
+        reaching = [k for k in open_members if _reaches(int(segments[k][pos]), value)]
         _meet(segments, fixed + reaching, rest, found)
+
+
+def _reaches(size: int, value: str) -> bool:
+    """Whether an open index of ``size`` values takes the literal number ``value``. The literal is
+    a user's name segment, possibly thousands of digits long (more than ``int`` reads), so it is
+    measured first; with no leading zeros its length orders it against the size."""
+    return len(value) <= len(str(size)) and int(value) < size
 
 
 def _shared_name(a: tuple[Segment, ...], b: tuple[Segment, ...]) -> str:
