@@ -164,6 +164,17 @@ def test_an_old_object_go_could_not_decode_is_code_400_too() -> None:
             id="wrong-review-api-version",
         ),
         pytest.param({**with_request(), "kind": "ConversionReview"}, 'unsupported kind "ConversionReview": expected AdmissionReview', id="wrong-review-kind"),
+        pytest.param(
+            b'{"apiVersion": ' + b"[" * 300 + b"]" * 300 + b', "request": {"uid": "u"}}',
+            "unsupported AdmissionReview apiVersion (an array): expected one of admission.k8s.io/v1, admission.k8s.io/v1beta1",
+            id="api-version-nested-300-deep-was-code-500",
+        ),
+        pytest.param(
+            {**with_request(), "apiVersion": "v" * 100_000},
+            f'unsupported AdmissionReview apiVersion "{"v" * 75}...": expected one of admission.k8s.io/v1, admission.k8s.io/v1beta1',
+            id="api-version-of-100000-characters-cut-short",
+        ),
+        pytest.param({**with_request(), "kind": {"kind": "AdmissionReview"}}, "unsupported kind (an object): expected AdmissionReview", id="kind-an-object"),
     ],
 )
 def test_unusable_bodies_are_http_400_with_one_sentence(body: Any, error: str) -> None:
@@ -171,3 +182,49 @@ def test_unusable_bodies_are_http_400_with_one_sentence(body: Any, error: str) -
     assert (decision.status, decision.outcome) == (400, "rejected")
     assert list(decision.body) == ["error"]
     assert decision.body["error"].startswith(error)
+
+
+def with_parameters(pcs: Object, parameters: Any) -> Object:
+    for template in pcs["spec"]["template"]["resourceClaimTemplates"]:
+        template["templateSpec"]["spec"]["devices"]["config"] = [{"opaque": {"driver": "gpu.example.com", "parameters": parameters}}]
+    return pcs
+
+
+DEEP = b"[" * 300 + b"]" * 300
+TOO_DEEP = errored(
+    "cannot decode request.object as grove.io/v1alpha1, Kind=PodCliqueSet: "
+    "spec.template.resourceClaimTemplates[0].templateSpec.spec.devices.config[0].opaque.parameters: nested more than 100 levels deep"
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        pytest.param(
+            orjson.dumps(pcs_review(with_parameters(small(), "DEEP"), operation="UPDATE", old=with_parameters(small(), "DEEP"))),
+            TOO_DEEP,
+            id="update-unchanged-was-code-500",
+        ),
+        pytest.param(
+            orjson.dumps(pcs_review(with_parameters(small(), "DEEP"), operation="UPDATE", old=small())),
+            TOO_DEEP,
+            id="update-adding-them-was-code-500",
+        ),
+        pytest.param(orjson.dumps(pcs_review(with_parameters(small(), "DEEP"))), TOO_DEEP, id="create"),
+        pytest.param(
+            orjson.dumps(pcs_review(small(), operation="UPDATE", old=with_parameters(small(), "DEEP"))),
+            {**TOO_DEEP, "status": {**TOO_DEEP["status"], "message": TOO_DEEP["status"]["message"].replace("request.object", "request.oldObject")}},
+            id="update-removing-them",
+        ),
+    ],
+)
+def test_opaque_parameters_nested_deeper_than_100_levels_are_refused_with_code_400(body: bytes, expected: Object) -> None:
+    """orjson writes at most 255 levels, so comparing or printing such parameters failed the request."""
+    decision = decided(body.replace(b'"DEEP"', DEEP))
+    assert decision.body["response"] == expected
+
+
+def test_opaque_parameters_nested_100_levels_deep_are_read() -> None:
+    deep = b"[" * 100 + b"]" * 100
+    body = orjson.dumps(pcs_review(with_parameters(small(), "DEEP"), operation="UPDATE", old=with_parameters(small(), "DEEP")))
+    assert decided(body.replace(b'"DEEP"', deep)).body["response"] == ALLOWED

@@ -92,6 +92,19 @@ def _object_gvk(obj: Any) -> GroupVersionKind | None:
     return GroupVersionKind(group=group, version=version, kind=obj["kind"])
 
 
+SHOWN_LENGTH = 80
+
+
+def shown(value: Any) -> str:
+    """A value from the body, as JSON, for an error message: arrays and objects by their type and
+    long text cut short, so that the one-line error never echoes a large or deeply nested value
+    (orjson cannot even write one nested more than 255 levels deep)."""
+    if isinstance(value, list | dict):
+        return "(an array)" if isinstance(value, list) else "(an object)"
+    text = orjson.dumps(value).decode()
+    return text if len(text) <= SHOWN_LENGTH else f"{text[: SHOWN_LENGTH - 4]}...{text[-1]}"
+
+
 def read(body: bytes, model: type[AdmissionReview[Any]], expected: ExpectedKind) -> AdmissionReview[Any] | Decision:
     """The typed review, or the Decision that answers an unusable one."""
     data = load(body)
@@ -118,11 +131,11 @@ def load(body: bytes) -> dict[str, Any] | Decision:
     data.setdefault("kind", admission.REVIEW_KIND)
     if data["apiVersion"] not in admission.SUPPORTED_API_VERSIONS:
         return rejected(
-            f"unsupported AdmissionReview apiVersion {orjson.dumps(data['apiVersion']).decode()}: "
+            f"unsupported AdmissionReview apiVersion {shown(data['apiVersion'])}: "
             f"expected one of {', '.join(admission.SUPPORTED_API_VERSIONS)}"
         )
     if data["kind"] != admission.REVIEW_KIND:
-        return rejected(f"unsupported kind {orjson.dumps(data['kind']).decode()}: expected AdmissionReview")
+        return rejected(f"unsupported kind {shown(data['kind'])}: expected AdmissionReview")
     request = data.get("request")
     if not isinstance(request, dict):
         return rejected("AdmissionReview has no request")

@@ -263,12 +263,31 @@ class _Quantity(GoType):
         return value.text
 
 
+MAX_RAW_DEPTH = 100
+"""How deep an opaque value may nest. Go reads up to 10,000 levels, but such a value is compared
+through orjson (which writes at most 255) and printed by recursive Python; no device configuration
+comes near 100, and a value beyond it is refused (code 400) rather than failing the request."""
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether arrays and objects in ``value`` nest more than ``limit`` levels, found level by level
+    (a check by recursion would fail on the very values it is there to refuse)."""
+    level = [value]
+    for _ in range(limit):
+        level = [child for v in level if isinstance(v, list | dict) for child in (v.values() if isinstance(v, dict) else v)]
+        if not level:
+            return False
+    return any(isinstance(v, list | dict) for v in level)
+
+
 class _Raw(GoType):
     """``runtime.RawExtension``: any JSON, kept as sent; Go compares and prints the bytes as they came."""
 
     go_name = "runtime.RawExtension"
 
     def decode(self, value: Any) -> Any:
+        if _deeper_than(value, MAX_RAW_DEPTH):
+            raise DecodeError(f"nested more than {MAX_RAW_DEPTH} levels deep")
         return value
 
     def key(self, value: Any) -> Any:

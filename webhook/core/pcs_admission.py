@@ -10,6 +10,7 @@ not decode refused with code 400.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from webhook.core import admission, dra, envelope, gojson
 from webhook.core.admission import AdmissionReview
@@ -67,14 +68,18 @@ def decide(body: bytes, options: ValidationOptions) -> Decision:
 def _undecodable_templates(new: PodCliqueSet, old: PodCliqueSet | None) -> str | None:
     """The request model keeps ``templateSpec`` raw; Go decodes it into typed structs and refuses
     the whole object when a value has the wrong JSON type, so that is checked here. An old object
-    whose templates are the new ones needs no second look."""
+    whose templates are the new ones needs no second look; the new ones are decoded first, so that
+    the comparison never descends into a value nested too deep to decode."""
     new_raw = raw_templates(new.spec.template)
-    checks = [("object", new_raw)]
-    if old is not None and (old_raw := raw_templates(old.spec.template)) != new_raw:
-        checks.append(("oldObject", old_raw))
-    for field, templates in checks:
-        try:
-            dra.decode_templates(templates)
-        except DecodeError as err:
-            return f"cannot decode request.{field} as {PODCLIQUESET}: {err.at(dra.PATH)}"
+    problem = _undecodable("object", new_raw)
+    if problem is None and old is not None and (old_raw := raw_templates(old.spec.template)) != new_raw:
+        problem = _undecodable("oldObject", old_raw)
+    return problem
+
+
+def _undecodable(field: str, templates: list[tuple[str, dict[str, Any]]] | None) -> str | None:
+    try:
+        dra.decode_templates(templates)
+    except DecodeError as err:
+        return f"cannot decode request.{field} as {PODCLIQUESET}: {err.at(dra.PATH)}"
     return None
