@@ -37,9 +37,13 @@ Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
 
 
 class KubeModel(BaseModel):
-    """Base for read models: strict types, camelCase names, unknown fields ignored (never rewritten)."""
+    """Base for read models: strict types, camelCase names, unknown fields ignored (never rewritten).
 
-    model_config = ConfigDict(extra="ignore", strict=True, populate_by_name=True, frozen=True)
+    Only the camelCase name reads a field: a member spelled the Python way (``init_containers``) is
+    unknown to Kubernetes and to Grove, and reading it as the field would make the pod webhook patch
+    a list the pod does not have."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
 
 
 class OwnerReference(KubeModel):
