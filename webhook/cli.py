@@ -103,10 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CommandError(str(err), USAGE_EXIT) from None
         return command.function()(settings)
     except UsageError as err:
-        print(f"{err.prog}: error: {err}", file=sys.stderr)
+        print(f"{err.prog}: error: {err.line()}", file=sys.stderr)
         return err.exit_code
     except CommandError as err:
-        print(f"{prog}: error: {err}", file=sys.stderr)
+        print(f"{prog}: error: {err.line()}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         return 130

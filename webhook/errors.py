@@ -9,3 +9,11 @@ class CommandError(Exception):
     def __init__(self, message: str, exit_code: int = 1) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+    def line(self) -> str:
+        """The message with line breaks and other unprintable characters escaped: it often quotes
+        the input (a label key holding a line break, say), and stays one line on stderr anyway."""
+        message = str(self)
+        if message.isprintable():
+            return message
+        return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in message)

@@ -16,7 +16,7 @@ from webhook.core.envelope import Decision
 from webhook.errors import CommandError
 from webhook.settings import ReviewSettings
 from webhook.stores.base import StoreError
-from webhook.webhooks import WEBHOOKS, Webhook
+from webhook.webhooks import WEBHOOKS, Webhook, internal_error
 
 UNUSABLE = 2
 
@@ -81,5 +81,8 @@ async def _decide(settings: ReviewSettings, webhook: Webhook, body: bytes) -> De
         raise CommandError(str(err), UNUSABLE) from None
     try:
         return await webhook.build(settings, store)(body)
+    except Exception as err:  # noqa: BLE001 - a bug of ours: answered as the server answers it, in one line
+        sys.stdout.buffer.write(internal_error(webhook.name, body).content() + b"\n")
+        raise CommandError(f"{settings.file}: internal error in the {webhook.name} webhook: {type(err).__name__}: {err}", UNUSABLE) from None
     finally:
         await store.stop()

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
-from webhook.core import pcs_admission, pod_admission
-from webhook.core.envelope import Decision
+import orjson
+
+from webhook.core import admission, pcs_admission, pod_admission
+from webhook.core.envelope import DEFAULT_API_VERSION, Decision
 from webhook.settings import DecisionSettings
 from webhook.stores.base import ObjectStore
 
@@ -57,3 +60,28 @@ WEBHOOKS: tuple[Webhook, ...] = (
     Webhook("validate-podcliqueset", "/webhooks/validate-podcliqueset", "PodCliqueSet", _validate_podcliqueset),
     Webhook("mutate-pod", "/webhooks/mutate-pod", "Pod", _mutate_pod),
 )
+
+
+def internal_error(webhook: str, body: bytes) -> Decision:
+    """The answer to a review whose decision raised, a bug of ours and not the caller's: not
+    allowed, code 500, echoing what the body says of its request. The server logs the traceback;
+    ``review`` reports the exception in one line."""
+    api_version, uid, operation = _identity(body)
+    response = admission.errored(500, f"internal error in the {webhook} webhook; the server log has the details")
+    return Decision(200, admission.review(api_version, uid, response), operation, "error")
+
+
+def _identity(body: bytes) -> tuple[str, str, str]:
+    """The AdmissionReview version, request uid and operation, as far as the body says them."""
+    try:
+        data: Any = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        data = None
+    review = data if isinstance(data, dict) else {}
+    request = review.get("request") if isinstance(review.get("request"), dict) else {}
+    api_version = review.get("apiVersion")
+    if api_version not in admission.SUPPORTED_API_VERSIONS:
+        api_version = DEFAULT_API_VERSION
+    uid = request.get("uid") if isinstance(request.get("uid"), str) else ""
+    operation = request.get("operation") if isinstance(request.get("operation"), str) else ""
+    return api_version, uid, operation

@@ -114,3 +114,35 @@ def test_a_missing_file_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Ca
     code, _, err = run(capsys, str(tmp_path / "absent.json"))
     assert code == 2
     assert err == f"webhook review: error: cannot read {tmp_path / 'absent.json'}: No such file or directory\n"
+
+
+def test_a_message_quoting_a_line_break_stays_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A label key is part of the path a decode error names; one holding a line break made two lines."""
+    pcs = workload_pcs()
+    pcs["metadata"]["labels"] = {"a\nb": 1}
+    code, out, err = run(capsys, str(write(tmp_path, review(pcs))))
+    assert code == 2
+    assert orjson.loads(out)["response"]["status"]["message"].endswith("metadata.labels.a\nb: Input should be a valid string")
+    assert err == f"webhook review: error: {tmp_path / 'review.json'}: cannot decode request.object as grove.io/v1alpha1, Kind=PodCliqueSet: metadata.labels.a\\nb: Input should be a valid string\n"
+
+
+def test_an_internal_error_prints_the_servers_answer_and_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug in a decision ended the command with a traceback; it is answered as the server answers it."""
+
+    def broken(body: bytes, options: Any) -> Any:
+        raise RuntimeError("bug\nin two lines")
+
+    monkeypatch.setattr("webhook.core.pcs_admission.decide", broken)
+    code, out, err = run(capsys, str(write(tmp_path, review(workload_pcs()))))
+    assert code == 2
+    assert orjson.loads(out)["response"] == {
+        "uid": review()["request"]["uid"],
+        "allowed": False,
+        "status": {"code": 500, "message": "internal error in the validate-podcliqueset webhook; the server log has the details"},
+    }
+    assert err == (
+        f"webhook review: error: {tmp_path / 'review.json'}: internal error in the validate-podcliqueset webhook: "
+        "RuntimeError: bug\\nin two lines\n"
+    )

@@ -196,12 +196,15 @@ REPLACEMENTS: dict[str, Replace] = {
 """What a member's value can become (besides being nested deep)."""
 
 
-CHANGES = ["delete", "snake-case-key", "duplicate", "nested", *REPLACEMENTS]
+CHANGES = ["delete", "snake-case-key", "duplicate", "nested", "odd-member", *REPLACEMENTS]
 
 
-def _applies(change: str, path: Location) -> bool:
-    """Whether ``change`` can be made at ``path``: the root can only be replaced, a key renamed only
-    when it has a capital (a Kubernetes camelCase name), only a list element duplicated."""
+def _applies(change: str, path: Location, value: Any) -> bool:
+    """Whether ``change`` can be made to ``value`` at ``path``: the root can only be replaced or get
+    a member, a key renamed only when it has a capital (a Kubernetes camelCase name), only a list
+    element duplicated, and only an object given a member."""
+    if change == "odd-member":
+        return isinstance(value, dict)
     if not path:
         return change in REPLACEMENTS
     last = path[-1]
@@ -212,6 +215,12 @@ def _applies(change: str, path: Location) -> bool:
     return True
 
 
+def _at(document: Any, path: Location) -> Any:
+    for part in path:
+        document = document[part]
+    return document
+
+
 @st.composite
 def mutated(draw: st.DrawFn, document: Any, max_changes: int = 3, depths: tuple[int, ...] = (64, 300, 2000)) -> Any:
     """``document`` with one to ``max_changes`` members deleted, renamed, duplicated, replaced or
@@ -220,16 +229,19 @@ def mutated(draw: st.DrawFn, document: Any, max_changes: int = 3, depths: tuple[
     document = copy.deepcopy(document)
     for _ in range(draw(st.integers(1, max_changes))):
         change = draw(st.sampled_from(CHANGES))
-        candidates = [path for path in paths(document) if _applies(change, path)]
+        candidates = [path for path in paths(document) if _applies(change, path, _at(document, path))]
         if not candidates:
             continue
         path = draw(st.sampled_from(candidates))
+        if change == "odd-member":
+            # An unknown member, or a known one in an odd place; its name may be any text (a label
+            # key with a line break, say), and Kubernetes-style error paths quote it.
+            _at(document, path)[draw(st.sampled_from(ODD_STRINGS) | texts)] = draw(json_values)
+            continue
         if not path:
             document = REPLACEMENTS[change](draw, document)
             continue
-        parent = document
-        for part in path[:-1]:
-            parent = parent[part]
+        parent = _at(document, path[:-1])
         last = path[-1]
         if change == "delete":
             del parent[last]
@@ -273,4 +285,15 @@ def with_device_values(draw: st.DrawFn, document: Any) -> Any:
             devices["config"] = [{"opaque": {"driver": "gpu.example.com", "parameters": parameters}}]
         for entry in template.get("resourceSharing") or []:
             entry["name"] = draw(st.sampled_from(ENTRY_NAMES))
+    return document
+
+
+@st.composite
+def with_odd_label(draw: st.DrawFn, document: Any) -> Any:
+    """``document`` whose object has one more label, of any name and any value: a label key is part
+    of the path an error names, so whatever it holds ends up in a message."""
+    document = copy.deepcopy(document)
+    obj = document["request"].get("object")
+    if isinstance(obj, dict):
+        obj.setdefault("metadata", {}).setdefault("labels", {})[draw(st.sampled_from(ODD_STRINGS) | texts)] = draw(json_values)
     return document

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
-import orjson
 from starlette.types import Receive, Scope, Send
 
-from webhook.core import admission
-from webhook.core.envelope import DEFAULT_API_VERSION, Decision, rejected
+from webhook.core.envelope import rejected
 from webhook.server.metrics import ServerMetrics
-from webhook.webhooks import Decide
+from webhook.webhooks import Decide, internal_error
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +49,8 @@ class WebhookEndpoint:
                 decision = await self.decide(body)
             except Exception:
                 decision = internal_error(self.name, body)
+                uid = decision.body["response"]["uid"]
+                log.exception("internal error in webhook %s (request uid %r)", self.name, uid, extra={"uid": uid, "webhook": self.name})
         self.metrics.observe(self.name, decision, time.perf_counter() - started)
         content = decision.content()
         headers = JSON_HEADERS + [(b"content-length", str(len(content)).encode())]
@@ -66,7 +65,9 @@ async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
     before reading anything, else by counting as it streams in."""
     for name, value in scope["headers"]:
         if name == b"content-length":
-            if value.isdigit() and int(value) > limit:
+            # Measured before ``int`` reads it: ``int`` refuses text of more than 4300 digits.
+            digits = value.lstrip(b"0")
+            if value.isdigit() and (len(digits) > len(str(limit)) or int(digits or b"0") > limit):
                 raise BodyTooLarge
             break
     chunks: list[bytes] = []
@@ -82,27 +83,3 @@ async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
-def internal_error(webhook: str, body: bytes) -> Decision:
-    """A bug of ours, not the caller's: logged with the request uid, answered as not allowed."""
-    api_version, uid, operation = _identity(body)
-    log.exception("internal error in webhook %s (request uid %r)", webhook, uid, extra={"uid": uid, "webhook": webhook})
-    response = admission.errored(500, f"internal error in the {webhook} webhook; the server log has the details")
-    return Decision(200, admission.review(api_version, uid, response), operation, "error")
-
-
-def _identity(body: bytes) -> tuple[str, str, str]:
-    """The AdmissionReview version, request uid and operation, as far as the body says them."""
-    try:
-        data: Any = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        data = None
-    review = data if isinstance(data, dict) else {}
-    request = review.get("request") if isinstance(review.get("request"), dict) else {}
-    api_version = review.get("apiVersion")
-    if api_version not in admission.SUPPORTED_API_VERSIONS:
-        api_version = DEFAULT_API_VERSION
-    uid = request.get("uid") if isinstance(request.get("uid"), str) else ""
-    operation = request.get("operation") if isinstance(request.get("operation"), str) else ""
-    return api_version, uid, operation
