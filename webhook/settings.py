@@ -125,6 +125,15 @@ class ServeSettings(DecisionSettings, LoggingSettings):
         description="Largest request body accepted; larger ones are answered 413.",
         json_schema_extra={"metavar": "BYTES"},
     )
+    body_timeout: float = Field(
+        30.0,
+        gt=0,
+        description=(
+            "Seconds a request body may take to arrive in full; a slower one is answered 408. The API "
+            "server sends a review at once and waits 30 s at most for the answer."
+        ),
+        json_schema_extra={"metavar": "SECONDS"},
+    )
     access_log: bool = Field(False, description="Log every HTTP request.")
     cert_reload_interval: float = Field(
         2.0,

@@ -65,7 +65,9 @@ def create_app(
     )
 
     for webhook in WEBHOOKS:
-        endpoint = WebhookEndpoint(webhook.name, webhook.build(settings, store), metrics, settings.max_body_bytes)
+        endpoint = WebhookEndpoint(
+            webhook.name, webhook.build(settings, store), metrics, settings.max_body_bytes, settings.body_timeout
+        )
         app.webhook_endpoints[webhook.path] = endpoint
         app.router.add_route(webhook.path, endpoint, methods=["POST"], include_in_schema=False)
 

@@ -7,6 +7,7 @@ decision's bytes go straight to ``send``. docs/PERFORMANCE.md has the measured d
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
@@ -25,23 +26,32 @@ class BodyTooLarge(Exception):
     pass
 
 
+class BodyTooSlow(Exception):
+    pass
+
+
 class ClientGone(Exception):
     pass
 
 
 class WebhookEndpoint:
-    def __init__(self, name: str, decide: Decide, metrics: ServerMetrics, max_body_bytes: int) -> None:
+    def __init__(
+        self, name: str, decide: Decide, metrics: ServerMetrics, max_body_bytes: int, body_timeout: float = 30.0
+    ) -> None:
         self.name = name
         self.decide = decide
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
+        self.body_timeout = body_timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         try:
-            body = await read_body(scope, receive, self.max_body_bytes)
+            body = await self.read_in_time(scope, receive)
         except BodyTooLarge:
             decision = rejected(f"request body is larger than the limit of {self.max_body_bytes} bytes", 413)
+        except BodyTooSlow:
+            decision = rejected(f"request body not received in full within {self.body_timeout:g} s", 408)
         except ClientGone:
             return
         else:
@@ -54,10 +64,35 @@ class WebhookEndpoint:
         self.metrics.observe(self.name, decision, time.perf_counter() - started)
         content = decision.content()
         headers = JSON_HEADERS + [(b"content-length", str(len(content)).encode())]
-        if decision.status == 413:
+        if decision.status in (408, 413):
+            # The rest of the body may still be on its way: the connection cannot carry another request.
             headers.append((b"connection", b"close"))
         await send({"type": "http.response.start", "status": decision.status, "headers": headers})
         await send({"type": "http.response.body", "body": content})
+
+    async def read_in_time(self, scope: Scope, receive: Receive) -> bytes:
+        """``read_body`` within the body timeout. uvicorn has no timeout for a body, so a client
+        that stops sending would hold its request, and its connection, open for ever. A timer handle
+        that cancels the read costs this path about 5 µs, ``asyncio.timeout`` about 11 µs."""
+        task = asyncio.current_task()
+        assert task is not None
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            task.cancel()
+
+        timer = asyncio.get_running_loop().call_later(self.body_timeout, expire)
+        try:
+            return await read_body(scope, receive, self.max_body_bytes)
+        except asyncio.CancelledError:
+            if not expired:
+                raise
+            task.uncancel()
+            raise BodyTooSlow from None
+        finally:
+            timer.cancel()
 
 
 async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
