@@ -160,3 +160,15 @@ def test_an_index_meets_a_literal_number_of_any_length(size: int, literal: str, 
     found = {(a, b): name for a, b, name in shared_names(patterns)}
     assert ((0, 1) in found) == shared
     assert found.get((1, 2)) == (f"p-{literal}-x" if literal == "9" * 5000 else None)
+
+
+def test_a_search_beyond_the_work_limit_stops_and_says_so() -> None:
+    patterns = [NamePattern.of(f"spec.template.cliques[{c}].resourceSharing[0]", ("p", 3, "x")) for c in range(1000)]
+    started = time.perf_counter()
+    cut = shared_names(patterns, work_limit=5000)
+    assert time.perf_counter() - started < 0.5
+    assert not cut.complete
+    assert 0 < len(cut.pairs) <= 5000
+    assert cut.pairs[0] == (0, 1, "p-0-x")
+    whole = shared_names(patterns[:50])
+    assert whole.complete and len(whole.pairs) == 50 * 49 // 2

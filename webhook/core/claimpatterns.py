@@ -18,7 +18,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, islice
 
 from webhook.core import naming
 from webhook.core.podcliqueset import PodCliqueSet, ResourceSharingSpec, Scope
@@ -153,8 +153,39 @@ def first_longer_than(pattern: NamePattern, limit: int, first: str | None = None
     return pattern.name(chosen)
 
 
-def shared_names(patterns: list[NamePattern]) -> Iterator[tuple[int, int, str]]:
-    """(earlier, later, a shared name) for every two patterns whose families share a name.
+WORK_LIMIT = 20_000
+"""Patterns compared plus pairs found, at most, in one ``shared_names``: a few hundred for real
+specs, while a spec of a thousand cliques of one name would produce half a million pairs (and a
+warning each) from a body of less than a megabyte."""
+
+
+class _OutOfWork(Exception):
+    pass
+
+
+@dataclass(slots=True)
+class _Work:
+    left: int
+
+    def spend(self, units: int) -> None:
+        self.left -= units
+        if self.left < 0:
+            raise _OutOfWork
+
+
+@dataclass(frozen=True, slots=True)
+class SharedNames:
+    pairs: list[tuple[int, int, str]]
+    """(earlier, later, a shared name), ordered by the later pattern, then the earlier."""
+    complete: bool
+    """False when the work limit stopped the search: ``pairs`` are some of the pairs, not all."""
+
+    def __iter__(self) -> Iterator[tuple[int, int, str]]:
+        return iter(self.pairs)
+
+
+def shared_names(patterns: list[NamePattern], work_limit: int = WORK_LIMIT) -> SharedNames:
+    """Every two patterns whose families share a name, with one such name, within ``work_limit``.
 
     Patterns can only meet where their literal segments agree, so they are first grouped by their
     segments with every number and open index blanked out; within a group the numeric positions
@@ -165,21 +196,31 @@ def shared_names(patterns: list[NamePattern]) -> Iterator[tuple[int, int, str]]:
         groups[p.shape()].append(k)
     found: set[tuple[int, int]] = set()
     segments: dict[int, tuple[Segment, ...]] = {}
-    for shape, members in groups.items():
-        if len(members) > 1:
-            segments.update((k, patterns[k].segments) for k in members)
-            numeric = [pos for pos, s in enumerate(shape.split("-")) if s == _OPEN]
-            _meet(segments, members, numeric, found)
-    for a, b in sorted(found, key=lambda pair: (pair[1], pair[0])):
-        yield a, b, _shared_name(segments[a], segments[b])
+    complete = True
+    work = _Work(work_limit)
+    try:
+        for shape, members in groups.items():
+            if len(members) > 1:
+                segments.update((k, patterns[k].segments) for k in members)
+                numeric = [pos for pos, s in enumerate(shape.split("-")) if s == _OPEN]
+                _meet(segments, members, numeric, found, work)
+    except _OutOfWork:
+        complete = False
+    pairs = [(a, b, _shared_name(segments[a], segments[b])) for a, b in sorted(found, key=lambda pair: (pair[1], pair[0]))]
+    return SharedNames(pairs, complete)
 
 
-def _meet(segments: dict[int, tuple[Segment, ...]], members: list[int], positions: list[int], found: set[tuple[int, int]]) -> None:
+def _meet(
+    segments: dict[int, tuple[Segment, ...]], members: list[int], positions: list[int], found: set[tuple[int, int]], work: _Work
+) -> None:
     if len(members) < 2:
         return
     if not positions:
-        found.update(combinations(sorted(members), 2))
+        # As many pairs as the work left allows, so that a search cut short still lists some.
+        found.update(islice(combinations(sorted(members), 2), max(work.left, 0)))
+        work.spend(len(members) * (len(members) - 1) // 2)
         return
+    work.spend(len(members))
     pos, rest = positions[0], positions[1:]
     open_members: list[int] = []
     by_value: dict[str, list[int]] = defaultdict(list)
@@ -189,10 +230,11 @@ def _meet(segments: dict[int, tuple[Segment, ...]], members: list[int], position
             open_members.append(k)
         else:
             by_value[segment].append(k)
-    _meet(segments, open_members, rest, found)
+    _meet(segments, open_members, rest, found, work)
     for value, fixed in by_value.items():
+        work.spend(len(open_members))
         reaching = [k for k in open_members if _reaches(int(segments[k][pos]), value)]
-        _meet(segments, fixed + reaching, rest, found)
+        _meet(segments, fixed + reaching, rest, found, work)
 
 
 def _reaches(size: int, value: str) -> bool:
