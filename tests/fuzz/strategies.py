@@ -192,6 +192,7 @@ REPLACEMENTS: dict[str, Replace] = {
     "wrapped-in-list": lambda draw, value: [value],
     "wrapped-in-object": lambda draw, value: {"value": value},
     "emptied": lambda draw, value: type(value)() if isinstance(value, dict | list | str) else 0,
+    "repeated": lambda draw, value: value[:1] * draw(st.sampled_from([1000, 3000])),
 }
 """What a member's value can become (besides being nested deep)."""
 
@@ -205,6 +206,8 @@ def _applies(change: str, path: Location, value: Any) -> bool:
     element duplicated, and only an object given a member."""
     if change == "odd-member":
         return isinstance(value, dict)
+    if change == "repeated":
+        return isinstance(value, list) and bool(value) and bool(path)
     if not path:
         return change in REPLACEMENTS
     last = path[-1]
@@ -254,6 +257,8 @@ def mutated(draw: st.DrawFn, document: Any, max_changes: int = 3, depths: tuple[
             parent[last] = Nested(draw(st.sampled_from(depths)), parent[last])
         else:
             parent[last] = REPLACEMENTS[change](draw, parent[last])
+        if change == "repeated":
+            break  # one list a thousand times longer is the point; one inside another only costs memory
     return document
 
 

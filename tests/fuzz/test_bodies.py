@@ -17,14 +17,14 @@ EXAMPLE_BODIES = [dumps(document) for document in EXAMPLES.values()]
 
 
 @pytest.mark.parametrize("path", WEBHOOKS)
-@settings(FUZZ, max_examples=150)
+@settings(FUZZ, max_examples=100)
 @given(body=st.binary(max_size=64) | st.sampled_from(EXAMPLE_BODIES).flatmap(damaged))
 def test_any_bytes(path: str, body: bytes) -> None:
     checked(body, post(path, body))
 
 
 @pytest.mark.parametrize("path", WEBHOOKS)
-@settings(FUZZ, max_examples=150)
+@settings(FUZZ, max_examples=100)
 @given(value=json_values | reviews)
 def test_any_json_value(path: str, value: Any) -> None:
     body = dumps(value)

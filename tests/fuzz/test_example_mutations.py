@@ -55,14 +55,14 @@ def check_pod_review(body: bytes) -> None:
 
 
 @pytest.mark.parametrize("example", POD_EXAMPLES)
-@settings(FUZZ, max_examples=60)
+@settings(FUZZ, max_examples=50)
 @given(data=st.data())
 def test_mutated_pod_reviews(example: str, data: st.DataObject) -> None:
     check_pod_review(data.draw(mutated(EXAMPLES[example]).map(dumps)))
 
 
 @pytest.mark.parametrize("example", PCS_EXAMPLES)
-@settings(FUZZ, max_examples=15)
+@settings(FUZZ, max_examples=10)
 @given(data=st.data())
 def test_mutated_podcliqueset_reviews(example: str, data: st.DataObject) -> None:
     body = data.draw(mutated(EXAMPLES[example], depths=(64, 300, 1000)).map(dumps))
@@ -70,7 +70,7 @@ def test_mutated_podcliqueset_reviews(example: str, data: st.DataObject) -> None
 
 
 @pytest.mark.parametrize("example", ["pcs-create-valid.json", "pcs-update-replicas-allowed.json", "pcs-update-u1-templates-immutable.json"])
-@settings(FUZZ, max_examples=60)
+@settings(FUZZ, max_examples=40)
 @given(data=st.data())
 def test_podcliqueset_reviews_with_fuzzed_device_values(example: str, data: st.DataObject) -> None:
     body = data.draw(with_device_values(EXAMPLES[example]).map(dumps))
@@ -78,7 +78,7 @@ def test_podcliqueset_reviews_with_fuzzed_device_values(example: str, data: st.D
 
 
 @pytest.mark.parametrize("example", [*POD_EXAMPLES, *PCS_EXAMPLES])
-@settings(FUZZ, max_examples=5)
+@settings(FUZZ, max_examples=4)
 @given(data=st.data())
 def test_reviews_sent_to_the_other_webhook(example: str, data: st.DataObject) -> None:
     """A misrouted review is answered, not decided."""

@@ -59,7 +59,7 @@ def check(stdin: bytes, code: int, out: bytes, err: str) -> None:
         assert orjson.loads(out)["response"]["allowed"] is (code == 0)
 
 
-@settings(FUZZ, max_examples=120)
+@settings(FUZZ, max_examples=80)
 @given(stdin=stdins)
 def test_any_standard_input(stdin: bytes) -> None:
     check(stdin, *review_in_process(stdin))
