@@ -113,7 +113,11 @@ def _load_pair(cert_path: Path, key_path: Path, now: datetime.datetime) -> tuple
         raise Unusable(f"{key_path.name} is not an unencrypted PEM private key") from None
     if not isinstance(key, (ec.EllipticCurvePrivateKey, rsa.RSAPrivateKey)):
         raise Unusable(f"{key_path.name} is neither an ECDSA nor an RSA key")
-    if key.public_key().public_numbers() != cert.public_key().public_numbers():
+    cert_key = cert.public_key()
+    if (
+        not isinstance(cert_key, (ec.EllipticCurvePublicKey, rsa.RSAPublicKey))
+        or key.public_key().public_numbers() != cert_key.public_numbers()
+    ):
         raise Unusable(f"{key_path.name} does not match {cert_path.name}")
     if cert.not_valid_after_utc <= now:
         raise Unusable(f"{cert_path.name} expired on {cert.not_valid_after_utc:%Y-%m-%d}")

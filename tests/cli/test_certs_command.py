@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import datetime
 import ipaddress
 import stat
 from pathlib import Path
 
 import pytest
 from cryptography import x509
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.hazmat.primitives.serialization import load_pem_private_key
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from cryptography.hazmat.primitives.serialization import Encoding, load_pem_private_key
+from cryptography.x509.oid import NameOID
 
 from webhook.cli import main
 
@@ -29,6 +31,24 @@ def contents(directory: Path) -> dict[str, bytes]:
 
 def serving(directory: Path) -> x509.Certificate:
     return x509.load_pem_x509_certificate((directory / "tls.crt").read_bytes())
+
+
+def write_ed25519_certificate(path: Path) -> None:
+    """A valid self-signed certificate for an Ed25519 key, a key type the command never writes."""
+    key = ed25519.Ed25519PrivateKey.generate()
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .sign(key, None)
+    )
+    path.write_bytes(cert.public_bytes(Encoding.PEM))
 
 
 def test_writes_a_ca_and_a_serving_certificate_for_the_requested_hosts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -74,6 +94,7 @@ def test_force_replaces_everything(tmp_path: Path, capsys: pytest.CaptureFixture
     [
         pytest.param(lambda d: None, "tls.crt does not cover webhook.example", id="host-not-covered"),
         pytest.param(lambda d: (d / "tls.key").write_bytes((d / "ca.key").read_bytes()), "tls.key does not match tls.crt", id="key-mismatch"),
+        pytest.param(lambda d: write_ed25519_certificate(d / "tls.crt"), "tls.key does not match tls.crt", id="ed25519-certificate"),
         pytest.param(lambda d: (d / "tls.crt").write_text("garbage"), "tls.crt is not a PEM certificate", id="unparsable"),
         pytest.param(lambda d: (d / "tls.key").unlink(), "tls.key is missing", id="missing-key"),
     ],
