@@ -78,10 +78,15 @@ def _identity(body: bytes) -> tuple[str, str, str]:
     except orjson.JSONDecodeError:
         data = None
     review = data if isinstance(data, dict) else {}
-    request = review.get("request") if isinstance(review.get("request"), dict) else {}
+    request = review.get("request")
+    if not isinstance(request, dict):
+        request = {}
     api_version = review.get("apiVersion")
     if api_version not in admission.SUPPORTED_API_VERSIONS:
         api_version = DEFAULT_API_VERSION
-    uid = request.get("uid") if isinstance(request.get("uid"), str) else ""
-    operation = request.get("operation") if isinstance(request.get("operation"), str) else ""
-    return api_version, uid, operation
+    return api_version, _text(request, "uid"), _text(request, "operation")
+
+
+def _text(mapping: dict[str, Any], key: str) -> str:
+    value = mapping.get(key)
+    return value if isinstance(value, str) else ""

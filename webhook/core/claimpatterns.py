@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations, islice
 
@@ -86,7 +86,7 @@ class NamePattern:
         return _NUMERIC_SEGMENT.sub(_OPEN, self.text)
 
 
-def _owner_patterns(owner: str, entries: list[ResourceSharingSpec], source: str, replicas: int) -> Iterator[NamePattern]:
+def _owner_patterns(owner: str, entries: Sequence[ResourceSharingSpec], source: str, replicas: int) -> Iterator[NamePattern]:
     """An owner's claims in Grove's order: AllReplicas entries, then PerReplica entries (§4.7).
     Entries without a name (a Required error) or with another scope (ignored by Grove) make none."""
     for scope, replica in ((Scope.ALL_REPLICAS, None), (Scope.PER_REPLICA, _Index(replicas))):
@@ -123,13 +123,15 @@ def name_patterns(pcs: PodCliqueSet) -> list[NamePattern]:
         if group_replicas == 0:
             continue
         for clique_name in group.clique_names:
-            c = first_by_name.get(clique_name, -1)
-            clique = template.cliques[c] if c >= 0 else None
-            if clique is None or not clique.resource_sharing:
+            member_index = first_by_name.get(clique_name)
+            if member_index is None:
+                continue
+            member = template.cliques[member_index]
+            if not member.resource_sharing:
                 continue
             owner = naming.member_clique_name(group_fqn, _Index(group_replicas), clique_name)
-            source = f"spec.template.cliques[{c}].resourceSharing"
-            patterns += _owner_patterns(owner, clique.resource_sharing, source, _clique_replicas(clique.spec.replicas))
+            source = f"spec.template.cliques[{member_index}].resourceSharing"
+            patterns += _owner_patterns(owner, member.resource_sharing, source, _clique_replicas(member.spec.replicas))
     return patterns
 
 

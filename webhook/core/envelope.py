@@ -10,7 +10,7 @@ server shows the message.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from pydantic import ValidationError
@@ -19,6 +19,7 @@ from webhook.core import admission
 from webhook.core.admission import AdmissionReview, Envelope, GroupVersionKind
 
 DEFAULT_API_VERSION = "admission.k8s.io/v1"
+ReviewT = TypeVar("ReviewT", bound=AdmissionReview[Any])
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +88,9 @@ def _object_gvk(obj: Any) -> GroupVersionKind | None:
     """The apiVersion and kind the object says it has, when it says so."""
     if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str) or not obj.get("kind"):
         return None
-    api_version = obj.get("apiVersion") if isinstance(obj.get("apiVersion"), str) else ""
+    api_version = obj.get("apiVersion")
+    if not isinstance(api_version, str):
+        api_version = ""
     group, _, version = api_version.rpartition("/")
     return GroupVersionKind(group=group, version=version, kind=obj["kind"])
 
@@ -105,7 +108,7 @@ def shown(value: Any) -> str:
     return text if len(text) <= SHOWN_LENGTH else f"{text[: SHOWN_LENGTH - 4]}...{text[-1]}"
 
 
-def read(body: bytes, model: type[AdmissionReview[Any]], expected: ExpectedKind) -> AdmissionReview[Any] | Decision:
+def read(body: bytes, model: type[ReviewT], expected: ExpectedKind) -> ReviewT | Decision:
     """The typed review, or the Decision that answers an unusable one."""
     data = load(body)
     if isinstance(data, Decision):
@@ -144,7 +147,7 @@ def load(body: bytes) -> dict[str, Any] | Decision:
     return data
 
 
-def validate(data: dict[str, Any], model: type[AdmissionReview[Any]], expected: ExpectedKind) -> AdmissionReview[Any] | Decision:
+def validate(data: dict[str, Any], model: type[ReviewT], expected: ExpectedKind) -> ReviewT | Decision:
     """``data`` from ``load`` read as ``model``, or the Decision that answers it when it cannot be."""
     request = data["request"]
     try:

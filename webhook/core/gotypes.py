@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from datetime import UTC, datetime
 from operator import itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -59,7 +59,11 @@ class GoType:
     """One Go type: how JSON decodes into it, what ``Semantic.DeepEqual`` compares, what
     ``json.Marshal`` prints."""
 
-    go_name: str
+    if TYPE_CHECKING:
+        # Read-only: a field of some types, a constant of others, derived from the element type of
+        # the rest. Declared for the checker only, so that dataclass fields can still fill it in.
+        @property
+        def go_name(self) -> str: ...
 
     def decode(self, value: Any) -> Any:
         raise NotImplementedError
@@ -114,7 +118,7 @@ class Ptr(GoType):
     to: GoType
 
     @property
-    def go_name(self) -> str:  # type: ignore[override]  # derived from the element type
+    def go_name(self) -> str:
         return f"*{self.to.go_name}"
 
     def decode(self, value: Any) -> Any:
@@ -135,7 +139,7 @@ class Slice(GoType):
     item: GoType
 
     @property
-    def go_name(self) -> str:  # type: ignore[override]  # derived from the element type
+    def go_name(self) -> str:
         return f"[]{self.item.go_name}"
 
     def decode(self, value: Any) -> Any:
@@ -168,7 +172,7 @@ class Map(GoType):
     value: GoType
 
     @property
-    def go_name(self) -> str:  # type: ignore[override]  # derived from the element type
+    def go_name(self) -> str:
         return f"map[string]{self.value.go_name}"
 
     def decode(self, value: Any) -> Any:

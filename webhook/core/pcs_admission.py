@@ -47,7 +47,8 @@ def decide(body: bytes, options: ValidationOptions) -> Decision:
         return envelope.answer(review, admission.errored(400, f"{NO_CONTENT}: request.object is missing"))
     if operation == "UPDATE" and request.old_object is None:
         return envelope.answer(review, admission.errored(400, f"{NO_CONTENT}: request.oldObject is missing"))
-    problem = _undecodable_templates(request.object, request.old_object if operation == "UPDATE" else None)
+    old = request.old_object if operation == "UPDATE" else None
+    problem = _undecodable_templates(request.object, old)
     if problem:
         return envelope.answer(review, admission.errored(400, problem))
 
@@ -57,8 +58,8 @@ def decide(body: bytes, options: ValidationOptions) -> Decision:
     if options.strict:
         messages += warnings
         warnings = []
-    if operation == "UPDATE" and not messages:
-        messages = [str(e) for e in validate_update(pcs, request.old_object)]
+    if old is not None and not messages:
+        messages = [str(e) for e in validate_update(pcs, old)]
     message = aggregate(messages)
     if message is None:
         return envelope.answer(review, admission.allowed(warnings))

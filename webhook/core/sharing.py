@@ -280,25 +280,25 @@ def owners_of(
             f"spec.template.podCliqueScalingGroups[{index}].resourceSharing",
         )
         owners.append(OwnedSharing(owner, obj.metadata.uid, _replicas(obj.spec.replicas)))
-    for obj in cliques:
-        if obj.metadata.deletion_timestamp:
+    for clique in cliques:
+        if clique.metadata.deletion_timestamp:
             continue
-        part_of = obj.metadata.labels.get(labels.PART_OF, pcs.metadata.name)
+        part_of = clique.metadata.labels.get(labels.PART_OF, pcs.metadata.name)
         try:
-            identity = clique_identity(obj.metadata.namespace, part_of, obj.metadata.name, obj.metadata.labels)
+            identity = clique_identity(clique.metadata.namespace, part_of, clique.metadata.name, clique.metadata.labels)
             template = clique_template(pcs, identity)
         except IdentityError as err:
-            on_error(obj.metadata.name, str(err))
+            on_error(clique.metadata.name, str(err))
             continue
         index = pcs.spec.template.cliques.index(template)
         owner = SharingOwner(
             Level.CLIQUE,
-            obj.metadata.name,
+            clique.metadata.name,
             part_of,
             template.resource_sharing,
             f"spec.template.cliques[{index}].resourceSharing",
         )
-        owners.append(OwnedSharing(owner, obj.metadata.uid, _replicas(obj.spec.replicas)))
+        owners.append(OwnedSharing(owner, clique.metadata.uid, _replicas(clique.spec.replicas)))
     return owners
 
 
@@ -334,16 +334,16 @@ def planned_owners(pcs: PodCliqueSet) -> list[OwnedSharing]:
             owners.append(OwnedSharing(group_owner, "", _replicas(group.template_replicas())))
             for group_replica in range(_replicas(group.template_replicas())):
                 for clique_name in group.clique_names:
-                    clique = template.clique(clique_name)
-                    if clique is None:
+                    member = template.clique(clique_name)
+                    if member is None:
                         continue
-                    c = template.cliques.index(clique)
+                    c = template.cliques.index(member)
                     owner = SharingOwner(
                         Level.CLIQUE,
                         naming.member_clique_name(group_fqn, group_replica, clique_name),
                         pcs_name,
-                        clique.resource_sharing,
+                        member.resource_sharing,
                         f"spec.template.cliques[{c}].resourceSharing",
                     )
-                    owners.append(OwnedSharing(owner, "", max(_replicas(clique.spec.replicas), 1)))
+                    owners.append(OwnedSharing(owner, "", max(_replicas(member.spec.replicas), 1)))
     return owners

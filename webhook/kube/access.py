@@ -165,7 +165,7 @@ POOL_SIZE = 32
 several claims at once (the client's default is five per CPU)."""
 
 
-class GuardedApiClient(client.ApiClient):  # type: ignore[misc]
+class GuardedApiClient(client.ApiClient):
     """An ``ApiClient`` that sends only what its component's access table allows."""
 
     def __init__(self, configuration: client.Configuration, access: Access) -> None:

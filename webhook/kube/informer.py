@@ -36,6 +36,11 @@ Handler = Callable[[str, dict[str, Any]], None]
 GONE = 410
 
 
+def _unchanged(obj: dict[str, Any]) -> Any:
+    """The default transform: the cache holds the objects as listed, whatever ``T`` the caller names."""
+    return obj
+
+
 def object_key(obj: dict[str, Any]) -> Key:
     metadata = obj.get("metadata") or {}
     return (metadata.get("namespace") or "", metadata.get("name") or "")
@@ -78,7 +83,7 @@ class Informer(Generic[T]):
         *,
         namespace: str | None = None,
         label_selector: str | None = None,
-        transform: Callable[[dict[str, Any]], T] = lambda obj: obj,  # type: ignore[assignment,return-value]
+        transform: Callable[[dict[str, Any]], T] = _unchanged,
         handler: Handler | None = None,
         watch_timeout_seconds: int = 300,
         request_timeout_seconds: float = 30.0,

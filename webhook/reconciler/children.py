@@ -42,6 +42,7 @@ def current_children(
     live_cliques = []
     for clique in cliques:
         metadata = clique.metadata
+        parent_replicas: int | None
         group_name = metadata.labels.get(labels.PCSG)
         if group_name is None:
             parent_uid, index_label, parent_replicas = pcs_uid, labels.PCS_REPLICA_INDEX, pcs_replicas

@@ -59,7 +59,9 @@ class ClaimApi:
 
     def create(self, claim: client.ResourceV1ResourceClaim) -> ClaimRecord:
         """Raises ``ApiException`` 409 when a claim of that name exists already."""
-        response = self._claims.create_namespaced_resource_claim(claim.metadata.namespace, claim, _preload_content=False)
+        metadata = claim.metadata
+        assert metadata is not None and metadata.namespace is not None, "claim_body names the namespace"
+        response = self._claims.create_namespaced_resource_claim(metadata.namespace, claim, _preload_content=False)
         return ClaimRecord.from_object(read_json(response))
 
     def read(self, namespace: str, name: str) -> ClaimRecord | None:

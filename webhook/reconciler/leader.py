@@ -36,7 +36,7 @@ class _Released(Exception):
     """Raised into the library's loops once the lease is released: ends its threads."""
 
 
-class _GuardedLeaseLock(LeaseLock):  # type: ignore[misc]
+class _GuardedLeaseLock(LeaseLock):
     def __init__(self, api: client.ApiClient, name: str, namespace: str, identity: str) -> None:
         super().__init__(name, namespace, identity)
         self.api_instance = client.CoordinationV1Api(api)

@@ -48,7 +48,7 @@ def uvicorn_config(settings: ServeSettings, app: FastAPI) -> uvicorn.Config:
         http="httptools",
         loop="uvloop",
         lifespan="off",
-        timeout_keep_alive=settings.keep_alive_timeout,  # type: ignore[arg-type]
+        timeout_keep_alive=settings.keep_alive_timeout,  # type: ignore[arg-type]  # uvicorn annotates int; call_later takes a float
         access_log=settings.access_log,
         log_config=None,
         server_header=False,

@@ -15,7 +15,6 @@ import copy
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -40,9 +39,10 @@ def _single_attempt(api: GuardedApiClient) -> GuardedApiClient:
     return GuardedApiClient(configuration, api.access)
 
 
-def parse(obj: dict[str, Any]) -> PodCliqueSet:
+def parse(obj: object) -> PodCliqueSet:
     """What the cache holds: the parsed object, so requests never parse one. A ``ValidationError``
-    (a ``ValueError``) makes the informer log the object and leave it out."""
+    (a ``ValueError``) makes the informer log the object and leave it out, and ``get`` answer None.
+    Typed ``object`` because that is how the client types a GET's answer."""
     return PodCliqueSet.model_validate(obj)
 
 
@@ -126,7 +126,7 @@ class ClusterStore:
         # Every call is checked against the webhook's access table, from which the chart's RBAC is written.
         self._api = guarded(self._api, Component.WEBHOOK)
         self._objects = client.CustomObjectsApi(_single_attempt(self._api))
-        for namespace in self.namespaces or [None]:
+        for namespace in self.namespaces or (None,):
             informer = Informer(
                 self._api,
                 PODCLIQUESETS,
