@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 import yaml
-from serving import KeepAliveConnection, Stats, machine, measure, measure_asgi, serve_tls
+from serving import KeepAliveConnection, Stats, machine, measure, measure_asgi, serve_tls, timed
 
 from webhook.core import envelope
 from webhook.core.admission import AdmissionReview
@@ -81,18 +81,6 @@ def web_review() -> bytes:
                  "volumes": [{"name": "data", "emptyDir": {}}]},
     }
     return orjson.dumps(pod_review(pod))
-
-
-def timed(call: Callable[[], Any], n: int, warmup: int = 200) -> Stats:
-    for _ in range(warmup):
-        call()
-    seconds = []
-    started = time.perf_counter()
-    for _ in range(n):
-        before = time.perf_counter()
-        call()
-        seconds.append(time.perf_counter() - before)
-    return Stats.of(seconds, time.perf_counter() - started)
 
 
 def interleaved(calls: dict[str, Callable[[], Any]], repeat: int = 15, number: int = 1000) -> dict[str, float]:

@@ -18,7 +18,7 @@ import ssl
 import statistics
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,6 +157,19 @@ class KeepAliveConnection:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def timed(call: Callable[[], Any], n: int, warmup: int = 200) -> Stats:
+    """An in-process call timed ``n`` times after ``warmup`` untimed ones."""
+    for _ in range(warmup):
+        call()
+    seconds = []
+    started = time.perf_counter()
+    for _ in range(n):
+        before = time.perf_counter()
+        call()
+        seconds.append(time.perf_counter() - before)
+    return Stats.of(seconds, time.perf_counter() - started)
 
 
 def measure(connection: KeepAliveConnection, body: bytes, n: int, path: str = VALIDATE, warmup: int = 200) -> Stats:

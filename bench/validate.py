@@ -18,12 +18,11 @@ import copy
 import gc
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
-from serving import KeepAliveConnection, Stats, machine, measure, measure_asgi, serve_tls
+from serving import KeepAliveConnection, Stats, machine, measure, measure_asgi, serve_tls, timed
 
 from webhook.core.pcs_admission import ValidationOptions, decide
 from webhook.server.app import create_app
@@ -157,18 +156,6 @@ def bodies() -> dict[str, tuple[bytes, str]]:
         "UPDATE of a template, denied (U1)": (review(changed, "UPDATE", pcs), "denied"),
         "CREATE, replicas 2^31-1 at every level, allowed": (review(large_pcs(2**31 - 1, 2**31 - 1, 2**31 - 1)), "allowed"),
     }
-
-
-def timed(call: Callable[[], Any], n: int, warmup: int = 200) -> Stats:
-    for _ in range(warmup):
-        call()
-    seconds = []
-    started = time.perf_counter()
-    for _ in range(n):
-        before = time.perf_counter()
-        call()
-        seconds.append(time.perf_counter() - before)
-    return Stats.of(seconds, time.perf_counter() - started)
 
 
 def main() -> None:
