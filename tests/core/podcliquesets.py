@@ -8,28 +8,14 @@ whose messages print whole lists.
 from __future__ import annotations
 
 import copy
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import orjson
 
+from core.generators import load
 from webhook.core.pcs_admission import ValidationOptions, decide
 
-GENERATOR = Path(__file__).resolve().parents[2] / "examples" / "generate_podcliquesets.py"
-
-
-def _generator():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("generate_podcliquesets", GENERATOR)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("generate_podcliquesets", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-generate = _generator()
+generate = load("generate_podcliquesets")
 workload = generate.workload_pcs
 pcs_review = generate.pcs_review
 

@@ -7,25 +7,11 @@ by the same code.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
+from core.generators import load
 from webhook.core.podcliqueset import PodCliqueSet
 
-GENERATOR = Path(__file__).resolve().parents[2] / "examples" / "generate_pods.py"
-
-
-def _generator():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("generate_pods", GENERATOR)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("generate_pods", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-generate_pods = _generator()
+generate_pods = load("generate_pods")
 grove_pod = generate_pods.grove_pod
 pod_review = generate_pods.pod_review
 workload_pcs_raw = generate_pods.workload_pcs_raw
