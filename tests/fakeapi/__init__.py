@@ -16,22 +16,27 @@ for test modules there); fixtures are in `fakeapi.fixtures`.
         api.requests.count("GET", r"/resourceclaims$", watch=True)
         api.fail_next("PUT", r"/podcliques/", 409, "Conflict")
         api.compact(); api.expire_watches()
+        api.delay_watch("podcliques", 0.5)             # that resource's events arrive late
+
+    with CuttableProxy((api.host, api.port)) as proxy:  # an outage between client and server
+        proxy.write_kubeconfig(tmp_path / "kubeconfig"); proxy.cut(); proxy.restore()
 
 Modules: `resources` (what is served, as data), `store` and `lifecycle`
 (objects, writes, deletion and garbage collection), `watches` (history and
 streams; its docstring says what a client sees on 410), `selectors`,
 `patching`, `routing`, `app` (HTTP), `discovery`, `errors` (Status bodies),
-`server` (the class and its hooks), `requestlog`, `faults`, `kubeconfig`,
-`fixtures`, `polling`.
+`server` (the class and its hooks), `requestlog`, `faults`, `proxy`,
+`kubeconfig`, `fixtures`, `polling`.
 """
 
 from .kubeconfig import new_api_client, write_kubeconfig
 from .polling import wait_until
+from .proxy import CuttableProxy
 from .requestlog import RecordedRequest, RequestLog
 from .resources import DEFAULT_RESOURCES, Registry, ResourceType
 from .server import FakeApiServer
 
 __all__ = [
-    "DEFAULT_RESOURCES", "FakeApiServer", "RecordedRequest", "Registry", "RequestLog",
+    "DEFAULT_RESOURCES", "CuttableProxy", "FakeApiServer", "RecordedRequest", "Registry", "RequestLog",
     "ResourceType", "new_api_client", "wait_until", "write_kubeconfig",
 ]

@@ -6,8 +6,8 @@ Tests reach it through the official client and a kubeconfig
 (`write_kubeconfig`), and reach around it through the hooks: direct store
 access for setup and assertions (`create`, `get`, `list`, `patch`, `replace`,
 `delete`), the request log (`requests`), fault injection (`fail_next`) and
-watch control (`compact`, `expire_watches`). Hooks emit watch events exactly
-as API writes do, but are not logged as requests.
+watch control (`compact`, `expire_watches`, `delay_watch`). Hooks emit watch
+events exactly as API writes do, but are not logged as requests.
 """
 
 from __future__ import annotations
@@ -97,6 +97,7 @@ class FakeApiServer:
     def reset(self) -> None:
         """Forget all objects, history, watches, faults and logged requests (the RV keeps counting)."""
         self.store.clear()
+        self.store.hub.delays.clear()
         self.faults.clear()
         self.requests.reset()
 
@@ -177,6 +178,16 @@ class FakeApiServer:
     def expire_watches(self) -> int:
         """End every open watch stream cleanly (clients reconnect); returns how many."""
         return self.store.expire_watches()
+
+    def delay_watch(self, resource: ResourceType | str, seconds: float) -> None:
+        """Deliver every later change of `resource` to open watches `seconds` late (0: at once),
+        keeping their order, as a lagging watch cache would."""
+        rt = self.resolve(resource)
+        with self.store.lock:
+            if seconds > 0:
+                self.store.hub.delays[rt.key] = seconds
+            else:
+                self.store.hub.delays.pop(rt.key, None)
 
     def open_watches(self) -> int:
         with self.store.lock:

@@ -7,16 +7,18 @@ cannot say it (compacting history, expiring watches, counting requests).
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import urllib3
 from kubernetes import client as k8s
 from kubernetes import dynamic, watch
 from kubernetes.client.rest import ApiException
 
-from fakeapi import FakeApiServer, new_api_client, wait_until
+from fakeapi import CuttableProxy, FakeApiServer, new_api_client, wait_until
 
 NS = "team-a"
 GROVE = ("grove.io", "v1alpha1")
@@ -485,3 +487,59 @@ def test_dynamic_client_discovers_and_serves(kube_api_client: Any, tmp_path: Pat
     claims = dyn.resources.get(api_version="resource.k8s.io/v1", kind="ResourceClaim")
     assert claims.subresources["status"].verbs == ["get", "patch", "update"]
     assert dyn.version["kubernetes"]["minor"] == "34"
+
+
+# ---- hooks: late watches, outages -------------------------------------------------
+def test_a_delayed_resource_reaches_watches_late_and_in_order(fake_api: FakeApiServer, custom: k8s.CustomObjectsApi,
+                                                              claims: k8s.ResourceV1Api) -> None:
+    """A claim created after its PodClique was scaled can reach a client first, as when the
+    PodClique watch lags: the order within one resource is kept."""
+    since = claims.list_namespaced_resource_claim(NS).metadata.resource_version
+    fake_api.delay_watch("podcliques", 0.5)
+    arrived: list[tuple[str, str, float]] = []
+
+    def follow(events: int, *args: Any) -> None:
+        w = watch.Watch()
+        for n, event in enumerate(w.stream(custom.list_namespaced_custom_object, *args, resource_version=since,
+                                           timeout_seconds=5), 1):
+            meta = event["object"]["metadata"]
+            arrived.append((meta["name"], meta.get("labels", {}).get("v", ""), time.monotonic()))
+            if n == events:
+                w.stop()
+
+    threads = [threading.Thread(target=follow, args=(3, *GROVE, NS, "podcliques")),
+               threading.Thread(target=follow, args=(1, "resource.k8s.io", "v1", NS, "resourceclaims"))]
+    for thread in threads:
+        thread.start()
+    custom.create_namespaced_custom_object(*GROVE, NS, "podcliques", grove("PodClique", "pclq"))
+    for v in ("2", "3"):
+        custom.patch_namespaced_custom_object(*GROVE, NS, "podcliques", "pclq", {"metadata": {"labels": {"v": v}}})
+    started = time.monotonic()
+    claims.create_namespaced_resource_claim(NS, claim("pclq-1-gpu"))
+    for thread in threads:
+        thread.join(10)
+
+    assert [(name, v) for name, v, _ in arrived] == [("pclq-1-gpu", ""), ("pclq", ""), ("pclq", "2"), ("pclq", "3")]
+    assert arrived[0][2] - started < 0.4 and arrived[1][2] - started > 0.2
+    fake_api.delay_watch("podcliques", 0)
+    assert fake_api.store.hub.delays == {}
+
+
+def test_a_cut_proxy_refuses_and_resets_until_restored(fake_api: FakeApiServer, tmp_path: Path) -> None:
+    with CuttableProxy((fake_api.host, fake_api.port)) as proxy:
+        claims = k8s.ResourceV1Api(new_api_client(proxy.write_kubeconfig(tmp_path / "kubeconfig")))
+        claims.create_namespaced_resource_claim(NS, claim("through"))
+        stream = watch.Watch(return_type=CLAIM_TYPE).stream(claims.list_namespaced_resource_claim, NS,
+                                                              timeout_seconds=30)
+        assert next(stream)["type"] == "ADDED"
+
+        proxy.cut()
+        with pytest.raises(Exception):  # noqa: B017 - the open watch ends with whatever urllib3 raises
+            next(stream)
+        with pytest.raises(urllib3.exceptions.HTTPError):
+            claims.list_namespaced_resource_claim(NS, _request_timeout=2)
+        assert not proxy.connected and proxy.cuts == 1
+
+        proxy.restore()
+        assert [c.metadata.name for c in claims.list_namespaced_resource_claim(NS).items] == ["through"]
+        assert fake_api.get("resourceclaims", NS, "through") is not None

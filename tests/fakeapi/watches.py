@@ -30,6 +30,13 @@ A stream that simply ends (``timeoutSeconds`` elapsed, or
 `FakeApiServer.expire_watches`) is different: without ``timeout_seconds`` the
 client reconnects from the last resourceVersion it saw (a consumer notices
 nothing but a second request); with it, the generator just ends.
+
+Watches of one resource can be made late (`WatchHub.delays`, set through
+`FakeApiServer.delay_watch`): each event reaches the stream that many seconds
+after the change, in order, as when the API server's watch cache of that
+resource lags behind the others. Separate watches are separate streams in a
+real cluster too, so a client may see a claim created after its owner was
+scaled before it sees the scaling.
 """
 
 from __future__ import annotations
@@ -76,6 +83,7 @@ class Watcher:
         self.fields = fields
         self.loop = loop
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._late: collections.deque[tuple[float, bytes | None]] = collections.deque()
 
     def matches(self, obj: dict[str, Any] | None) -> bool:
         if obj is None:
@@ -98,18 +106,35 @@ class Watcher:
             return wire("DELETED", gone)
         return None
 
-    def _put(self, item: bytes | None) -> None:
+    def _put(self, item: bytes | None, delay: float = 0.0) -> None:
         if self.loop is None:
             self.queue.put_nowait(item)
             return
         try:
-            self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
+            if delay > 0 or self._late:
+                self.loop.call_soon_threadsafe(self._put_late, item, delay)
+            else:
+                self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
         except RuntimeError:  # the loop is closed: the stream is gone already
             pass
 
-    def offer(self, change: Change) -> None:
+    def _put_late(self, item: bytes | None, delay: float) -> None:
+        """In the loop: hold ``item`` back ``delay`` seconds, behind every item held already."""
+        assert self.loop is not None
+        due = self.loop.time() + delay
+        if self._late:
+            due = max(due, self._late[-1][0])
+        self._late.append((due, item))
+        self.loop.call_at(due, self._release)
+
+    def _release(self) -> None:
+        assert self.loop is not None
+        while self._late and self._late[0][0] <= self.loop.time():
+            self.queue.put_nowait(self._late.popleft()[1])
+
+    def offer(self, change: Change, delay: float = 0.0) -> None:
         if (event := self.translate(change)) is not None:
-            self._put(event)
+            self._put(event, delay)
 
     def close(self) -> None:
         self._put(CLOSE)
@@ -137,13 +162,16 @@ class WatchHub:
         #: Every change with rv > compacted_rv is still in `history`.
         self.compacted_rv = 0
         self.watchers: set[Watcher] = set()
+        #: Seconds each change of a resource (by key) takes to reach open watches.
+        self.delays: dict[tuple[str, str, str], float] = {}
 
     def publish(self, change: Change) -> None:
         self.history.append(change)
         while len(self.history) > self.history_limit:
             self.compacted_rv = self.history.popleft().rv
+        delay = self.delays.get(change.resource, 0.0)
         for watcher in list(self.watchers):
-            watcher.offer(change)
+            watcher.offer(change, delay)
 
     def since(self, rv: int) -> Iterable[Change]:
         """Changes after `rv`, or `TooOld` when some of them were forgotten."""
