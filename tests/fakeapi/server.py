@@ -170,6 +170,13 @@ class FakeApiServer:
             obj, _ = self.store.delete(rt, namespace, name, {"propagationPolicy": propagation_policy})
             return copy.deepcopy(obj)
 
+    def delete_collection(self, resource: ResourceType | str, namespace: str | None,
+                          label_selector: str) -> list[str]:
+        """DeleteCollection as the API does it (finalizers, garbage collection); the names deleted."""
+        rt = self.resolve(resource)
+        deleted = self.store.delete_collection(rt, namespace, LabelSelector.parse(label_selector), None)
+        return [obj["metadata"]["name"] for obj in deleted]
+
     # ---- watches and faults ----------------------------------------------
     def compact(self) -> None:
         """Forget the change history: a watch resuming from any older RV now gets 410 Expired."""

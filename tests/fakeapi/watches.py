@@ -128,9 +128,12 @@ class Watcher:
         self.loop.call_at(due, self._release)
 
     def _release(self) -> None:
+        """Pass on what is due (asyncio may call a little early: what is not due yet waits)."""
         assert self.loop is not None
         while self._late and self._late[0][0] <= self.loop.time():
             self.queue.put_nowait(self._late.popleft()[1])
+        if self._late:
+            self.loop.call_at(self._late[0][0], self._release)
 
     def offer(self, change: Change, delay: float = 0.0) -> None:
         if (event := self.translate(change)) is not None:

@@ -12,8 +12,7 @@ import pytest
 
 from fakeapi import FakeApiServer, new_api_client, wait_until
 from fakeapi.fixtures import fake_api, fake_api_server, kube_api_client, kubeconfig_path  # noqa: F401
-from webhook.kube.access import Component, guarded
-from webhook.reconciler.controller import Controller
+from webhook.reconciler.controller import Controller, reconciler_client
 from webhook.reconciler.settings import ReconcileSettings
 
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
@@ -70,7 +69,7 @@ def start_reconciler(fake_api: FakeApiServer, kubeconfig_path: Path) -> Iterator
 
     def start(identity: str = "reconciler-a", **options: Any) -> Running:
         settings = ReconcileSettings(**{**FAST, **options})
-        api = guarded(new_api_client(kubeconfig_path), Component.RECONCILER, "default")
+        api = reconciler_client(new_api_client(kubeconfig_path), "default")
         handle = Running(Controller(api, settings, identity, "default"))
         running.append(handle)
         return handle

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fakeapi import FakeApiServer, wait_until
 from reconciler.conftest import Start
+from reconciler.grove import GroveOperator, ext_ns_template, workload
 from reconciler.objects import claim, podcliqueset
 from webhook.kube.access import ACCESS, Component
 
@@ -33,6 +34,16 @@ def test_the_reconciler_uses_exactly_its_access_table(fake_api: FakeApiServer, s
     fake_api.create(podcliqueset("broken", [{"name": "missing", "scope": "AllReplicas"}]))  # repeated Event
     wait_until(lambda: fake_api.get("resourceclaims", "default", "solo-1-ext") is not None, message="claims created")
     fake_api.patch("podcliquesets", "default", "solo", {"spec": {"replicas": 1}})  # a stale claim to delete
+    # Stale claims of a scaling group and of a PodClique: their owners are read before the deletes.
+    ext_tpl, pcs = workload()
+    fake_api.create(ext_ns_template())
+    fake_api.create({**ext_tpl, "metadata": {**ext_tpl["metadata"], "namespace": "default"}})
+    grove = GroveOperator(fake_api, pcs)
+    grove.sync()
+    grove.scale("podcliques", "rs-test-0-worker-a", 2)
+    wait_until(lambda: fake_api.get("resourceclaims", "default", "rs-test-0-worker-a-1-int-tpl4"), message="scaled out")
+    grove.scale("podcliques", "rs-test-0-worker-a", 1)
+    grove.scale("podcliquescalinggroups", "rs-test-0-sga", 1)
 
     access = running.controller.api.access
     wait_until(lambda: access.used == declared(), timeout=8, message="every grant used")

@@ -176,41 +176,69 @@ class DesiredClaim:
     replica: int | None = None
 
 
-def _owner_claims(owned: OwnedSharing) -> Iterator[tuple[int, ResourceSharingSpec, int | None]]:
-    """(entry index, entry, replica) of every claim of one owner: AllReplicas entries first, then
-    PerReplica entries for replicas 0..N-1 (§4.7)."""
+def _scoped(owned: OwnedSharing) -> tuple[list[tuple[int, ResourceSharingSpec]], list[tuple[int, ResourceSharingSpec]]]:
+    return list(owned.owner.in_scope(Scope.ALL_REPLICAS)), list(owned.owner.in_scope(Scope.PER_REPLICA))
+
+
+def claim_count(owned: OwnedSharing) -> int:
+    """How many claims the owner needs, counted without listing them: one per AllReplicas entry,
+    plus one per PerReplica entry and replica (none for zero or fewer replicas)."""
+    all_replicas, per_replica = _scoped(owned)
+    return len(all_replicas) + len(per_replica) * max(owned.replicas, 0)
+
+
+def claim_slots(
+    owned: OwnedSharing, start: int = 0, stop: int | None = None
+) -> Iterator[tuple[int, ResourceSharingSpec, int | None]]:
+    """(entry index, entry, replica) of the owner's claims at positions ``start`` to ``stop`` in
+    Grove's order (§4.7): AllReplicas entries first, then the PerReplica entries of replica 0, of
+    replica 1, and so on. Produced one at a time: a position is found arithmetically, so a
+    million replicas cost nothing until their claims are asked for."""
+    all_replicas, per_replica = _scoped(owned)
+    end = claim_count(owned) if stop is None else min(stop, claim_count(owned))
+    for position in range(max(start, 0), end):
+        if position < len(all_replicas):
+            yield (*all_replicas[position], None)
+        else:
+            replica, k = divmod(position - len(all_replicas), len(per_replica))
+            yield (*per_replica[k], replica)
+
+
+def desired_claim(owned: OwnedSharing, index: int, entry: ResourceSharingSpec, replica: int | None) -> DesiredClaim:
     owner = owned.owner
-    yield from ((i, e, None) for i, e in owner.in_scope(Scope.ALL_REPLICAS))
-    per_replica = list(owner.in_scope(Scope.PER_REPLICA))
-    for replica in range(owned.replicas) if per_replica else ():
-        yield from ((i, e, replica) for i, e in per_replica)
+    return DesiredClaim(
+        owner.claim_name(entry, replica),
+        owner.claim_labels(replica),
+        owned.reference,
+        entry,
+        f"{owner.source}[{index}]",
+        owner.level,
+        replica,
+    )
 
 
-def desired_claims(owned: OwnedSharing) -> list[DesiredClaim]:
-    """All claims of one owner, in Grove's order.
+def desired_claims(owned: OwnedSharing, start: int = 0, stop: int | None = None) -> Iterator[DesiredClaim]:
+    """The owner's claims at positions ``start`` to ``stop`` (all by default), in Grove's order,
+    one at a time.
 
     Filters do not limit creation (§5.3): a claim exists for every entry even if no pod uses it.
     """
-    owner, reference = owned.owner, owned.reference
-    return [
-        DesiredClaim(
-            owner.claim_name(e, replica),
-            owner.claim_labels(replica),
-            reference,
-            e,
-            f"{owner.source}[{i}]",
-            owner.level,
-            replica,
-        )
-        for i, e, replica in _owner_claims(owned)
-    ]
+    return (desired_claim(owned, i, e, replica) for i, e, replica in claim_slots(owned, start, stop))
 
 
 def claim_names(owned: OwnedSharing) -> Iterator[tuple[str, int, ResourceSharingSpec]]:
     """(claim name, entry index, entry) of the same claims as ``desired_claims``, without building
     labels and owner references: what admission-time checks need."""
     owner = owned.owner
-    return ((owner.claim_name(e, replica), i, e) for i, e, replica in _owner_claims(owned))
+    return ((owner.claim_name(e, replica), i, e) for i, e, replica in claim_slots(owned))
+
+
+def index_below(value: str, replicas: int) -> bool:
+    """Whether a replica-index label names one of ``0..replicas-1`` as Grove's selector spells them
+    (``notin (0,1,...)`` compares text: ``01`` or ``+1`` is no valid index)."""
+    if not (value.isascii() and value.isdigit()) or (len(value) > 1 and value[0] == "0"):
+        return False
+    return len(value) <= len(str(replicas)) and int(value) < replicas
 
 
 def stale_claims(owned: OwnedSharing, existing: Iterable[tuple[str, Mapping[str, str]]]) -> list[str]:
@@ -223,12 +251,11 @@ def stale_claims(owned: OwnedSharing, existing: Iterable[tuple[str, Mapping[str,
         return []
     selector = owned.owner.owner_labels().items()
     replica_label = owned.owner.level.value.replica_label
-    valid = {str(r) for r in range(owned.replicas)}
     return [
         name
         for name, claim_labels in existing
         if replica_label in claim_labels
-        and claim_labels[replica_label] not in valid
+        and not index_below(claim_labels[replica_label], owned.replicas)
         and all(claim_labels.get(k) == v for k, v in selector)
     ]
 
@@ -245,8 +272,10 @@ def owners_of(
 ) -> list[OwnedSharing]:
     """The sharing owners of a PodCliqueSet as they exist: the PCS itself plus the given PCSG and
     PodClique objects (those being deleted are skipped). Objects Grove's labels do not place are
-    reported through ``on_error(object name, message)`` and skipped."""
-    owners = [OwnedSharing(pcs_owner(pcs), pcs.metadata.uid, _replicas(pcs.spec.replicas))]
+    reported through ``on_error(object name, message)`` and skipped. Replica counts are as the
+    objects say, negative ones included: such an owner has no PerReplica claims, and what to do
+    about its existing ones is the caller's decision."""
+    owners = [OwnedSharing(pcs_owner(pcs), pcs.metadata.uid, pcs.spec.replicas)]
     groups = pcs.spec.template.pod_clique_scaling_groups
     for obj in scaling_groups:
         if obj.metadata.deletion_timestamp:
@@ -279,7 +308,7 @@ def owners_of(
             config.resource_sharing,
             f"spec.template.podCliqueScalingGroups[{index}].resourceSharing",
         )
-        owners.append(OwnedSharing(owner, obj.metadata.uid, _replicas(obj.spec.replicas)))
+        owners.append(OwnedSharing(owner, obj.metadata.uid, obj.spec.replicas or 0))
     for clique in cliques:
         if clique.metadata.deletion_timestamp:
             continue
@@ -298,7 +327,7 @@ def owners_of(
             template.resource_sharing,
             f"spec.template.cliques[{index}].resourceSharing",
         )
-        owners.append(OwnedSharing(owner, clique.metadata.uid, _replicas(clique.spec.replicas)))
+        owners.append(OwnedSharing(owner, clique.metadata.uid, clique.spec.replicas or 0))
     return owners
 
 

@@ -54,9 +54,10 @@ class Rule:
 ACCESS: dict[Component, tuple[Rule, ...]] = {
     Component.WEBHOOK: (Rule(PODCLIQUESETS, ("get", "list", "watch"), Scope.CLUSTER),),
     Component.RECONCILER: (
-        Rule(PODCLIQUESETS, ("list", "watch"), Scope.CLUSTER),
-        Rule(PODCLIQUESCALINGGROUPS, ("list", "watch"), Scope.CLUSTER),
-        Rule(PODCLIQUES, ("list", "watch"), Scope.CLUSTER),
+        # get: an owner is read before a claim its cache calls stale is deleted.
+        Rule(PODCLIQUESETS, ("get", "list", "watch"), Scope.CLUSTER),
+        Rule(PODCLIQUESCALINGGROUPS, ("get", "list", "watch"), Scope.CLUSTER),
+        Rule(PODCLIQUES, ("get", "list", "watch"), Scope.CLUSTER),
         Rule(RESOURCECLAIMS, ("create", "delete", "get", "list", "patch", "watch"), Scope.CLUSTER),
         # External templates may live in any namespace (resource-sharing.md §6.1).
         Rule(RESOURCECLAIMTEMPLATES, ("get",), Scope.CLUSTER),
@@ -166,12 +167,19 @@ several claims at once (the client's default is five per CPU)."""
 
 
 class GuardedApiClient(client.ApiClient):
-    """An ``ApiClient`` that sends only what its component's access table allows."""
+    """An ``ApiClient`` that sends only what its component's access table allows, each request
+    with ``request_timeout`` (connect, read seconds) unless the call names its own."""
 
-    def __init__(self, configuration: client.Configuration, access: Access) -> None:
+    def __init__(
+        self,
+        configuration: client.Configuration,
+        access: Access,
+        request_timeout: tuple[float, float] | None = None,
+    ) -> None:
         configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0, POOL_SIZE)
         super().__init__(configuration)
         self.access = access
+        self.request_timeout = request_timeout
         self.user_agent = f"grove-sharing-webhook/{__version__} ({access.component})"
 
     def call_api(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
@@ -179,6 +187,8 @@ class GuardedApiClient(client.ApiClient):
         if request is None:
             raise AccessDenied(f"the {self.access.component} may not {method} {urlsplit(url).path}")
         self.access.check(request)
+        if kwargs.get("_request_timeout") is None and self.request_timeout is not None:
+            kwargs["_request_timeout"] = self.request_timeout
         return super().call_api(method, url, *args, **kwargs)
 
 
@@ -195,6 +205,11 @@ def markdown_table(component: Component) -> str:
     return "\n".join(rows) + "\n"
 
 
-def guarded(api: client.ApiClient, component: Component, own_namespace: str | None = None) -> GuardedApiClient:
+def guarded(
+    api: client.ApiClient,
+    component: Component,
+    own_namespace: str | None = None,
+    request_timeout: tuple[float, float] | None = None,
+) -> GuardedApiClient:
     """A guarded client with ``api``'s configuration (server, credentials, TLS)."""
-    return GuardedApiClient(api.configuration, Access(component, own_namespace))
+    return GuardedApiClient(api.configuration, Access(component, own_namespace), request_timeout)

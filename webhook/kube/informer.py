@@ -9,12 +9,19 @@ The watch is read line by line from the official client's raw response (``_prelo
 off) rather than through ``kubernetes.watch.Watch``, so that ``stop`` can shut the connection
 down at once and objects stay plain dicts (``Watch`` looks up typed models, which fails for some
 resource.k8s.io kinds in kubernetes 37).
+
+When the API server cannot be reached, the informer retries with a short capped backoff that is
+reset by every successful list and every watch that starts, so it is back within about two
+seconds of the server, however long or often it was away. It says so once at WARNING (then at
+most every 30 s while it lasts) and once at INFO when it is back, and tells ``on_recovered``.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -24,6 +31,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
+from webhook.kube.connection import describe
 from webhook.kube.resources import Resource
 
 log = logging.getLogger(__name__)
@@ -47,6 +55,8 @@ def object_key(obj: dict[str, Any]) -> Key:
 
 
 _KEPT_METADATA = ("namespace", "name", "uid", "resourceVersion", "labels", "ownerReferences")
+REPEAT_WARNING = 30.0
+"""Seconds between WARNING lines about one informer failing over and over (DEBUG in between)."""
 
 
 def _slim_metadata(obj: dict[str, Any]) -> dict[str, Any]:
@@ -54,15 +64,25 @@ def _slim_metadata(obj: dict[str, Any]) -> dict[str, Any]:
     return {field: metadata[field] for field in _KEPT_METADATA if field in metadata}
 
 
-class Backoff:
-    """Capped exponential delays between failed attempts, reset by a success."""
+def _version(obj: dict[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
-    def __init__(self, initial: float = 0.2, cap: float = 30.0) -> None:
+
+def _last_metadata(value: Any) -> dict[str, Any]:
+    """What a deletion found only by a re-list is reported with: the cached object's metadata when
+    the cache holds raw objects, else nothing beyond its key and version."""
+    return _slim_metadata(value) if isinstance(value, dict) else {}
+
+
+class Backoff:
+    """Capped exponential delays between failed attempts (with 20 % jitter), reset by a success."""
+
+    def __init__(self, initial: float = 0.2, cap: float = 2.0) -> None:
         self.initial, self.cap, self.current = initial, cap, initial
 
     def next(self) -> float:
         delay, self.current = self.current, min(self.current * 2, self.cap)
-        return delay
+        return delay * random.uniform(0.8, 1.0)
 
     def reset(self) -> None:
         self.current = self.initial
@@ -85,6 +105,7 @@ class Informer(Generic[T]):
         label_selector: str | None = None,
         transform: Callable[[dict[str, Any]], T] = _unchanged,
         handler: Handler | None = None,
+        on_recovered: Callable[[], None] | None = None,
         watch_timeout_seconds: int = 300,
         request_timeout_seconds: float = 30.0,
     ) -> None:
@@ -94,18 +115,23 @@ class Informer(Generic[T]):
         self._api = client.CustomObjectsApi(api)
         self._transform = transform
         self._handler = handler
+        self._on_recovered = on_recovered
         self._watch_timeout = watch_timeout_seconds
         self._request_timeout = request_timeout_seconds
         self._cache: dict[Key, T] = {}
-        self._known: dict[Key, dict[str, Any]] = {}
-        """The last metadata seen of each cached object: a deletion that only a re-list finds is
-        reported with it, so the handler can still tell what the object belonged to."""
+        self._known: dict[Key, str] = {}
+        """The last resourceVersion seen of each cached object, which a re-list compares (the
+        same string object the cached value holds, where it keeps one)."""
         self._resource_version = ""
         self._synced = threading.Event()
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._response: urllib3.BaseHTTPResponse | None = None
         self._thread: threading.Thread | None = None
+        self._backoff = Backoff()
+        self._failures = 0
+        self._failing_since = 0.0
+        self._warned_at = 0.0
         self.relists = 0
 
     # --- reading ---------------------------------------------------------------------------------
@@ -145,28 +171,57 @@ class Informer(Generic[T]):
             self._thread.join(timeout)
 
     def _run(self) -> None:
-        backoff = Backoff()
         while not self._stopping.is_set():
             try:
                 if not self._resource_version:
                     self._relist()
+                    self._connected()
                 self._watch()
-                backoff.reset()
+                self._backoff.reset()
             except ApiException as err:
                 if err.status == GONE:
                     log.info("watch of %s expired (410 Gone); re-listing", self.resource)
                     self._resource_version = ""
                     continue
-                self._pause(backoff, f"API error {err.status} {err.reason}")
+                self._pause(describe(err))
             except Exception as err:  # noqa: BLE001 - any failure of one attempt is retried
                 if self._stopping.is_set():
                     break
-                self._pause(backoff, str(err) or type(err).__name__)
+                self._pause(describe(err))
 
-    def _pause(self, backoff: Backoff, why: str) -> None:
-        delay = backoff.next()
-        log.warning("list/watch of %s failed (%s); retrying in %.1fs", self.resource, why, delay)
+    def _pause(self, why: str) -> None:
+        """One failed attempt: WARNING for the first and then every ``REPEAT_WARNING`` seconds,
+        DEBUG for the others, so an outage costs a few lines rather than one per attempt."""
+        now = time.monotonic()
+        if not self._failures:
+            self._failing_since = now
+        self._failures += 1
+        delay = self._backoff.next()
+        if self._failures == 1 or now - self._warned_at >= REPEAT_WARNING:
+            self._warned_at = now
+            since = f", failing for {now - self._failing_since:.0f}s" if self._failures > 1 else ""
+            log.warning("list/watch of %s failed (%s%s); retrying", self.resource, why, since)
+        else:
+            log.debug("list/watch of %s failed (%s); retrying in %.1fs", self.resource, why, delay)
         self._stopping.wait(delay)
+
+    def _connected(self) -> None:
+        """A list succeeded or a watch started: the next failure starts from the shortest delay."""
+        self._backoff.reset()
+        if not self._failures:
+            return
+        log.info(
+            "list/watch of %s is back after %d failed attempts in %.0fs",
+            self.resource,
+            self._failures,
+            time.monotonic() - self._failing_since,
+        )
+        self._failures = 0
+        if self._on_recovered is not None:
+            try:
+                self._on_recovered()
+            except Exception:  # noqa: BLE001 - a callback bug must not stop the watch
+                log.exception("recovery callback of %s failed", self.resource)
 
     def _call(self, **kwargs: Any) -> Any:
         group, version, plural = self.resource.group, self.resource.version, self.resource.plural
@@ -179,7 +234,7 @@ class Informer(Generic[T]):
     def _relist(self) -> None:
         listing = self._call(_request_timeout=self._request_timeout)
         fresh: dict[Key, T] = {}
-        known: dict[Key, dict[str, Any]] = {}
+        known: dict[Key, str] = {}
         raw_items: dict[Key, dict[str, Any]] = {}
         for item in listing.get("items") or []:
             item.setdefault("apiVersion", self.resource.api_version)
@@ -188,7 +243,7 @@ class Informer(Generic[T]):
             value = self._safe_transform(item)
             if value is None:
                 continue
-            fresh[key], raw_items[key], known[key] = value, item, _slim_metadata(item)
+            fresh[key], raw_items[key], known[key] = value, item, _version(item)
         previous, previous_known = self._cache, self._known
         self._cache, self._known = fresh, known
         self._resource_version = (listing.get("metadata") or {}).get("resourceVersion", "")
@@ -196,10 +251,10 @@ class Informer(Generic[T]):
         for key, item in raw_items.items():
             if key not in previous:
                 self._notify("ADDED", item)
-            elif previous_known[key].get("resourceVersion") != known[key].get("resourceVersion"):
+            elif previous_known.get(key) != known[key]:
                 self._notify("MODIFIED", item)
         for key in previous.keys() - fresh.keys():
-            metadata = previous_known.get(key) or {"namespace": key[0], "name": key[1]}
+            metadata = _last_metadata(previous[key]) | {"namespace": key[0], "name": key[1]}
             self._notify(
                 "DELETED", {"apiVersion": self.resource.api_version, "kind": self.resource.kind, "metadata": metadata}
             )
@@ -219,6 +274,7 @@ class Informer(Generic[T]):
                 response.close()
                 return
             self._response = response
+        self._connected()
         try:
             for line in iter_resp_lines(response):
                 if line:
@@ -250,7 +306,7 @@ class Informer(Generic[T]):
                 self._known.pop(key, None)
             else:
                 self._cache[key] = value
-                self._known[key] = _slim_metadata(obj)
+                self._known[key] = _version(obj)
         if version:
             self._resource_version = version
         if kind in ("ADDED", "MODIFIED", "DELETED"):

@@ -9,10 +9,15 @@ Scaling groups and PodCliques are listed with Grove's ``managed-by`` label, clai
 A claim this reconciler has just created, patched or deleted is remembered until the watch
 reports that very change (or for ``pending_ttl`` seconds): a reconcile that runs in between reads
 the written state, not the stale cache, and so does not create it twice or delete it again.
+
+Each PodCliqueSet has an epoch that changes with every event that could make an earlier check of
+its claims wrong (any change to it or its children, a claim changed or deleted; a claim added
+cannot): a reconcile that stopped half-way may go on from where it stopped while the epoch holds.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections import OrderedDict
@@ -37,6 +42,11 @@ claim deleted by hand can wait a second. Most of these deletions are the collect
 scale-in or the deletion of the PodCliqueSet; the watches are separate streams, so a claim's
 deletion can arrive before its owner's deletion (or before the owner's parent's scale-in), and a
 reconcile at that moment would re-create the claim for an owner that is already gone."""
+
+RECHECK_AFTER_DELETION = 30.0
+"""Seconds during which a claim deleted by anyone is re-created only once a read of its owner
+says it is needed: the owner's cache may lag behind the deletion (resource-sharing.md §4.9)."""
+DELETIONS_KEPT = 100_000
 
 Notify = Callable[[PcsKey, float], None]
 """Re-queue a PodCliqueSet after a delay in seconds (0: at once)."""
@@ -102,14 +112,14 @@ class PendingWrites:
 
 
 class RecentDeletions:
-    """Claims deleted within the last ``DELETION_DELAY`` seconds, by anyone.
+    """Claims deleted within the last ``keep`` seconds, by anyone (at most ``DELETIONS_KEPT``).
 
-    Such a claim is not re-created at once: its deletion re-queues the PodCliqueSet after the
-    delay, and by then the caches have seen whether its owner is gone too.
+    Such a claim is not re-created within ``delay`` seconds: its deletion re-queues the
+    PodCliqueSet after the delay, and by then the caches have seen whether its owner is gone too.
     """
 
-    def __init__(self, delay: float) -> None:
-        self._delay = delay
+    def __init__(self, delay: float, keep: float = RECHECK_AFTER_DELETION) -> None:
+        self._delay, self._keep = delay, keep
         self._at: OrderedDict[ObjectKey, float] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -121,7 +131,7 @@ class RecentDeletions:
             key = object_key(obj)
             self._at.pop(key, None)
             self._at[key] = now
-            while self._at and next(iter(self._at.values())) < now - self._delay:
+            while self._at and (len(self._at) > DELETIONS_KEPT or next(iter(self._at.values())) < now - self._keep):
                 self._at.popitem(last=False)
 
     def remaining(self, key: ObjectKey) -> float:
@@ -129,6 +139,12 @@ class RecentDeletions:
         with self._lock:
             at = self._at.get(key)
         return 0.0 if at is None else max(at + self._delay - time.monotonic(), 0.0)
+
+    def recent(self, key: ObjectKey) -> bool:
+        """Deleted within the last ``keep`` seconds."""
+        with self._lock:
+            at = self._at.get(key)
+        return at is not None and at >= time.monotonic() - self._keep
 
 
 class Caches:
@@ -138,13 +154,17 @@ class Caches:
         namespace: str | None,
         notify: Notify,
         pending_ttl: float = 30.0,
+        on_recovered: Callable[[], None] | None = None,
     ) -> None:
         self._notify = notify
         self.pending = PendingWrites(pending_ttl)
         self.recently_deleted = RecentDeletions(DELETION_DELAY)
+        self._epochs: dict[PcsKey, int] = {}
+        self._epoch_counter = itertools.count(1)
         self._groups_index, self._cliques_index, self._claims_index = PartOfIndex(), PartOfIndex(), PartOfIndex()
         self.podcliquesets: Informer[PodCliqueSet] = Informer(
-            api, PODCLIQUESETS, namespace=namespace, transform=PodCliqueSet.model_validate, handler=self._on_pcs
+            api, PODCLIQUESETS, namespace=namespace, transform=PodCliqueSet.model_validate, handler=self._on_pcs,
+            on_recovered=on_recovered,
         )
         self.scaling_groups: Informer[PodCliqueScalingGroup] = Informer(
             api,
@@ -153,6 +173,7 @@ class Caches:
             label_selector=GROVE_MANAGED,
             transform=PodCliqueScalingGroup.model_validate,
             handler=self._member_handler(self._groups_index),
+            on_recovered=on_recovered,
         )
         self.cliques: Informer[PodClique] = Informer(
             api,
@@ -161,6 +182,7 @@ class Caches:
             label_selector=GROVE_MANAGED,
             transform=PodClique.model_validate,
             handler=self._member_handler(self._cliques_index),
+            on_recovered=on_recovered,
         )
         self.claims: Informer[ClaimRecord] = Informer(
             api,
@@ -168,7 +190,8 @@ class Caches:
             namespace=namespace,
             label_selector=SHARED_CLAIMS,
             transform=ClaimRecord.from_object,
-            handler=self._member_handler(self._claims_index, self._observe_claim),
+            handler=self._member_handler(self._claims_index, self._observe_claim, disturbed_by_adds=False),
+            on_recovered=on_recovered,
         )
         self.informers: tuple[Informer[Any], ...] = (self.podcliquesets, self.scaling_groups, self.cliques, self.claims)
 
@@ -178,13 +201,28 @@ class Caches:
         self.pending.observe(kind, obj)
         self.recently_deleted.observe(kind, obj)
 
-    def _on_pcs(self, _kind: str, obj: dict[str, Any]) -> None:
-        self._notify(object_key(obj), 0.0)
+    def _on_pcs(self, kind: str, obj: dict[str, Any]) -> None:
+        key = object_key(obj)
+        if kind == "DELETED":
+            self._epochs.pop(key, None)
+        else:
+            self._epochs[key] = next(self._epoch_counter)
+        self._notify(key, 0.0)
+
+    def _disturb(self, pcs: PcsKey) -> None:
+        if pcs in self._epochs:  # else no such PodCliqueSet (yet): its ADDED sets the epoch
+            self._epochs[pcs] = next(self._epoch_counter)
+
+    def epoch(self, pcs: PcsKey) -> int:
+        """Changes whenever an event could have made an earlier check of this PodCliqueSet's claims
+        wrong; never comes back to an earlier value."""
+        return self._epochs.get(pcs, 0)
 
     def _member_handler(
         self,
         index: PartOfIndex,
         observe: Callable[[str, dict[str, Any]], None] | None = None,
+        disturbed_by_adds: bool = True,
     ) -> Callable[[str, dict[str, Any]], None]:
         def handle(kind: str, obj: dict[str, Any]) -> None:
             if observe is not None:
@@ -193,13 +231,17 @@ class Caches:
             if kind == "DELETED":
                 pcs = index.remove(key) or pcs_key_of(obj)
                 if pcs is not None:
+                    self._disturb(pcs)
                     self._notify(pcs, DELETION_DELAY)
                 return
             pcs = pcs_key_of(obj)
             previous = index.update(key, pcs)
             if previous is not None:
+                self._disturb(previous)
                 self._notify(previous, 0.0)
             if pcs is not None:
+                if disturbed_by_adds or kind != "ADDED":
+                    self._disturb(pcs)
                 self._notify(pcs, 0.0)
 
         return handle
@@ -233,8 +275,8 @@ class Caches:
         return self._members(self.cliques, self._cliques_index, key)
 
     def claims_of(self, key: PcsKey) -> list[ClaimRecord]:
-        """The claims labelled as this PodCliqueSet's, as last written or seen."""
-        found = (self.claim(key[0], name) for name in self._claims_index.names(key))
+        """The claims labelled as this PodCliqueSet's, as last written or seen (in no order)."""
+        found = (self.claim(key[0], name) for name in self._claims_index.names(key, ordered=False))
         return [claim for claim in found if claim is not None]
 
     def claim(self, namespace: str, name: str) -> ClaimRecord | None:

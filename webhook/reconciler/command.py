@@ -13,9 +13,8 @@ from kubernetes import config
 
 from webhook import logs
 from webhook.errors import CommandError
-from webhook.kube.access import Component, guarded
 from webhook.kube.config import KubeConfigError, api_client, in_cluster
-from webhook.reconciler.controller import Controller
+from webhook.reconciler.controller import Controller, reconciler_client
 from webhook.reconciler.settings import ReconcileSettings
 
 log = logging.getLogger(__name__)
@@ -51,7 +50,7 @@ def reconcile(settings: ReconcileSettings) -> int:
         raise CommandError(str(err)) from None
     namespace = settings.leader_election_namespace or own_namespace(settings.kubeconfig)
     try:
-        controller = Controller(guarded(api, Component.RECONCILER, namespace), settings, identity(), namespace)
+        controller = Controller(reconciler_client(api, namespace), settings, identity(), namespace)
     except OSError as err:
         raise CommandError(f"cannot listen on {settings.health_host}:{settings.health_port}: {err.strerror or err}") from None
 

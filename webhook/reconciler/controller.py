@@ -8,6 +8,10 @@ queue holds each key once, so that costs one entry per PodCliqueSet at most.
 Stopping (SIGTERM, or a lost lease) lets the claim write under way finish, then workers take no
 more keys and no further write is started; informers and probes stop, the lease is released if
 held, and ``run`` returns 0, or 1 after a lost lease.
+
+A reconcile that ran out of budget goes to the back of the queue at once; one that failed waits
+for its backoff, and no longer once an informer is back after failing (the API server was away:
+what failed meanwhile runs again at once).
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import logging
 import threading
 import time
 
-from webhook.kube.access import GuardedApiClient
+from kubernetes import client
+
+from webhook.kube.access import Component, GuardedApiClient, guarded
 from webhook.reconciler.batches import write_pool
 from webhook.reconciler.cache import Caches
 from webhook.reconciler.events import EventRecorder
@@ -25,6 +31,7 @@ from webhook.reconciler.index import PcsKey
 from webhook.reconciler.leader import LeaderElector
 from webhook.reconciler.metrics import ReconcilerMetrics
 from webhook.reconciler.queue import WorkQueue
+from webhook.reconciler.outcome import Unreachable
 from webhook.reconciler.reconcile import Interrupted, Outcome, PodCliqueSetReconciler
 from webhook.reconciler.settings import ReconcileSettings
 
@@ -32,6 +39,17 @@ log = logging.getLogger(__name__)
 
 COMPONENT = "grove-sharing-reconciler"
 JOIN_TIMEOUT = 60.0
+REQUEST_TIMEOUT = (5.0, 30.0)
+"""Seconds to connect and to read an answer, for every request but the watches (which have their
+own): a hung API server holds a worker for half a minute at most."""
+
+
+def reconciler_client(api: client.ApiClient, own_namespace: str) -> GuardedApiClient:
+    """The reconciler's client: its access table, a timeout on every request, and no retries of
+    urllib3's own. The informers and the work queue retry with backoff; urllib3 would retry a
+    refused connection three times at once and log a WARNING line with the URL for each."""
+    api.configuration.retries = False
+    return guarded(api, Component.RECONCILER, own_namespace, REQUEST_TIMEOUT)
 
 
 class Controller:
@@ -42,14 +60,14 @@ class Controller:
         self.metrics = ReconcilerMetrics()
         self.queue: WorkQueue[PcsKey] = WorkQueue(settings.backoff_base, settings.backoff_max)
         self.metrics.observe_queue(lambda: len(self.queue), lambda: self.queue.waiting)
-        self.caches = Caches(api, settings.namespace, self.queue.add_after)
+        self.caches = Caches(api, settings.namespace, self.queue.add_after, on_recovered=self._recovered)
         self.metrics.caches_synced.set_function(lambda: 1 if self.caches.synced else 0)
         self.recorder = EventRecorder(api, COMPONENT, identity)
         self.stopping = threading.Event()
         """Set when no new write may start: workers stop between two writes."""
         self.writes = write_pool()
         self.reconciler = PodCliqueSetReconciler(
-            api, self.caches, self.recorder, self.metrics, self.stopping, self.writes
+            api, self.caches, self.recorder, self.metrics, self.stopping, self.writes, settings.max_claims_per_owner
         )
         self.elector = (
             LeaderElector(
@@ -145,6 +163,11 @@ class Controller:
         self.stopping.set()
         self._stop.set()
 
+    def _recovered(self) -> None:
+        retried = self.queue.retry_failed_now()
+        if retried:
+            log.info("the API server is back: retrying %d PodCliqueSets now", retried)
+
     def _enqueue_all(self) -> None:
         for key in self.caches.pcs_keys():
             self.queue.add(key)
@@ -158,6 +181,8 @@ class Controller:
             except Interrupted:
                 self.queue.done(key)
                 return
+            except Unreachable as err:
+                outcome = Outcome(failures=[f"cannot reach the API server ({err})"], failed=1)
             except Exception:  # noqa: BLE001 - one PodCliqueSet's trouble must not end the worker
                 log.exception("reconcile of PodCliqueSet %s/%s failed", *key)
             finally:
@@ -168,12 +193,17 @@ class Controller:
     def _finish(self, key: PcsKey, outcome: Outcome | None) -> None:
         if outcome is not None and (outcome.created or outcome.adopted or outcome.deleted):
             log.info(
-                "PodCliqueSet %s/%s: created %d, adopted %d, deleted %d claims",
+                "PodCliqueSet %s/%s: created %d, adopted %d, deleted %d claims%s",
                 *key,
                 len(outcome.created),
                 len(outcome.adopted),
                 len(outcome.deleted),
+                "; more to do after the PodCliqueSets waiting" if outcome.partial else "",
             )
+        if outcome is not None and outcome.partial:
+            # Progress was made and there is more: behind the keys waiting, not after a backoff.
+            self.queue.forget(key)
+            self.queue.add(key)
         if outcome is not None and outcome.ok:
             self.queue.forget(key)
             self.metrics.reconciles.labels("success").inc()
@@ -182,12 +212,15 @@ class Controller:
             return
         self.metrics.reconciles.labels("error").inc()
         self.metrics.reconcile_errors.inc()
-        delay = self.queue.add_rate_limited(key)
+        if outcome is not None and outcome.partial:
+            delay = 0.0
+        else:
+            delay = self.queue.add_rate_limited(key, outcome.retry_within if outcome is not None else None)
         if outcome is not None:
             log.warning(
                 "PodCliqueSet %s/%s: %d claims not as desired, retrying in %.1fs: %s",
                 *key,
-                len(outcome.failures),
+                outcome.failed,
                 delay,
                 "; ".join(outcome.failures[:3]),
             )

@@ -33,6 +33,8 @@ CLAIM_DELETED = "ResourceClaimDeleted"
 TEMPLATE_NOT_FOUND = "ResourceClaimTemplateNotFound"
 OWNED_BY_OTHER = "ResourceClaimOwnedByOther"
 SYNC_FAILED = "ResourceClaimSyncFailed"
+LIMIT_EXCEEDED = "ResourceClaimLimitExceeded"
+INVALID_REPLICAS = "ResourceClaimInvalidReplicas"
 
 
 @dataclass(frozen=True, slots=True)

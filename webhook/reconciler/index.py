@@ -38,6 +38,8 @@ class PartOfIndex:
         self._pcs_of: dict[ObjectKey, PcsKey] = {}
         self._members: dict[PcsKey, set[str]] = {}
         self._lock = threading.Lock()
+        self._keys: dict[PcsKey, PcsKey] = {}
+        """One tuple per PodCliqueSet for all its members (there may be 200,000 claims)."""
 
     def update(self, key: ObjectKey, pcs: PcsKey | None) -> PcsKey | None:
         """Record where ``key`` belongs now; returns where it belonged before, if elsewhere."""
@@ -47,6 +49,7 @@ class PartOfIndex:
                 return None
             self._unlink(key, previous)
             if pcs is not None:
+                pcs = self._keys.setdefault(pcs, pcs)
                 self._pcs_of[key] = pcs
                 self._members.setdefault(pcs, set()).add(key[1])
             return previous
@@ -66,7 +69,9 @@ class PartOfIndex:
             members.discard(key[1])
             if not members:
                 del self._members[pcs]
+                self._keys.pop(pcs, None)
 
-    def names(self, pcs: PcsKey) -> list[str]:
+    def names(self, pcs: PcsKey, ordered: bool = True) -> list[str]:
         with self._lock:
-            return sorted(self._members.get(pcs, ()))
+            members = self._members.get(pcs, ())
+            return sorted(members) if ordered else list(members)

@@ -3,7 +3,8 @@ can run several reconcilers in one process)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Hashable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -51,9 +52,33 @@ class ReconcilerMetrics:
         self.caches_synced = Gauge(
             f"{PREFIX}_caches_synced", "1 once every informer has listed its objects.", registry=self.registry
         )
+        self._over_limit: dict[Hashable, int] = {}
+        self._over_limit_lock = threading.Lock()
+        self.over_limit = Gauge(
+            f"{PREFIX}_owners_over_claim_limit",
+            "Owners (PodCliqueSets, scaling groups, PodCliques) whose sharing needs more claims than "
+            "--max-claims-per-owner: they have only the first ones.",
+            registry=self.registry,
+        )
+        self.over_limit.set_function(self._count_over_limit)
 
     def claim_written(self, action: str) -> None:
         self.claim_writes.labels(action).inc()
+
+    def owners_over_limit(self, pcs: Hashable, count: int) -> None:
+        """How many owners of one PodCliqueSet are over the limit now."""
+        with self._over_limit_lock:
+            if count:
+                self._over_limit[pcs] = count
+            else:
+                self._over_limit.pop(pcs, None)
+
+    def forget_owners(self, pcs: Hashable) -> None:
+        self.owners_over_limit(pcs, 0)
+
+    def _count_over_limit(self) -> float:
+        with self._over_limit_lock:
+            return float(sum(self._over_limit.values()))
 
     def observe_queue(self, depth: Callable[[], int], retrying: Callable[[], int]) -> None:
         self.queue_depth.set_function(depth)

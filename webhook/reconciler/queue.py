@@ -59,14 +59,27 @@ class WorkQueue(Generic[K]):
             heapq.heappush(self._waiting, (ready, next(self._sequence), key))
             self._condition.notify()
 
-    def add_rate_limited(self, key: K) -> float:
-        """Add ``key`` after its next backoff delay (base, 2x base, ... up to the cap); returns it."""
+    def add_rate_limited(self, key: K, cap: float | None = None) -> float:
+        """Add ``key`` after its next backoff delay (base, 2x base, ... up to the cap, or ``cap``
+        if shorter); returns it."""
         with self._condition:
             failures = self._failures.get(key, 0)
             self._failures[key] = failures + 1
-        delay = min(self.base_delay * 2.0 ** min(failures, 64), self.max_delay)
+        delay = min(self.base_delay * 2.0 ** min(failures, 64), self.max_delay, cap if cap is not None else self.max_delay)
         self.add_after(key, delay)
         return delay
+
+    def retry_failed_now(self) -> int:
+        """Every key waiting for a retry after failures is ready now, its backoff reset (the API
+        server is back: what failed because it was away should not wait out its delay). Returns
+        how many."""
+        with self._condition:
+            failed = [key for key in self._ready_at if key in self._failures]
+            for key in failed:
+                del self._ready_at[key]
+                del self._failures[key]
+                self._add(key)
+            return len(failed)
 
     def forget(self, key: K) -> None:
         """The key succeeded: its next failure starts again from the base delay."""
@@ -117,6 +130,12 @@ class WorkQueue(Generic[K]):
         """Keys ready to be processed (the queue depth a metric reports)."""
         with self._condition:
             return len(self._ready)
+
+    @property
+    def idle(self) -> bool:
+        """Nothing ready, waiting or being processed."""
+        with self._condition:
+            return not (self._ready or self._ready_at or self._processing)
 
     @property
     def waiting(self) -> int:

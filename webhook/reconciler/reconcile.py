@@ -1,62 +1,43 @@
 """One reconcile of one PodCliqueSet: ensure every owner's claims, then clean up stale ones.
 
-The desired claims come from the core (``owners_of`` + ``desired_claims``), the same description
-the pod webhook injects from. Each owner (the PodCliqueSet, each scaling group object, each
-PodClique object) is handled on its own: a failure is reported on that owner, its stale-claim
-cleanup is skipped (as in Grove, cleanup follows only a complete ensure), and the other owners go
-on. API calls are kept to what differs: a claim the cache already has as desired costs nothing.
+The desired claims come from the core (``owners_of`` + ``claim_slots``), the same description the
+pod webhook injects from. Each owner (the PodCliqueSet, each scaling group object, each PodClique
+object) is handled on its own: a failure is reported on that owner, its stale-claim cleanup is
+skipped (as in Grove, cleanup follows only a complete ensure), and the other owners go on. API
+calls are kept to what differs: a claim the cache already has as desired costs nothing.
+
+Bounded at any replica count: an owner's claims are counted before any is made, and an owner
+that would need more than ``--max-claims-per-owner`` gets the first ones only, with a Warning
+Event. A reconcile that has written for its budget stops between two chunks and remembers where
+(``Continuation``); the PodCliqueSet goes to the back of the queue and goes on from there next
+time, unless an event in between could have changed what was checked, and then starts over.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
-from webhook.core.sharing import DesiredClaim, OwnedSharing, desired_claims, owners_of, stale_claims
+from webhook.core.sharing import OwnedSharing, OwnerReference, claim_count, owners_of
 from webhook.reconciler import events
-from webhook.reconciler.apierrors import CONFLICT, status_message
-from webhook.reconciler.batches import slow_start
 from webhook.reconciler.cache import Caches
 from webhook.reconciler.children import current_children
-from webhook.reconciler.claimrecord import ClaimRecord
-from webhook.reconciler.claims import ClaimApi, InvalidClaim, claim_body, claim_model
+from webhook.reconciler.claims import ClaimApi
+from webhook.reconciler.cleanup import StaleCandidates, StaleCleaner
+from webhook.reconciler.ensure import ClaimEnsurer
 from webhook.reconciler.events import EventRecorder, Regarding
 from webhook.reconciler.index import PcsKey
+from webhook.reconciler.liveowners import LiveOwners
 from webhook.reconciler.metrics import ReconcilerMetrics
-from webhook.reconciler.ownership import OwnedByOther, controlled_by_other, plan
-from webhook.reconciler.templates import TemplateError, Templates
+from webhook.reconciler.outcome import Interrupted, Outcome, OwnerWork, Pass
+from webhook.reconciler.templates import TemplateCache, Templates
 
 log = logging.getLogger(__name__)
-
-
-class Interrupted(Exception):
-    """Shutdown or a lost lease: stop before the next write (the one under way has finished)."""
-
-
-@dataclass(slots=True)
-class Outcome:
-    """What one reconcile did; ``failures`` says whether the key must be retried."""
-
-    created: list[str] = field(default_factory=list)
-    adopted: list[str] = field(default_factory=list)
-    deleted: list[str] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
-    requeue_after: float = 0.0
-    """Seconds after which to reconcile again, though nothing failed (claims deleted a moment ago
-    are re-created only once their owners' deletions, if any, have reached the caches)."""
-
-    @property
-    def ok(self) -> bool:
-        return not self.failures
-
-    def counts(self) -> tuple[int, int, int]:
-        return len(self.created), len(self.adopted), len(self.deleted)
-
 
 _ACTIONS = (
     (events.CLAIM_CREATED, "Created"),
@@ -64,6 +45,11 @@ _ACTIONS = (
     (events.CLAIM_DELETED, "Deleted stale"),
 )
 MESSAGE_BUDGET = 900
+WARNINGS_PER_OWNER = 5
+"""Warning Events per owner and reconcile (distinct messages); further failures are counted."""
+ORPHANS_REMEMBERED = 4096
+
+__all__ = ["Interrupted", "Outcome", "PodCliqueSetReconciler"]
 
 
 def describe(verb: str, names: list[str]) -> str:
@@ -86,6 +72,16 @@ def regarding(namespace: str, owned: OwnedSharing) -> Regarding:
     return Regarding(reference.api_version, reference.kind, namespace, reference.name, reference.uid)
 
 
+@dataclass(frozen=True, slots=True)
+class Continuation:
+    """Where a reconcile that ran out of budget stopped: every claim of ``owner`` before
+    ``position``, and every owner before it, was as desired at ``epoch``."""
+
+    epoch: int
+    owner: OwnerReference
+    position: int
+
+
 class PodCliqueSetReconciler:
     def __init__(
         self,
@@ -95,177 +91,134 @@ class PodCliqueSetReconciler:
         metrics: ReconcilerMetrics,
         stopping: threading.Event,
         pool: ThreadPoolExecutor,
+        max_claims_per_owner: int = 10_000,
     ) -> None:
         self._api = api
-        self._pool = pool
-        self._claims = ClaimApi(api)
         self._caches = caches
         self._recorder = recorder
         self._metrics = metrics
         self._stopping = stopping
+        self._limit = max_claims_per_owner
+        self.templates = TemplateCache(api)
+        claims = ClaimApi(api)
+        self._ensurer = ClaimEnsurer(claims, caches, metrics, pool, self._check_stopping)
+        self._cleaner = StaleCleaner(claims, caches, metrics, pool, self._check_stopping)
+        self._continuations: dict[PcsKey, Continuation] = {}
+        self._orphans: OrderedDict[str, None] = OrderedDict()
 
     def reconcile(self, key: PcsKey) -> Outcome:
         outcome = Outcome()
+        epoch = self._caches.epoch(key)
+        resume = self._continuations.pop(key, None)
         pcs = self._caches.podcliqueset(key)
         if pcs is None or pcs.metadata.deletion_timestamp:
+            self._metrics.forget_owners(key)
+            if pcs is None:
+                self._report_orphans(key)
             return outcome  # the garbage collector removes the claims with their owners
         namespace = key[0]
         groups, cliques = current_children(pcs, self._caches.scaling_groups_of(key), self._caches.cliques_of(key))
         owners = owners_of(
             pcs, groups, cliques, on_error=lambda name, message: log.warning("%s/%s: %s", namespace, name, message)
         )
-        templates = Templates(self._api, pcs)
-        for owned in owners:
-            before = outcome.counts()
+        first = 0
+        if resume is not None:
+            found = [i for i, o in enumerate(owners) if o.reference == resume.owner]
+            resume = resume if found and resume.epoch == epoch else None
+            first = found[0] if resume is not None else 0
+        if resume is None:
+            self._check_owners(key, namespace, owners)
+        p = Pass(namespace, Templates(self.templates, pcs), LiveOwners(self._api, namespace), outcome)
+        candidates: StaleCandidates | None = None
+        for i in range(first, len(owners)):
+            owned = owners[i]
+            if owned.replicas < 0:
+                continue  # reported by _check_owners; nothing created or deleted
+            work = OwnerWork(owned)
+            start = resume.position if resume is not None and i == first else 0
             try:
-                if self._ensure(namespace, owned, templates, outcome):
-                    self._clean_up(key, owned, outcome)
+                stopped = self._ensurer.ensure(p, work, start, min(claim_count(owned), self._limit))
+                if stopped is not None:
+                    outcome.partial = True
+                    if work.complete:
+                        self._continuations[key] = Continuation(epoch, owned.reference, stopped)
+                elif work.complete:
+                    if candidates is None:
+                        candidates = StaleCandidates(self._caches.claims_of(key))
+                    self._cleaner.clean_up(p, work, candidates)
             finally:
-                self._report(namespace, owned, outcome, before)
+                self._report(namespace, work)
+                outcome.add(work)
+            if outcome.partial:
+                break
+        if resume is not None and not outcome.partial:
+            outcome.partial = True  # went on from a continuation: one full pass to finish
         return outcome
 
-    def _report(self, namespace: str, owned: OwnedSharing, outcome: Outcome, before: tuple[int, int, int]) -> None:
-        """One Event per owner and action, naming the claims: a PodCliqueSet created from nothing
-        costs an Event per owner, not one per claim."""
-        about = regarding(namespace, owned)
-        done = (outcome.created, outcome.adopted, outcome.deleted)
-        for names, start, (reason, verb) in zip(done, before, _ACTIONS, strict=True):
-            if len(names) > start:
-                self._recorder.normal(about, reason, describe(verb, names[start:]))
+    # --- what is reported --------------------------------------------------------------------------
 
-    # --- ensure ----------------------------------------------------------------------------------
-
-    def _ensure(self, namespace: str, owned: OwnedSharing, templates: Templates, outcome: Outcome) -> bool:
-        """Ensure every claim of one owner; True when all of them are as desired."""
-        about = regarding(namespace, owned)
-        complete = True
-        missing: list[tuple[DesiredClaim, client.ResourceV1ResourceClaim]] = []
-        for desired in desired_claims(owned):
-            existing = self._caches.claim(namespace, desired.name)
-            try:
-                if existing is not None:
-                    self._update(namespace, desired, existing, outcome)
-                elif wait := self._caches.recently_deleted.remaining((namespace, desired.name)):
-                    complete = False
-                    outcome.requeue_after = max(outcome.requeue_after, wait)
-                else:
-                    missing.append((desired, self._new_claim(namespace, desired, templates)))
-            except _OwnerFailure as failure:
-                complete = False
-                self._failed(about, desired.name, failure, outcome)
-        written = 0
-        for (desired, _), result in slow_start(self._pool, missing, self._send, self._check_stopping):
-            written += 1
-            try:
-                existing = self._created(namespace, desired, result, outcome)
-                if existing is not None:
-                    self._update(namespace, desired, existing, outcome)
-            except _OwnerFailure as failure:
-                complete = False
-                self._failed(about, desired.name, failure, outcome)
-        return complete and written == len(missing)
-
-    def _new_claim(
-        self, namespace: str, desired: DesiredClaim, templates: Templates
-    ) -> client.ResourceV1ResourceClaim:
-        try:
-            spec = templates.claim_spec(desired.entry)
-        except TemplateError as err:
-            reason = events.TEMPLATE_NOT_FOUND if err.missing else events.SYNC_FAILED
-            raise _OwnerFailure(f'ref "{desired.entry.name}" ({desired.source}): {err}', reason) from None
-        try:
-            return claim_model(claim_body(namespace, desired, spec))
-        except InvalidClaim as err:
-            raise _OwnerFailure(f'RC "{desired.name}": {err}') from None
-
-    def _send(self, item: tuple[DesiredClaim, client.ResourceV1ResourceClaim]) -> ClaimRecord | None:
-        """Create one claim (in a pool thread); None when one of that name exists already."""
-        try:
-            return self._claims.create(item[1])
-        except ApiException as err:
-            if err.status == CONFLICT:
-                return None
-            raise
-
-    def _created(
-        self, namespace: str, desired: DesiredClaim, result: ClaimRecord | None | Exception, outcome: Outcome
-    ) -> ClaimRecord | None:
-        """Account for one create; on a lost race (409) return what exists, for the update path."""
-        if isinstance(result, ApiException):
-            raise _OwnerFailure(f'RC "{desired.name}": {status_message(result)}')
-        if isinstance(result, Exception):
-            raise result
-        if result is None:
-            return self._read_after_conflict(namespace, desired)
-        self._caches.pending.wrote(result)
-        outcome.created.append(desired.name)
-        self._metrics.claim_written("created")
-        return None
-
-    def _read_after_conflict(self, namespace: str, desired: DesiredClaim) -> ClaimRecord:
-        try:
-            existing = self._claims.read(namespace, desired.name)
-        except ApiException as err:
-            raise _OwnerFailure(f'RC "{desired.name}": {status_message(err)}') from None
-        if existing is None:
-            raise _OwnerFailure(f'RC "{desired.name}": already exists, then not found; retrying')
-        return existing
-
-    def _update(self, namespace: str, desired: DesiredClaim, existing: ClaimRecord, outcome: Outcome) -> None:
-        change = plan(existing.labels, existing.owner_references, desired)
-        if change is None:
-            return
-        if isinstance(change, OwnedByOther):
-            raise _OwnerFailure(change.message(namespace, desired.name), events.OWNED_BY_OTHER)
-        self._check_stopping()
-        try:
-            updated = self._claims.patch(namespace, desired.name, change.merge_patch(existing.resource_version))
-        except ApiException as err:
-            raise _OwnerFailure(f'RC "{desired.name}": {status_message(err)}') from None
-        self._caches.pending.wrote(updated)
-        if change.adopts:
-            outcome.adopted.append(desired.name)
-            self._metrics.claim_written("adopted")
-        else:
-            self._metrics.claim_written("labelled")
-
-    def _failed(self, about: Regarding, name: str, failure: _OwnerFailure, outcome: Outcome) -> None:
-        outcome.failures.append(f"{name}: {failure}")
-        self._recorder.warning(about, failure.reason, str(failure))
-
-    # --- clean up --------------------------------------------------------------------------------
-
-    def _clean_up(self, key: PcsKey, owned: OwnedSharing, outcome: Outcome) -> None:
-        """Delete this owner's PerReplica claims for replicas it no longer has (§4.8), each by exact
-        name and UID: never a selector that could reach a claim created meanwhile. A claim another
-        object controls is not this owner's to delete, and one being deleted is not deleted again."""
-        claims = {claim.name: claim for claim in self._caches.claims_of(key) if not claim.deleting}
-        stale = [
-            claims[name]
-            for name in stale_claims(owned, [(c.name, c.labels) for c in claims.values()])
-            if controlled_by_other(claims[name].owner_references, owned.reference) is None
-        ]
-        for claim, result in slow_start(self._pool, stale, self._claims.delete, self._check_stopping):
-            if isinstance(result, ApiException):
-                message = f'failed to delete stale RC "{claim.name}": {status_message(result)}'
-                self._failed(regarding(key[0], owned), claim.name, _OwnerFailure(message), outcome)
+    def _check_owners(self, key: PcsKey, namespace: str, owners: list[OwnedSharing]) -> None:
+        """Owners whose sharing cannot be reconciled in full: Warning Events, and the gauge of
+        owners over the limit."""
+        over = 0
+        for owned in owners:
+            about = regarding(namespace, owned)
+            kind = owned.reference.kind
+            if owned.replicas < 0:
+                message = (
+                    f"spec.replicas is {owned.replicas}: no ResourceClaims are created or deleted for this "
+                    f"{kind} until it is 0 or more"
+                )
+                self._recorder.warning(about, events.INVALID_REPLICAS, message)
                 continue
-            if isinstance(result, Exception):
-                raise result
-            self._caches.pending.wrote(claim, deleted=True)
-            if result:
-                outcome.deleted.append(claim.name)
-                self._metrics.claim_written("deleted")
+            count = claim_count(owned)
+            if count > self._limit:
+                over += 1
+                message = (
+                    f"{kind} {owned.owner.name} needs {count} ResourceClaims, more than the limit of "
+                    f"{self._limit} (--max-claims-per-owner): only the first {self._limit} are created"
+                )
+                self._recorder.warning(about, events.LIMIT_EXCEEDED, message)
+        self._metrics.owners_over_limit(key, over)
+
+    def _report(self, namespace: str, work: OwnerWork) -> None:
+        """One Event per owner and action, naming the claims: a PodCliqueSet created from nothing
+        costs an Event per owner, not one per claim. Failures: an Event per distinct message, a
+        few per owner."""
+        about = regarding(namespace, work.owned)
+        for names, (reason, verb) in zip((work.created, work.adopted, work.deleted), _ACTIONS, strict=True):
+            if names:
+                self._recorder.normal(about, reason, describe(verb, names))
+        reported: set[tuple[str, str]] = set()
+        for failure in work.failures:
+            seen = (failure.reason, str(failure))
+            if seen not in reported and len(reported) < WARNINGS_PER_OWNER:
+                reported.add(seen)
+                self._recorder.warning(about, failure.reason, str(failure))
+
+    def _report_orphans(self, key: PcsKey) -> None:
+        """Scaling groups and PodCliques whose labels name a PodCliqueSet that does not exist:
+        logged once each, at INFO when nothing will collect them (no controller), else at DEBUG
+        (the garbage collector is on its way)."""
+        children = [("PodCliqueScalingGroup", g.metadata) for g in self._caches.scaling_groups_of(key)]
+        children += [("PodClique", c.metadata) for c in self._caches.cliques_of(key)]
+        for kind, metadata in children:
+            if metadata.uid in self._orphans:
+                continue
+            self._orphans[metadata.uid] = None
+            while len(self._orphans) > ORPHANS_REMEMBERED:
+                self._orphans.popitem(last=False)
+            collected = any(r.controller for r in metadata.owner_references)
+            log.log(
+                logging.DEBUG if collected else logging.INFO,
+                "%s %s/%s names PodCliqueSet %s, which does not exist; ignored%s",
+                kind,
+                metadata.namespace,
+                metadata.name,
+                key[1],
+                " until the garbage collector removes it" if collected else "",
+            )
 
     def _check_stopping(self) -> None:
         if self._stopping.is_set():
             raise Interrupted()
-
-
-class _OwnerFailure(Exception):
-    """One claim of one owner could not be made as desired; reported on the owner."""
-
-    def __init__(self, message: str, reason: str = events.SYNC_FAILED) -> None:
-        super().__init__(message)
-        self.reason = reason
-

@@ -49,6 +49,15 @@ class ReconcileSettings(LoggingSettings):
     backoff_max: float = Field(
         300.0, gt=0, description="Longest delay between retries.", json_schema_extra={"metavar": "SECONDS"}
     )
+    max_claims_per_owner: int = Field(
+        10_000,
+        ge=1,
+        description=(
+            "Most claims kept for one owner (a PodCliqueSet, scaling group or PodClique): an owner whose "
+            "sharing needs more gets the first N in Grove's order and a Warning Event."
+        ),
+        json_schema_extra={"metavar": "N"},
+    )
     health_host: str = Field(
         "127.0.0.1",
         description="Address of the plain-HTTP /healthz, /readyz and /metrics endpoints (0.0.0.0 in a pod).",

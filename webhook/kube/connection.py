@@ -1,0 +1,37 @@
+"""Failures to reach the API server, told apart from the server's answers and said in one line.
+
+With the client's own retries off (the informers and the work queue retry with backoff of their
+own), urllib3 raises what went wrong on the wire: a refused connection, a connection lost in the
+middle of a response, a timeout. Their texts name the connection object and repeat the URL; an
+operator needs one short line.
+"""
+
+from __future__ import annotations
+
+import urllib3
+from kubernetes.client.exceptions import ApiException
+
+CONNECTION_ERRORS: tuple[type[BaseException], ...] = (urllib3.exceptions.HTTPError, OSError)
+
+
+def is_connection_error(err: BaseException) -> bool:
+    """The request did not get an answer from the API server (as opposed to an error answer)."""
+    return isinstance(err, CONNECTION_ERRORS) or (isinstance(err, ApiException) and err.status == 0)
+
+
+def describe(err: BaseException) -> str:
+    """One line: what failed, without the client's object names."""
+    if isinstance(err, urllib3.exceptions.MaxRetryError) and err.reason is not None:
+        return describe(err.reason)
+    if isinstance(err, urllib3.exceptions.NewConnectionError):
+        text = str(err).split("Failed to establish a new connection: ", 1)[-1]
+        return f"cannot connect to the API server: {text}"
+    if isinstance(err, (urllib3.exceptions.ReadTimeoutError, urllib3.exceptions.ConnectTimeoutError)):
+        return "the API server did not answer in time"
+    if isinstance(err, urllib3.exceptions.ProtocolError):
+        inner = err.args[1] if len(err.args) > 1 else None
+        detail = f": {type(inner).__name__}" if isinstance(inner, BaseException) else ""
+        return f"connection to the API server lost{detail}"
+    if isinstance(err, ApiException):
+        return " ".join(f"API error {err.status} {err.reason or ''}".split())
+    return " ".join((str(err) or type(err).__name__).split())
