@@ -9,7 +9,15 @@ import pytest
 from core.workload import workload_pcs_raw
 
 from webhook.core.podcliqueset import PodClique, PodCliqueScalingGroup, PodCliqueSet
-from webhook.core.sharing import OwnedSharing, OwnerReference, desired_claims, owners_of, stale_claims
+from webhook.core.sharing import (
+    OwnedSharing,
+    OwnerReference,
+    claim_count,
+    desired_claims,
+    index_below,
+    owners_of,
+    stale_claims,
+)
 
 BASE = {
     "app.kubernetes.io/managed-by": "grove-operator",
@@ -275,3 +283,48 @@ def test_an_owner_that_shares_nothing_cleans_up_nothing() -> None:
     """§4.7 item 1: no entries, no cleanup, even at zero replicas."""
     owner = owners_of(pcs(replicas=0, resourceSharing=[]), [], [])[0]
     assert stale_claims(owner, EXISTING) == []
+
+
+# --- any replica count ------------------------------------------------------------------------------
+
+
+def test_claims_are_counted_and_made_by_position_without_listing_the_replicas() -> None:
+    """A million replicas: the count is arithmetic, and any stretch of positions is made on its
+    own, in Grove's order (AllReplicas entries first, then replica by replica)."""
+    owner = owners_of(pcs(replicas=1_000_000), [], [])[0]
+    assert claim_count(owner) == 2 + 2 * 1_000_000
+    assert [c.name for c in desired_claims(owner, 0, 3)] == ["rs-test-all-int-tpl5", "rs-test-all-int-tpl7", "rs-test-0-ext-tpl"]
+    assert [c.name for c in desired_claims(owner, 2_000_000, 2_000_005)] == [
+        "rs-test-999999-ext-tpl", "rs-test-999999-int-tpl",
+    ]
+    assert [(c.replica, c.labels[PCS_INDEX]) for c in desired_claims(owner, 5, 6)] == [(1, "1")]
+
+
+@pytest.mark.parametrize("replicas", [0, 1, 3], ids=lambda r: f"{r} replicas")
+def test_positions_give_the_same_claims_as_the_whole_list(replicas: int) -> None:
+    groups = [group("rs-test-0-sga", replicas=replicas)]
+    for owner in owners_of(pcs(replicas=replicas), groups, [clique("rs-test-0-worker-a", worker_a(), replicas)]):
+        whole = claims(owner)
+        assert len(whole) == claim_count(owner)
+        pieces = [c for start in range(0, len(whole), 2) for c in desired_claims(owner, start, start + 2)]
+        assert [(c.name, c.labels, c.owner, c.source) for c in pieces] == whole
+
+
+def test_negative_replicas_are_kept_as_given_and_need_no_per_replica_claim() -> None:
+    """The reconciler refuses such an owner (a Warning Event, nothing deleted); here it is only data."""
+    owner = owners_of(pcs(replicas=-3), [], [clique("rs-test-0-worker-a", worker_a(), replicas=-1)])
+    assert [(o.owner.name, o.replicas, claim_count(o)) for o in owner] == [("rs-test", -3, 2), ("rs-test-0-worker-a", -1, 1)]
+
+
+INDICES = [
+    ("0", 1, True), ("0", 0, False), ("9", 10, True), ("10", 10, False), ("01", 5, False), ("+1", 5, False),
+    (" 1", 5, False), ("-1", 5, False), ("", 5, False), ("\u0661", 5, False), ("9" * 5000, 10**6, False),
+    ("999999", 10**6, True),
+]
+
+
+@pytest.mark.parametrize(("value", "replicas", "below"), INDICES, ids=[f"{v[:8]!r} of {n}" for v, n, _ in INDICES])
+def test_a_replica_index_is_valid_only_as_grove_spells_it(value: str, replicas: int, below: bool) -> None:
+    """``notin (0,1,...)`` compares text: only the plain decimal spelling of 0..N-1 is a valid
+    index, whatever its length (a 5,000-digit value is rejected before ``int`` reads it)."""
+    assert index_below(value, replicas) is below

@@ -67,9 +67,9 @@ def no_closed_log_streams() -> Iterator[None]:
 def start_reconciler(fake_api: FakeApiServer, kubeconfig_path: Path) -> Iterator[Start]:
     running: list[Running] = []
 
-    def start(identity: str = "reconciler-a", **options: Any) -> Running:
+    def start(identity: str = "reconciler-a", kubeconfig: Path | None = None, **options: Any) -> Running:
         settings = ReconcileSettings(**{**FAST, **options})
-        api = reconciler_client(new_api_client(kubeconfig_path), "default")
+        api = reconciler_client(new_api_client(kubeconfig or kubeconfig_path), "default")
         handle = Running(Controller(api, settings, identity, "default"))
         running.append(handle)
         return handle

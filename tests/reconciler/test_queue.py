@@ -116,3 +116,35 @@ def test_delayed_adds_of_one_key_wait_once_at_the_earliest_time() -> None:
     queue.add("b")
     assert queue.get() == "b"
     assert len(queue) == 0 and queue.waiting == 0
+
+
+def test_a_retry_bound_shortens_the_backoff_but_still_counts_the_failure() -> None:
+    queue: WorkQueue[str] = WorkQueue(10, 300)
+    assert [queue.add_rate_limited("a", cap=5) for _ in range(3)] == [5, 5, 5]
+    assert queue.failures("a") == 3
+    assert queue.add_rate_limited("a") == 80  # without the bound, the count it has reached
+
+
+def test_keys_waiting_after_failures_run_now_when_the_api_server_is_back() -> None:
+    """The work the outage failed runs at once, with its backoff reset; keys that are only
+    delayed (not failed) keep their time."""
+    now = [100.0]
+    queue: WorkQueue[str] = WorkQueue(10, 300, clock=lambda: now[0])
+    for _ in range(3):
+        queue.add_rate_limited("failed")
+    queue.add_after("delayed", 5)
+    assert queue.idle is False and len(queue) == 0
+
+    assert queue.retry_failed_now() == 1
+
+    assert queue.get() == "failed"
+    assert queue.failures("failed") == 0 and queue.waiting == 1
+    queue.done("failed")
+    now[0] = 105.0
+    assert queue.get() == "delayed"
+    queue.done("delayed")
+    now[0] = 200.0  # the superseded retry time of "failed" passes without running it again
+    queue.add("other")
+    assert queue.get() == "other"
+    queue.done("other")
+    assert queue.idle

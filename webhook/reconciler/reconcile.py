@@ -34,7 +34,7 @@ from webhook.reconciler.events import EventRecorder, Regarding
 from webhook.reconciler.index import PcsKey
 from webhook.reconciler.liveowners import LiveOwners
 from webhook.reconciler.metrics import ReconcilerMetrics
-from webhook.reconciler.outcome import Interrupted, Outcome, OwnerWork, Pass
+from webhook.reconciler.outcome import BUDGET, Interrupted, Outcome, OwnerWork, Pass
 from webhook.reconciler.templates import TemplateCache, Templates
 
 log = logging.getLogger(__name__)
@@ -99,6 +99,7 @@ class PodCliqueSetReconciler:
         self._metrics = metrics
         self._stopping = stopping
         self._limit = max_claims_per_owner
+        self.budget = BUDGET
         self.templates = TemplateCache(api)
         claims = ClaimApi(api)
         self._ensurer = ClaimEnsurer(claims, caches, metrics, pool, self._check_stopping)
@@ -128,7 +129,7 @@ class PodCliqueSetReconciler:
             first = found[0] if resume is not None else 0
         if resume is None:
             self._check_owners(key, namespace, owners)
-        p = Pass(namespace, Templates(self.templates, pcs), LiveOwners(self._api, namespace), outcome)
+        p = Pass(namespace, Templates(self.templates, pcs), LiveOwners(self._api, namespace), outcome, budget=self.budget)
         candidates: StaleCandidates | None = None
         for i in range(first, len(owners)):
             owned = owners[i]
