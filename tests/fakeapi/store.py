@@ -67,6 +67,10 @@ class Store(Lifecycle):
                 raise errors.not_found(rt, name)
             return obj
 
+    def objects(self, rt: ResourceType) -> dict[tuple[str, str], Obj]:
+        """The stored objects of one resource by (namespace, name), unsorted; hold the lock."""
+        return self._objects.get(rt.key, {})
+
     def _matching(self, rt: ResourceType, namespace: str | None, labels: LabelSelector,
                   fields: FieldSelector | None) -> Iterator[Obj]:
         for (ns, _), obj in sorted(self._objects.get(rt.key, {}).items()):

@@ -62,6 +62,8 @@ class Controller:
         self.metrics.observe_queue(lambda: len(self.queue), lambda: self.queue.waiting)
         self.caches = Caches(api, settings.namespace, self.queue.add_after, on_recovered=self._recovered)
         self.metrics.caches_synced.set_function(lambda: 1 if self.caches.synced else 0)
+        for informer in self.caches.informers:
+            self.metrics.observe_cache(informer.resource.plural, informer.__len__)
         self.recorder = EventRecorder(api, COMPONENT, identity)
         self.stopping = threading.Event()
         """Set when no new write may start: workers stop between two writes."""
@@ -182,13 +184,23 @@ class Controller:
                 self.queue.done(key)
                 return
             except Unreachable as err:
-                outcome = Outcome(failures=[f"cannot reach the API server ({err})"], failed=1)
+                self._unreachable(key, str(err))
             except Exception:  # noqa: BLE001 - one PodCliqueSet's trouble must not end the worker
                 log.exception("reconcile of PodCliqueSet %s/%s failed", *key)
+                self._finish(key, None)
+            else:
+                self._finish(key, outcome)
             finally:
                 self.metrics.duration.observe(time.perf_counter() - started)
-            self._finish(key, outcome)
             self.queue.done(key)
+
+    def _unreachable(self, key: PcsKey, why: str) -> None:
+        """The API server did not answer: retried with backoff, and at once when the watches are
+        back (``_recovered``). One line, no Events (they could not be written)."""
+        self.metrics.reconciles.labels("error").inc()
+        self.metrics.reconcile_errors.inc()
+        delay = self.queue.add_rate_limited(key)
+        log.warning("PodCliqueSet %s/%s: %s; retrying in %.1fs or when the API server is back", *key, why, delay)
 
     def _finish(self, key: PcsKey, outcome: Outcome | None) -> None:
         if outcome is not None and (outcome.created or outcome.adopted or outcome.deleted):

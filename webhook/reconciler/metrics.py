@@ -61,6 +61,12 @@ class ReconcilerMetrics:
             registry=self.registry,
         )
         self.over_limit.set_function(self._count_over_limit)
+        self.cached = Gauge(
+            f"{PREFIX}_cached_objects",
+            "Objects in the reconciler's caches, by resource (its memory grows with them).",
+            ["resource"],
+            registry=self.registry,
+        )
 
     def claim_written(self, action: str) -> None:
         self.claim_writes.labels(action).inc()
@@ -79,6 +85,9 @@ class ReconcilerMetrics:
     def _count_over_limit(self) -> float:
         with self._over_limit_lock:
             return float(sum(self._over_limit.values()))
+
+    def observe_cache(self, resource: str, size: Callable[[], int]) -> None:
+        self.cached.labels(resource).set_function(size)
 
     def observe_queue(self, depth: Callable[[], int], retrying: Callable[[], int]) -> None:
         self.queue_depth.set_function(depth)

@@ -34,7 +34,7 @@ from webhook.reconciler.events import EventRecorder, Regarding
 from webhook.reconciler.index import PcsKey
 from webhook.reconciler.liveowners import LiveOwners
 from webhook.reconciler.metrics import ReconcilerMetrics
-from webhook.reconciler.outcome import BUDGET, Interrupted, Outcome, OwnerWork, Pass
+from webhook.reconciler.outcome import BUDGET, Interrupted, Outcome, OwnerWork, Pass, Unreachable
 from webhook.reconciler.templates import TemplateCache, Templates
 
 log = logging.getLogger(__name__)
@@ -137,6 +137,7 @@ class PodCliqueSetReconciler:
                 continue  # reported by _check_owners; nothing created or deleted
             work = OwnerWork(owned)
             start = resume.position if resume is not None and i == first else 0
+            reachable = True
             try:
                 stopped = self._ensurer.ensure(p, work, start, min(claim_count(owned), self._limit))
                 if stopped is not None:
@@ -147,8 +148,12 @@ class PodCliqueSetReconciler:
                     if candidates is None:
                         candidates = StaleCandidates(self._caches.claims_of(key))
                     self._cleaner.clean_up(p, work, candidates)
+            except Unreachable:
+                reachable = False  # no Event could be written now
+                raise
             finally:
-                self._report(namespace, work)
+                if reachable:
+                    self._report(namespace, work)
                 outcome.add(work)
             if outcome.partial:
                 break
