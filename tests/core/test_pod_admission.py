@@ -594,6 +594,16 @@ MALFORMED_OBJECTS = [
         "cannot decode request.object as v1, Kind=Pod: metadata.labels.kai.scheduler/queue: Input should be a valid string",
     ),
     ("CREATE without an object", with_request(object=None), "there is no content to decode: request.object is missing"),
+    (
+        "a ConfigMap with Grove's labels under the Pod kind (was patched)",
+        with_request(object={"apiVersion": "v1", "kind": "ConfigMap", "metadata": A["metadata"], "data": {"a": "b"}}),
+        "unable to decode v1, Kind=ConfigMap into v1, Kind=Pod",
+    ),
+    (
+        "a Pod of another version",
+        with_request(object={**A, "apiVersion": "v2"}),
+        "unable to decode v2, Kind=Pod into v1, Kind=Pod",
+    ),
 ]
 
 

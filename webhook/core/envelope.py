@@ -84,15 +84,23 @@ def describe(err: ValidationError, skip: int = 0) -> str:
     return f"{where}: {first['msg']}" if where else str(first["msg"])
 
 
-def _object_gvk(obj: Any) -> GroupVersionKind | None:
-    """The apiVersion and kind the object says it has, when it says so."""
-    if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str) or not obj.get("kind"):
+def _object_gvk(obj: Any, expected: ExpectedKind) -> GroupVersionKind | None:
+    """The apiVersion and kind an object says it has, filled in from the endpoint's where it leaves
+    them out, as Go's decoder fills them in from the type it decodes into (``gvkWithDefaults``).
+    None for an object that says neither (or is not an object: the model reports that)."""
+    if not isinstance(obj, dict):
         return None
-    api_version = obj.get("apiVersion")
-    if not isinstance(api_version, str):
-        api_version = ""
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    api_version = api_version if isinstance(api_version, str) else ""
+    kind = kind if isinstance(kind, str) else ""
+    if not api_version and not kind:
+        return None
     group, _, version = api_version.rpartition("/")
-    return GroupVersionKind(group=group, version=version, kind=obj["kind"])
+    if not version and not group:
+        group, version = expected.group, expected.version
+    elif not version and group == expected.group:
+        version = expected.version
+    return GroupVersionKind(group=group, version=version, kind=kind or expected.kind)
 
 
 SHOWN_LENGTH = 80
@@ -104,7 +112,10 @@ def shown(value: Any) -> str:
     (orjson cannot even write one nested more than 255 levels deep)."""
     if isinstance(value, list | dict):
         return "(an array)" if isinstance(value, list) else "(an object)"
-    text = orjson.dumps(value).decode()
+    return _cut(orjson.dumps(value).decode())
+
+
+def _cut(text: str) -> str:
     return text if len(text) <= SHOWN_LENGTH else f"{text[: SHOWN_LENGTH - 4]}...{text[-1]}"
 
 
@@ -175,10 +186,12 @@ def _object_problem(data: dict[str, Any], err: ValidationError, expected: Expect
 
 
 def kind_mismatch(envelope: Envelope | AdmissionReview[Any], request: dict[str, Any], expected: ExpectedKind) -> Decision | None:
-    """A misrouted review (another kind than the endpoint serves) is answered, not decided."""
-    actual = envelope.request.kind if envelope.request.kind.kind else None
-    for raw in (request.get("object"), request.get("oldObject")):
-        actual = actual or _object_gvk(raw)
-    if actual is not None and expected.mismatch(actual):
-        return answer(envelope, admission.errored(400, f"unable to decode {actual} into {expected}"))
+    """A review of another kind than the endpoint serves (a misrouted webhook), or whose object or
+    old object says it is of another kind, is answered, not decided: controller-runtime's decoder
+    refuses to decode one kind into another."""
+    kinds = [envelope.request.kind if envelope.request.kind.kind else None]
+    kinds += [_object_gvk(request.get(field), expected) for field in ("object", "oldObject")]
+    for actual in kinds:
+        if actual is not None and expected.mismatch(actual):
+            return answer(envelope, admission.errored(400, f"unable to decode {_cut(str(actual))} into {expected}"))
     return None
