@@ -16,9 +16,8 @@ import re
 
 from webhook.core import gojson
 from webhook.core.claimpatterns import NamePattern, first_longer_than, name_patterns, shared_names
-from webhook.core.pcs_sharing import project
 from webhook.core.podcliqueset import PodCliqueSet
-from webhook.core.sharing import matches_group_filter, matches_pcs_filter
+from webhook.core.sharing import filter_selects
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 MAX_LABEL_LENGTH = 63
@@ -110,27 +109,27 @@ def _unmatched_filters(pcs: PodCliqueSet) -> list[str]:
     existing children none of which has pods, such as a scaling group whose ``cliqueNames`` name no
     clique template (a problem of Grove's wider validation, which this webhook does not run).
     """
-    sharing = project(pcs)
-    cliques = {c.name for c in sharing.cliques}
-    groups = {g.name for g in sharing.scaling_groups}
-    group_of = {name: g.name for g in sharing.scaling_groups for name in g.clique_names if name in cliques}
+    template = pcs.spec.template
+    cliques = {c.name for c in template.cliques}
+    groups = {g.name for g in template.pod_clique_scaling_groups}
+    group_of = {name: g.name for g in template.pod_clique_scaling_groups for name in g.clique_names if name in cliques}
     pod_kinds = [[c, group_of[c]] if c in group_of else [c] for c in cliques]
     warnings = []
-    for i, entry in enumerate(sharing.entries):
+    for i, entry in enumerate(template.resource_sharing):
         flt = entry.filter
-        if flt is None or not (flt.clique_names or flt.scaling_group_names):
+        if flt is None or not (flt.child_clique_names or flt.child_scaling_group_names):
             continue
-        if not cliques.issuperset(flt.clique_names) or not groups.issuperset(flt.scaling_group_names):
+        if not cliques.issuperset(flt.child_clique_names) or not groups.issuperset(flt.child_scaling_group_names):
             continue
-        if not any(matches_pcs_filter(entry, kind) for kind in pod_kinds):
+        if not any(filter_selects(flt.child_clique_names, flt.child_scaling_group_names, kind) for kind in pod_kinds):
             warnings.append(f"spec.template.resourceSharing[{i}].filter: matches no pod of this PodCliqueSet")
-    for g, group in enumerate(sharing.scaling_groups):
+    for g, group in enumerate(template.pod_clique_scaling_groups):
         members = [c for c in group.clique_names if c in cliques]
-        for i, group_entry in enumerate(group.entries):
-            named = group_entry.filter.clique_names if group_entry.filter is not None else ()
+        for i, group_entry in enumerate(group.resource_sharing):
+            named = group_entry.filter.child_clique_names if group_entry.filter is not None else []
             if not named or not set(group.clique_names).issuperset(named):
                 continue
-            if not any(matches_group_filter(group_entry, c) for c in members):
+            if not any(c in named for c in members):
                 warnings.append(
                     f"spec.template.podCliqueScalingGroups[{g}].resourceSharing[{i}].filter: "
                     "matches no pod of this PodCliqueSet"

@@ -66,6 +66,10 @@ class ExpectedKind:
     def __str__(self) -> str:
         return str(GroupVersionKind(group=self.group, version=self.version, kind=self.kind))
 
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
     def mismatch(self, actual: GroupVersionKind) -> bool:
         return (actual.group, actual.version, actual.kind) != (self.group, self.version, self.kind)
 
@@ -84,23 +88,25 @@ def describe(err: ValidationError, skip: int = 0) -> str:
     return f"{where}: {first['msg']}" if where else str(first["msg"])
 
 
-def _object_gvk(obj: Any, expected: ExpectedKind) -> GroupVersionKind | None:
-    """The apiVersion and kind an object says it has, filled in from the endpoint's where it leaves
-    them out, as Go's decoder fills them in from the type it decodes into (``gvkWithDefaults``).
-    None for an object that says neither (or is not an object: the model reports that)."""
+def _other_kind(obj: Any, expected: ExpectedKind) -> GroupVersionKind | None:
+    """The apiVersion and kind an object states, when they are not the endpoint's: filled in from
+    the endpoint's where left out, as Go's decoder fills them in from the type it decodes into
+    (``gvkWithDefaults``). None for an object that states the endpoint's kind, or none at all (or
+    is not an object: the model reports that)."""
     if not isinstance(obj, dict):
         return None
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     api_version = api_version if isinstance(api_version, str) else ""
     kind = kind if isinstance(kind, str) else ""
-    if not api_version and not kind:
+    if api_version == expected.api_version and kind == expected.kind or not (api_version or kind):
         return None
     group, _, version = api_version.rpartition("/")
     if not version and not group:
         group, version = expected.group, expected.version
     elif not version and group == expected.group:
         version = expected.version
-    return GroupVersionKind(group=group, version=version, kind=kind or expected.kind)
+    actual = GroupVersionKind(group=group, version=version, kind=kind or expected.kind)
+    return actual if expected.mismatch(actual) else None
 
 
 SHOWN_LENGTH = 80
@@ -189,9 +195,8 @@ def kind_mismatch(envelope: Envelope | AdmissionReview[Any], request: dict[str, 
     """A review of another kind than the endpoint serves (a misrouted webhook), or whose object or
     old object says it is of another kind, is answered, not decided: controller-runtime's decoder
     refuses to decode one kind into another."""
-    kinds = [envelope.request.kind if envelope.request.kind.kind else None]
-    kinds += [_object_gvk(request.get(field), expected) for field in ("object", "oldObject")]
-    for actual in kinds:
-        if actual is not None and expected.mismatch(actual):
-            return answer(envelope, admission.errored(400, f"unable to decode {_cut(str(actual))} into {expected}"))
-    return None
+    actual = envelope.request.kind if envelope.request.kind.kind and expected.mismatch(envelope.request.kind) else None
+    actual = actual or _other_kind(request.get("object"), expected) or _other_kind(request.get("oldObject"), expected)
+    if actual is None:
+        return None
+    return answer(envelope, admission.errored(400, f"unable to decode {_cut(str(actual))} into {expected}"))

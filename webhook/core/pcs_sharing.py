@@ -4,9 +4,11 @@ The pod webhook reads a few hundred bytes of a PodCliqueSet: its name, its cliqu
 groups and the resource-sharing entries of each level. A parsed ``PodCliqueSet`` model holds far
 more (about 27 KB for the 3.3 KB of Grove's end-to-end workload: nested models, their field sets,
 the raw claim templates), and a store holds one per PodCliqueSet of the cluster. So the stores keep
-this projection instead, built once as each object arrives: frozen, slotted, tuples rather than
-lists, with the names that repeat from one PodCliqueSet to the next (entry, clique and group names,
-scopes, namespaces) interned so that thousands of PodCliqueSets of one shape share them.
+this projection instead, built once as each object arrives: named tuples all the way down (immutable,
+about the size of their fields, and quick to build: the validating webhook projects every
+PodCliqueSet it checks), with the names that repeat from one PodCliqueSet to the next (entry,
+clique and group names, scopes, namespaces) interned so that thousands of PodCliqueSets of one
+shape share them.
 
 It keeps the order of every list, so entry indices and "the first clique of that name" mean what
 they mean in the spec, and replica counts as the template gives them.
@@ -16,27 +18,28 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from webhook.core import naming
 from webhook.core.identity import CliqueIdentity, scaling_group_not_found, template_not_found
 from webhook.core.podcliqueset import PCSGResourceSharingSpec, PCSResourceSharingSpec, PodCliqueSet, ResourceSharingSpec
 
 
+_intern = sys.intern
+
+
 def _names(names: Iterable[str]) -> tuple[str, ...]:
-    return tuple(sys.intern(n) for n in names)
+    return tuple(map(_intern, names))
 
 
-@dataclass(frozen=True, slots=True)
-class EntryFilter:
+class EntryFilter(NamedTuple):
     """An entry's ``filter``: the cliques (and, on the PodCliqueSet level, scaling groups) it names."""
 
     clique_names: tuple[str, ...] = ()
     scaling_group_names: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SharingEntry:
+class SharingEntry(NamedTuple):
     """One ``resourceSharing`` entry of any level; ``filter`` is None when the entry has none."""
 
     name: str
@@ -46,20 +49,21 @@ class SharingEntry:
 
     @classmethod
     def of(cls, spec: ResourceSharingSpec) -> SharingEntry:
+        """The entry of any level: a clique-level entry has no filter, a scaling group's names only
+        cliques."""
         entry_filter = None
         if isinstance(spec, PCSResourceSharingSpec) and spec.filter is not None:
             entry_filter = EntryFilter(_names(spec.filter.child_clique_names), _names(spec.filter.child_scaling_group_names))
         elif isinstance(spec, PCSGResourceSharingSpec) and spec.filter is not None:
             entry_filter = EntryFilter(_names(spec.filter.child_clique_names))
-        return cls(sys.intern(spec.name), sys.intern(spec.scope), sys.intern(spec.namespace), entry_filter)
+        return cls(_intern(spec.name), _intern(spec.scope), _intern(spec.namespace), entry_filter)
 
 
 def _entries(specs: Iterable[ResourceSharingSpec]) -> tuple[SharingEntry, ...]:
-    return tuple(SharingEntry.of(s) for s in specs)
+    return tuple(map(SharingEntry.of, specs))
 
 
-@dataclass(frozen=True, slots=True)
-class CliqueSharing:
+class CliqueSharing(NamedTuple):
     """A clique template: its name, template replicas (None when unset) and entries."""
 
     name: str
@@ -67,8 +71,7 @@ class CliqueSharing:
     entries: tuple[SharingEntry, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class ScalingGroupSharing:
+class ScalingGroupSharing(NamedTuple):
     """A scaling-group config: its name, member cliques, template replicas (None when unset) and entries."""
 
     name: str
@@ -77,8 +80,7 @@ class ScalingGroupSharing:
     entries: tuple[SharingEntry, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class PodCliqueSetSharing:
+class PodCliqueSetSharing(NamedTuple):
     """A PodCliqueSet as far as resource sharing goes: what a store holds for each one."""
 
     namespace: str
@@ -119,16 +121,16 @@ def project(pcs: PodCliqueSet) -> PodCliqueSetSharing:
     """The projection of a parsed PodCliqueSet."""
     template = pcs.spec.template
     return PodCliqueSetSharing(
-        namespace=sys.intern(pcs.metadata.namespace),
+        namespace=_intern(pcs.metadata.namespace),
         name=pcs.metadata.name,
         uid=pcs.metadata.uid,
         replicas=pcs.spec.replicas,
         entries=_entries(template.resource_sharing),
         cliques=tuple(
-            CliqueSharing(sys.intern(c.name), c.spec.replicas, _entries(c.resource_sharing)) for c in template.cliques
+            CliqueSharing(_intern(c.name), c.spec.replicas, _entries(c.resource_sharing)) for c in template.cliques
         ),
         scaling_groups=tuple(
-            ScalingGroupSharing(sys.intern(g.name), _names(g.clique_names), g.replicas, _entries(g.resource_sharing))
+            ScalingGroupSharing(_intern(g.name), _names(g.clique_names), g.replicas, _entries(g.resource_sharing))
             for g in template.pod_clique_scaling_groups
         ),
     )

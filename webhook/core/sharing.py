@@ -10,7 +10,7 @@ Names come only from ``naming.claim_name`` and labels only from ``SharingOwner.c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -78,12 +78,15 @@ class SharingOwner:
 # --- Pods -----------------------------------------------------------------------------------------
 
 
+def filter_selects(clique_names: Collection[str], scaling_group_names: Collection[str], match_names: Sequence[str]) -> bool:
+    """§5.3: a PodCliqueSet-level filter selects a pod when either of its lists names the pod's
+    clique or its scaling group (both lists are compared with both names)."""
+    return any(n in clique_names or n in scaling_group_names for n in match_names)
+
+
 def matches_pcs_filter(entry: SharingEntry, match_names: Sequence[str]) -> bool:
-    """§5.3: both filter lists are compared with the clique name and the scaling-group name."""
     flt = entry.filter
-    if flt is None or not match_names:
-        return True
-    return any(n in flt.clique_names or n in flt.scaling_group_names for n in match_names)
+    return flt is None or not match_names or filter_selects(flt.clique_names, flt.scaling_group_names, match_names)
 
 
 def matches_group_filter(entry: SharingEntry, clique_name: str) -> bool:

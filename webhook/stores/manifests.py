@@ -11,7 +11,6 @@ typo is found before the server takes traffic rather than when a pod is refused.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -100,7 +99,7 @@ def parse(obj: dict[str, Any], where: str) -> PodCliqueSetSharing:
     if not pcs.metadata.name:
         raise StoreError(f"{where}: PodCliqueSet has no metadata.name")
     sharing = project(pcs)
-    return sharing if sharing.namespace else dataclasses.replace(sharing, namespace=DEFAULT_NAMESPACE)
+    return sharing if sharing.namespace else sharing._replace(namespace=DEFAULT_NAMESPACE)
 
 
 def load(paths: Sequence[Path]) -> dict[Key, PodCliqueSetSharing]:
