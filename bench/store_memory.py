@@ -8,7 +8,8 @@ filtered; 2 per scaling group, one filtered; 1 per clique). They are spread over
 
 Two sources, each measured on the real server process (``python -m webhook serve``):
 
-- **files**: one JSON file per PodCliqueSet, read by the embedded store (``--objects DIR``);
+- **files**: one JSON file per PodCliqueSet (YAML with ``--form yaml``), read by the embedded store
+  (``--objects DIR``);
 - **cluster**: the tests' fake API server (``tests/fakeapi``) holding the same objects, in a
   process of its own so that its memory is not counted, read by the cluster store
   (``--kubeconfig``), which lists them (in pages, when the store asks for pages) and watches.
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import yaml
 from serving import machine
 from validate import pod_spec
 
@@ -118,14 +120,14 @@ def podcliqueset(n: int) -> dict[str, Any]:
     }
 
 
-def write_files(directory: Path, n: int) -> int:
-    """One JSON file per PodCliqueSet; the bytes written."""
-    total = 0
+def write_files(directory: Path, n: int, form: str = "json") -> None:
+    """One JSON (or YAML) file per PodCliqueSet."""
     for i in range(n):
-        data = orjson.dumps(podcliqueset(i))
-        (directory / f"pcs-{i:05d}.json").write_bytes(data)
-        total += len(data)
-    return total
+        obj = podcliqueset(i)
+        if form == "json":
+            (directory / f"pcs-{i:05d}.json").write_bytes(orjson.dumps(obj))
+        else:
+            (directory / f"pcs-{i:05d}.yaml").write_text(yaml.safe_dump(obj))
 
 
 def fake_api(n: int, kubeconfig: Path) -> None:
@@ -207,6 +209,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, nargs="+", default=[1000, 10000], help="PodCliqueSets in the store")
     parser.add_argument("--runs", type=int, default=3, help="runs per figure (the median is printed)")
     parser.add_argument("--source", choices=["files", "cluster"], nargs="+", default=["files", "cluster"])
+    parser.add_argument("--form", choices=["json", "yaml"], default="json", help="how the files are written")
     parser.add_argument("--fake-api", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--kubeconfig", type=Path, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
@@ -226,9 +229,9 @@ def main() -> None:
             if "files" in arguments.source:
                 objects = Path(directory) / f"objects-{n}"
                 objects.mkdir()
-                write_files(objects, n)
+                write_files(objects, n, arguments.form)
                 figures = median_runs(arguments.runs, lambda: serve_once(certs, ["--objects", str(objects)]))
-                print("| files | {:,} | {:.1f} | {:.0f} | {:.0f} |".format(n, *figures), flush=True)
+                print("| {} files | {:,} | {:.1f} | {:.0f} | {:.0f} |".format(arguments.form.upper(), n, *figures), flush=True)
             if "cluster" in arguments.source:
                 kubeconfig = Path(directory) / f"kubeconfig-{n}"
                 api = subprocess.Popen([sys.executable, __file__, "--fake-api", str(n), "--kubeconfig", str(kubeconfig)],
