@@ -112,7 +112,8 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=5000, help="requests per measurement")
     n = parser.parse_args().n
     count = 1000
-    store = EmbeddedStore.of(podcliquesets(count))
+    objects = podcliquesets(count)
+    store = EmbeddedStore.of(objects)
     grove = grove_review(count)
     web = web_review()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
@@ -138,7 +139,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as directory:
         manifests = Path(directory) / "podcliquesets.yaml"
-        manifests.write_text(yaml.safe_dump_all([p.model_dump(by_alias=True, exclude_none=True) for p in store._objects.values()]))
+        manifests.write_text(yaml.safe_dump_all([p.model_dump(by_alias=True, exclude_none=True) for p in objects]))
         began = time.perf_counter()
         EmbeddedStore([manifests]).load()
         print(f"\nStart-up: the embedded store reads {count:,} PodCliqueSets ({manifests.stat().st_size:,} bytes of YAML) "

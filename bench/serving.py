@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import uvicorn
 import uvloop
 
 from webhook.certs import ensure
-from webhook.server.run import serve, uvicorn_config
+from webhook.server.lifecycle import Lifecycle
+from webhook.server.run import build_server, listen, serve
 from webhook.settings import ServeSettings
 
 VALIDATE = "/webhooks/validate-podcliqueset"
@@ -68,9 +68,9 @@ def _run_child(settings: ServeSettings, app: Any) -> None:
     if app is None:
         serve(settings)
         return
-    server = uvicorn.Server(uvicorn_config(settings, app))
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(server.serve())
+    server = build_server(settings, app, Lifecycle())
+    with listen(settings.host, settings.port) as sock, asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(server.serve(sockets=[sock]))
 
 
 @contextmanager

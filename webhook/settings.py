@@ -105,6 +105,16 @@ class ServeSettings(DecisionSettings, LoggingSettings):
         ),
         json_schema_extra={"metavar": "SECONDS"},
     )
+    header_timeout: float = Field(
+        10.0,
+        gt=0,
+        description=(
+            "Seconds a connection has, from being accepted (or, kept alive, from the first byte of its "
+            "next request), to deliver a complete request head; a slower one is closed. The TLS "
+            "handshake is bounded by it too."
+        ),
+        json_schema_extra={"metavar": "SECONDS"},
+    )
     kubeconfig: Path | None = Field(
         None,
         description=(
@@ -145,8 +155,19 @@ class ServeSettings(DecisionSettings, LoggingSettings):
         0.0,
         ge=0,
         description=(
-            "Seconds to keep serving after SIGTERM with /readyz failing, so load balancers stop "
-            "sending new connections before the listener closes."
+            "Seconds to keep accepting connections after SIGTERM, with /readyz failing and every "
+            "response closing its connection, so that load balancers and kept-alive clients move to "
+            "other replicas before the listener closes."
+        ),
+        json_schema_extra={"metavar": "SECONDS"},
+    )
+    drain_timeout: float = Field(
+        10.0,
+        gt=0,
+        description=(
+            "Seconds the drain may take once the listener has closed: requests under way are "
+            "answered and idle connections get 1 s to send one; whatever is left then is cut off, "
+            "so that no client can hold the exit."
         ),
         json_schema_extra={"metavar": "SECONDS"},
     )

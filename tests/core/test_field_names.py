@@ -13,6 +13,7 @@ from core.podcliquesets import create
 from core.workload import grove_pod, pod_review, workload_pcs, workload_pcs_raw
 
 from webhook.core.envelope import Decision
+from webhook.core.pcs_sharing import project
 from webhook.core.pod_admission import MutationOptions, decide, pcs_key, read
 
 WORKER_A_CLAIMS = 5
@@ -21,7 +22,7 @@ WORKER_A_CLAIMS = 5
 def mutated(pod: dict[str, Any]) -> dict[str, Any]:
     review = read(orjson.dumps(pod_review(pod)))
     assert not isinstance(review, Decision) and pcs_key(review) == ("default", "rs-test")
-    answer = decide(review, workload_pcs(), MutationOptions()).body["response"]
+    answer = decide(review, project(workload_pcs()), MutationOptions()).body["response"]
     assert answer["allowed"] is True
     return jsonpatch.apply_patch(pod, orjson.loads(base64.b64decode(answer["patch"])))
 

@@ -14,10 +14,11 @@ from core.workload import grove_pod, pod_review, workload_pcs, workload_pcs_raw
 
 from webhook.core.envelope import Decision
 from webhook.core.pod import Pod, PodHeader
+from webhook.core.pcs_sharing import PodCliqueSetSharing, project
 from webhook.core.pod_admission import MutationOptions, decide, pcs_key, read
 from webhook.core.podcliqueset import PodCliqueSet
 
-Store = Mapping[tuple[str, str], PodCliqueSet]
+Store = Mapping[tuple[str, str], PodCliqueSetSharing]
 
 
 def mutate(body: bytes | dict[str, Any], store: Store, options: MutationOptions = MutationOptions()) -> Decision:
@@ -54,8 +55,9 @@ def assert_claims(pod: dict[str, Any], expected: list[str]) -> None:
         assert [c["name"] for c in container["resources"]["claims"]] == expected, container["name"]
 
 
-def store_of(*objects: PodCliqueSet) -> dict[tuple[str, str], PodCliqueSet]:
-    return {(o.metadata.namespace, o.metadata.name): o for o in objects}
+def store_of(*objects: PodCliqueSet) -> dict[tuple[str, str], PodCliqueSetSharing]:
+    """What a store holds for ``objects``: their sharing projections."""
+    return {sharing.key: sharing for sharing in map(project, objects)}
 
 
 # --- §7: every pod of every step -------------------------------------------------------------------
@@ -509,7 +511,7 @@ def test_only_create_is_mutated(operation: str) -> None:
     review = read(orjson.dumps(pod_review(A, operation)))
     assert not isinstance(review, Decision)
     assert pcs_key(review) is None
-    decision = decide(review, workload_pcs(), MutationOptions())
+    decision = decide(review, project(workload_pcs()), MutationOptions())
     assert response(decision) == {"uid": "7f0b2c4e-0001", "allowed": True, "status": {"code": 200}}
     assert decision.operation == operation
 
@@ -594,6 +596,16 @@ MALFORMED_OBJECTS = [
         "cannot decode request.object as v1, Kind=Pod: metadata.labels.kai.scheduler/queue: Input should be a valid string",
     ),
     ("CREATE without an object", with_request(object=None), "there is no content to decode: request.object is missing"),
+    (
+        "a ConfigMap with Grove's labels under the Pod kind (was patched)",
+        with_request(object={"apiVersion": "v1", "kind": "ConfigMap", "metadata": A["metadata"], "data": {"a": "b"}}),
+        "unable to decode v1, Kind=ConfigMap into v1, Kind=Pod",
+    ),
+    (
+        "a Pod of another version",
+        with_request(object={**A, "apiVersion": "v2"}),
+        "unable to decode v2, Kind=Pod into v1, Kind=Pod",
+    ),
 ]
 
 

@@ -8,6 +8,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from deploy.chart import values
+from deploy.helm import HelmError
 from deploy.served import call, settings_from_env
 from webhook.cli import COMMANDS
 from webhook.options import options
@@ -140,12 +141,23 @@ def test_the_reconciler_is_probed_for_liveness_only_on_a_path_its_health_server_
         health.stop()
 
 
-def test_the_webhook_keeps_serving_a_moment_before_sigterm_with_the_images_python(default_install):
-    """The image has no shell: the delay is Python's, the same interpreter as the entrypoint."""
-    command = default_install.container("webhook")["lifecycle"]["preStop"]["exec"]["command"]
-    assert command == ["python", "-c", "import time; time.sleep(5)"]
-    compile(command[2], "preStop", "exec")
-    assert pod_spec(default_install)["terminationGracePeriodSeconds"] > 5
+def test_sigterm_comes_at_once_and_the_webhook_drains_itself_before_the_kubelet_kills_it(default_install):
+    """No preStop sleep: during one the server would not know it is going, so kept-alive clients
+    would keep their connections to it. The server's own delay fails readiness and closes every
+    connection after its response while the endpoint leaves the Service (5 to 10 s), then drains."""
+    container = default_install.container("webhook")
+    assert "lifecycle" not in container
+    env = {v["name"]: v["value"] for v in container["env"]}
+    delay, drain = float(env["WEBHOOK_SHUTDOWN_DELAY"]), float(env["WEBHOOK_DRAIN_TIMEOUT"])
+    assert 5 <= delay <= 10
+    assert pod_spec(default_install)["terminationGracePeriodSeconds"] > delay + drain
+
+
+def test_a_grace_period_shorter_than_the_drain_is_refused(render):
+    with pytest.raises(HelmError) as refused:
+        render({"terminationGracePeriodSeconds": 15, "server": {"shutdownDelay": 5, "drainTimeout": 10}})
+    assert "terminationGracePeriodSeconds (15) must be more than server.shutdownDelay + server.drainTimeout (15)" in str(refused.value)
+    assert render({"terminationGracePeriodSeconds": 16, "server": {"shutdownDelay": 5, "drainTimeout": 10.5}})
 
 
 @pytest.mark.parametrize("name", ["webhook", "reconciler"])

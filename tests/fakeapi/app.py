@@ -8,15 +8,19 @@ on ``timeoutSeconds``, when the server expires or stops them, or with a
 single ERROR event when the asked-for resourceVersion is too old.
 
 Left out, on purpose: server-side apply (``application/apply-patch+yaml`` gets
-415), ``dryRun`` (refused with 400 rather than silently persisted), paging
-(``limit``/``continue`` are ignored: every list is complete, with no continue
-token), watch bookmarks and ``sendInitialEvents`` (ignored), graceful pod
-deletion (pods go at once, there is no kubelet), authentication and admission.
+415), ``dryRun`` (refused with 400 rather than silently persisted), paging from
+a consistent snapshot (``limit``/``continue`` pages by namespace/name through
+the objects as they are when each page is asked for, every page saying the
+first page's resourceVersion, so a watch from it sees what changed between
+pages; no token ever expires), watch bookmarks and ``sendInitialEvents``
+(ignored), graceful pod deletion (pods go at once, there is no kubelet),
+authentication and admission.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -61,6 +65,19 @@ def _int_param(request: Request, name: str) -> int | None:
         return int(value)
     except ValueError:
         raise errors.bad_request(f"{name}: invalid integer {value!r}") from None
+
+
+def _continue_token(rv: int, last: tuple[str, str]) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps({"rv": rv, "after": list(last)})).decode()
+
+
+def _read_continue(token: str) -> tuple[int, tuple[str, str]]:
+    """The resourceVersion of the first page and the key the next page starts after."""
+    try:
+        data = orjson.loads(base64.urlsafe_b64decode(token.encode()))
+        return int(data["rv"]), (str(data["after"][0]), str(data["after"][1]))
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise errors.bad_request(f"continue key is not valid: {token!r}") from None
 
 
 class ApiApp:
@@ -146,9 +163,17 @@ class ApiApp:
 
     async def do_list(self, request: Request, t: Target) -> Response:
         labels, fields = self._selectors(request, t)
-        items, rv = self.store.list_objects(t.rt, t.namespace, labels, fields)
-        return _json({"kind": t.rt.list_kind, "apiVersion": t.rt.api_version,
-                      "metadata": {"resourceVersion": str(rv)}, "items": items})
+        limit, token = _int_param(request, "limit"), request.query_params.get("continue")
+        if not limit and not token:
+            items, rv = self.store.list_objects(t.rt, t.namespace, labels, fields)
+            return _json({"kind": t.rt.list_kind, "apiVersion": t.rt.api_version,
+                          "metadata": {"resourceVersion": str(rv)}, "items": items})
+        rv, after = _read_continue(token) if token else (self.store.resource_version, None)
+        items, last = self.store.list_page(t.rt, t.namespace, labels, fields, limit or 500, after)
+        metadata: dict[str, Any] = {"resourceVersion": str(rv)}
+        if last is not None:
+            metadata["continue"] = _continue_token(rv, last)
+        return _json({"kind": t.rt.list_kind, "apiVersion": t.rt.api_version, "metadata": metadata, "items": items})
 
     async def do_create(self, request: Request, t: Target) -> Response:
         return _json(self.store.create(t.rt, t.namespace, await _read_json(request)), 201)

@@ -84,6 +84,23 @@ class Store(Lifecycle):
         with self.lock:
             return list(self._matching(rt, namespace, labels, fields)), self._rv
 
+    def list_page(self, rt: ResourceType, namespace: str | None, labels: LabelSelector, fields: FieldSelector | None,
+                  limit: int, after: tuple[str, str] | None) -> tuple[list[Obj], tuple[str, str] | None]:
+        """At most ``limit`` matching objects whose (namespace, name) sorts after ``after``, and the key
+        to continue after when more match."""
+        with self.lock:
+            page: list[Obj] = []
+            for obj in self._matching(rt, namespace, labels, fields):
+                meta = obj["metadata"]
+                key = (meta.get("namespace", ""), meta["name"])
+                if after is not None and key <= after:
+                    continue
+                if len(page) == limit:
+                    last = page[-1]["metadata"]
+                    return page, (last.get("namespace", ""), last["name"])
+                page.append(obj)
+            return page, None
+
     # ---- writes ----------------------------------------------------------
     def _write(self, rt: ResourceType, old: Obj | None, new: Obj, event: str) -> Obj:
         self._rv += 1

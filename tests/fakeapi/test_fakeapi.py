@@ -130,6 +130,29 @@ def test_list_across_namespaces_and_with_field_selectors(claims: k8s.ResourceV1A
     assert err.value.status == 400 and "field label not supported" in status_of(err.value)["message"]
 
 
+def test_list_in_pages_with_limit_and_continue(custom: k8s.CustomObjectsApi) -> None:
+    """Pages in namespace/name order, each saying the first page's resourceVersion; objects created
+    meanwhile appear in later pages when they sort after the last key sent (no snapshot here)."""
+    for ns in ("team-b", NS):
+        for i in range(3):
+            custom.create_namespaced_custom_object(*GROVE, ns, "podcliques", grove("PodClique", f"p{i}"))
+    pages, versions, token = [], set(), None
+    while True:
+        page = custom.list_cluster_custom_object(*GROVE, "podcliques", limit=2, **({"_continue": token} if token else {}))
+        pages.append([f"{i['metadata']['namespace']}/{i['metadata']['name']}" for i in page["items"]])
+        versions.add(page["metadata"]["resourceVersion"])
+        token = page["metadata"].get("continue")
+        if not token:
+            break
+        if len(pages) == 1:
+            custom.create_namespaced_custom_object(*GROVE, "team-c", "podcliques", grove("PodClique", "late"))
+    assert pages == [["team-a/p0", "team-a/p1"], ["team-a/p2", "team-b/p0"], ["team-b/p1", "team-b/p2"], ["team-c/late"]]
+    assert len(versions) == 1
+    with pytest.raises(ApiException) as err:
+        custom.list_cluster_custom_object(*GROVE, "podcliques", limit=2, _continue="not-a-token")
+    assert err.value.status == 400
+
+
 def test_core_events_with_field_selector(kube_api_client: Any) -> None:
     core = k8s.CoreV1Api(kube_api_client)
     for name, target in (("e1", "claim-a"), ("e2", "claim-b")):

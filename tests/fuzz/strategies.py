@@ -67,12 +67,18 @@ json_values = st.recursive(
 
 
 class Nested:
-    """``value`` inside ``depth`` lists: written out only by ``dumps``, since a value hundreds of
-    levels deep is too deep for Python's recursive copying, printing and encoding."""
+    """``value`` inside ``depth`` lists (or objects of one member, ``"a"``): written out only by
+    ``dumps``, since a value hundreds of levels deep is too deep for Python's recursive copying,
+    printing and encoding."""
 
-    def __init__(self, depth: int, value: Any) -> None:
+    def __init__(self, depth: int, value: Any, objects: bool = False) -> None:
         self.depth = depth
         self.value = value
+        self.objects = objects
+
+    def around(self, inner: str) -> str:
+        opening, closing = ('{"a":', "}") if self.objects else ("[", "]")
+        return opening * self.depth + inner + closing * self.depth
 
 
 def dumps(value: Any) -> bytes:
@@ -90,7 +96,7 @@ def dumps(value: Any) -> bytes:
     text = json.dumps(value, ensure_ascii=False, allow_nan=True, default=placeholder)
     for index, nested in enumerate(deep):
         inner = dumps(nested.value).decode()
-        text = text.replace(json.dumps(f"\0nested-{index}\0"), "[" * nested.depth + inner + "]" * nested.depth)
+        text = text.replace(json.dumps(f"\0nested-{index}\0"), nested.around(inner))
     return text.encode()
 
 

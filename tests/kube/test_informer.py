@@ -78,6 +78,23 @@ def test_initial_list_fills_the_cache_and_tells_the_handler(fake_api: FakeApiSer
     assert fake_api.requests.count("GET", "podcliques", watch=False) == 1
 
 
+def test_the_first_list_comes_in_pages_of_500_and_the_watch_starts_from_its_version(
+    fake_api: FakeApiServer, started: Any
+) -> None:
+    for i in range(1_201):
+        fake_api.create(clique(f"c{i:04d}"))
+    recorder = Recorder()
+
+    informer = started(handler=recorder)
+
+    assert len(informer) == 1_201 and len(recorder.seen()) == 1_201
+    lists = fake_api.requests.matching("GET", "podcliques", watch=False)
+    assert [r.params.get("limit") for r in lists] == ["500"] * 3
+    assert ["continue" in r.params for r in lists] == [False, True, True]
+    fake_api.create(clique("after"))
+    wait_until(lambda: informer.get(NS, "after") is not None, message="the watch delivers what follows the list")
+
+
 @pytest.mark.parametrize(
     ("namespace", "selector", "expected"),
     [

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+from webhook.core.pcs_sharing import PodCliqueSetSharing, project
 from webhook.core.podcliqueset import PodCliqueSet
 
 
 class MemoryStore:
     def __init__(self, *objects: PodCliqueSet, ready: bool = True) -> None:
-        self.objects = {(o.metadata.namespace, o.metadata.name): o for o in objects}
+        self.objects = {sharing.key: sharing for sharing in map(project, objects)}
         self.ready = ready
 
     @property
     def size(self) -> int:
         return len(self.objects)
 
-    def get(self, namespace: str, name: str) -> PodCliqueSet | None:
+    def get(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
         return self.objects.get((namespace, name))
 
-    async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
+    async def fetch(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
         return None
 
     async def start(self) -> None:

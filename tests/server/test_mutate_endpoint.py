@@ -14,6 +14,7 @@ from server.asgi import call
 from core.workload import grove_pod, pod_review, workload_pcs, workload_pcs_raw
 from prometheus_client.parser import text_string_to_metric_families
 
+from webhook.core.pcs_sharing import PodCliqueSetSharing, project
 from webhook.core.podcliqueset import PodCliqueSet
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
@@ -36,17 +37,17 @@ class CountingStore(EmbeddedStore):
 
     def __init__(self, *cached: PodCliqueSet, behind: tuple[PodCliqueSet, ...] = ()) -> None:
         super().__init__()
-        self._objects = {(o.metadata.namespace, o.metadata.name): o for o in cached}
-        self._behind = {(o.metadata.namespace, o.metadata.name): o for o in behind}
+        self._objects = {sharing.key: sharing for sharing in map(project, cached)}
+        self._behind = {sharing.key: sharing for sharing in map(project, behind)}
         self._ready = True
         self.gets: list[tuple[str, str]] = []
         self.fetches: list[tuple[str, str]] = []
 
-    def get(self, namespace: str, name: str) -> PodCliqueSet | None:
+    def get(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
         self.gets.append((namespace, name))
         return super().get(namespace, name)
 
-    async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
+    async def fetch(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
         self.fetches.append((namespace, name))
         return self._behind.get((namespace, name))
 

@@ -8,7 +8,8 @@ from server.memorystore import MemoryStore
 from prometheus_client.parser import text_string_to_metric_families
 from server.reviews import VALIDATE, bad_scope_pcs, body, review, workload_pcs
 
-from webhook.server.app import Lifecycle, create_app
+from webhook.server.app import create_app
+from webhook.server.lifecycle import Lifecycle
 from webhook.settings import ServeSettings
 
 

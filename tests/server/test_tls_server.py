@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import socket
 from pathlib import Path
+from typing import Any
 
+import orjson
 import pytest
+from core.workload import grove_pod, pod_review, workload_pcs_raw
 from prometheus_client.parser import text_string_to_metric_families
 from server.reviews import BAD_SCOPE_MESSAGE, VALIDATE, WORKLOAD, bad_scope_pcs, body, review, workload_pcs
 from server.serverproc import Served, free_port, serve
@@ -60,6 +64,62 @@ def test_metrics_after_requests(server: Served) -> None:
     assert samples[("webhook_request_duration_seconds_count", (("webhook", "validate-podcliqueset"),))] >= 1
     assert samples[("webhook_store_objects", ())] == 1
     assert samples[("webhook_store_synced", ())] == 1
+
+
+MUTATE = "/webhooks/mutate-pod"
+
+
+def with_parameters(pcs: dict[str, Any]) -> dict[str, Any]:
+    pcs = copy.deepcopy(pcs)
+    for template in pcs["spec"]["template"]["resourceClaimTemplates"]:
+        template["templateSpec"]["spec"]["devices"]["config"] = [{"opaque": {"driver": "gpu.example.com", "parameters": "DEEP"}}]
+    return pcs
+
+
+def configmap(labels: dict[str, str]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "rs-test", "namespace": "default", "labels": labels}}
+
+
+def configmap_pod_review() -> bytes:
+    """A Pod review whose object is a ConfigMap carrying a Grove pod's labels (it was patched)."""
+    pod = grove_pod(workload_pcs_raw(), 0, "worker-a", 0)
+    document = pod_review(pod)
+    document["request"]["object"] = configmap(pod["metadata"]["labels"])
+    return orjson.dumps(document)
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "message"),
+    [
+        pytest.param(
+            VALIDATE,
+            body(review(workload_pcs(), operation="UPDATE", old=with_parameters(workload_pcs()))).replace(b'"DEEP"', b"[" * 300 + b"]" * 300),
+            "cannot decode request.oldObject as grove.io/v1alpha1, Kind=PodCliqueSet: spec.template.resourceClaimTemplates[0]"
+            ".templateSpec.spec.devices.config[0].opaque.parameters: nested more than 100 levels deep",
+            id="old-object-parameters-nested-300-levels",
+        ),
+        pytest.param(
+            VALIDATE,
+            body(review(configmap({}))),
+            "unable to decode v1, Kind=ConfigMap into grove.io/v1alpha1, Kind=PodCliqueSet",
+            id="a-configmap-as-a-podcliqueset",
+        ),
+        pytest.param(
+            MUTATE,
+            configmap_pod_review(),
+            "unable to decode v1, Kind=ConfigMap into v1, Kind=Pod",
+            id="a-configmap-with-groves-labels-as-a-pod",
+        ),
+    ],
+)
+def test_objects_nested_deep_or_of_another_kind_are_answered_with_code_400(
+    server: Served, path: str, content: bytes, message: str
+) -> None:
+    with server.client() as client:
+        response = client.post(path, content=content, headers=HEADERS)
+    answer = response.json()["response"]
+    assert (response.status_code, answer["allowed"], answer["status"]) == (200, False, {"code": 400, "message": message})
+    assert "patch" not in answer
 
 
 def test_a_port_in_use_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

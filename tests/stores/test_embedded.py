@@ -36,8 +36,8 @@ def test_the_example_workload_is_one_podcliqueset_in_default() -> None:
     assert store.ready
     assert store.size == 1
     found = store.get("default", "rs-test")
-    assert isinstance(found, PodCliqueSet)
-    assert [e.name for e in found.spec.template.resource_sharing] == ["int-tpl5", "ext-tpl", "int-tpl", "int-tpl7"]
+    assert found is not None
+    assert [e.name for e in found.entries] == ["int-tpl5", "ext-tpl", "int-tpl", "int-tpl7"]
     assert store.get("default", "ext-tpl") is None
     assert store.get("other", "rs-test") is None
 
@@ -58,7 +58,7 @@ def test_multi_document_yaml_lists_json_and_directories(tmp_path: Path) -> None:
     assert sorted(k for k in store._objects) == [
         ("default", "four"), ("default", "one"), ("team-a", "two"), ("team-b", "three"), ("team-c", "five"),
     ]
-    assert store.get("default", "one").metadata.namespace == "default"  # type: ignore[union-attr]
+    assert store.get("default", "one").namespace == "default"  # type: ignore[union-attr]
 
 
 def test_nothing_is_loaded_before_start(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import re
 from webhook.core import gojson
 from webhook.core.claimpatterns import NamePattern, first_longer_than, name_patterns, shared_names
 from webhook.core.podcliqueset import PodCliqueSet
-from webhook.core.sharing import matches_group_filter, matches_pcs_filter
+from webhook.core.sharing import filter_selects
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 MAX_LABEL_LENGTH = 63
@@ -121,7 +121,7 @@ def _unmatched_filters(pcs: PodCliqueSet) -> list[str]:
             continue
         if not cliques.issuperset(flt.child_clique_names) or not groups.issuperset(flt.child_scaling_group_names):
             continue
-        if not any(matches_pcs_filter(entry, kind) for kind in pod_kinds):
+        if not any(filter_selects(flt.child_clique_names, flt.child_scaling_group_names, kind) for kind in pod_kinds):
             warnings.append(f"spec.template.resourceSharing[{i}].filter: matches no pod of this PodCliqueSet")
     for g, group in enumerate(template.pod_clique_scaling_groups):
         members = [c for c in group.clique_names if c in cliques]
@@ -129,7 +129,7 @@ def _unmatched_filters(pcs: PodCliqueSet) -> list[str]:
             named = group_entry.filter.child_clique_names if group_entry.filter is not None else []
             if not named or not set(group.clique_names).issuperset(named):
                 continue
-            if not any(matches_group_filter(group_entry, c) for c in members):
+            if not any(c in named for c in members):
                 warnings.append(
                     f"spec.template.podCliqueScalingGroups[{g}].resourceSharing[{i}].filter: "
                     "matches no pod of this PodCliqueSet"

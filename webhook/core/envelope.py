@@ -66,6 +66,10 @@ class ExpectedKind:
     def __str__(self) -> str:
         return str(GroupVersionKind(group=self.group, version=self.version, kind=self.kind))
 
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
     def mismatch(self, actual: GroupVersionKind) -> bool:
         return (actual.group, actual.version, actual.kind) != (self.group, self.version, self.kind)
 
@@ -84,15 +88,25 @@ def describe(err: ValidationError, skip: int = 0) -> str:
     return f"{where}: {first['msg']}" if where else str(first["msg"])
 
 
-def _object_gvk(obj: Any) -> GroupVersionKind | None:
-    """The apiVersion and kind the object says it has, when it says so."""
-    if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str) or not obj.get("kind"):
+def _other_kind(obj: Any, expected: ExpectedKind) -> GroupVersionKind | None:
+    """The apiVersion and kind an object states, when they are not the endpoint's: filled in from
+    the endpoint's where left out, as Go's decoder fills them in from the type it decodes into
+    (``gvkWithDefaults``). None for an object that states the endpoint's kind, or none at all (or
+    is not an object: the model reports that)."""
+    if not isinstance(obj, dict):
         return None
-    api_version = obj.get("apiVersion")
-    if not isinstance(api_version, str):
-        api_version = ""
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    api_version = api_version if isinstance(api_version, str) else ""
+    kind = kind if isinstance(kind, str) else ""
+    if api_version == expected.api_version and kind == expected.kind or not (api_version or kind):
+        return None
     group, _, version = api_version.rpartition("/")
-    return GroupVersionKind(group=group, version=version, kind=obj["kind"])
+    if not version and not group:
+        group, version = expected.group, expected.version
+    elif not version and group == expected.group:
+        version = expected.version
+    actual = GroupVersionKind(group=group, version=version, kind=kind or expected.kind)
+    return actual if expected.mismatch(actual) else None
 
 
 SHOWN_LENGTH = 80
@@ -104,7 +118,10 @@ def shown(value: Any) -> str:
     (orjson cannot even write one nested more than 255 levels deep)."""
     if isinstance(value, list | dict):
         return "(an array)" if isinstance(value, list) else "(an object)"
-    text = orjson.dumps(value).decode()
+    return _cut(orjson.dumps(value).decode())
+
+
+def _cut(text: str) -> str:
     return text if len(text) <= SHOWN_LENGTH else f"{text[: SHOWN_LENGTH - 4]}...{text[-1]}"
 
 
@@ -175,10 +192,11 @@ def _object_problem(data: dict[str, Any], err: ValidationError, expected: Expect
 
 
 def kind_mismatch(envelope: Envelope | AdmissionReview[Any], request: dict[str, Any], expected: ExpectedKind) -> Decision | None:
-    """A misrouted review (another kind than the endpoint serves) is answered, not decided."""
-    actual = envelope.request.kind if envelope.request.kind.kind else None
-    for raw in (request.get("object"), request.get("oldObject")):
-        actual = actual or _object_gvk(raw)
-    if actual is not None and expected.mismatch(actual):
-        return answer(envelope, admission.errored(400, f"unable to decode {actual} into {expected}"))
-    return None
+    """A review of another kind than the endpoint serves (a misrouted webhook), or whose object or
+    old object says it is of another kind, is answered, not decided: controller-runtime's decoder
+    refuses to decode one kind into another."""
+    actual = envelope.request.kind if envelope.request.kind.kind and expected.mismatch(envelope.request.kind) else None
+    actual = actual or _other_kind(request.get("object"), expected) or _other_kind(request.get("oldObject"), expected)
+    if actual is None:
+        return None
+    return answer(envelope, admission.errored(400, f"unable to decode {_cut(str(actual))} into {expected}"))

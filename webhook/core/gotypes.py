@@ -273,15 +273,17 @@ through orjson (which writes at most 255) and printed by recursive Python; no de
 comes near 100, and a value beyond it is refused (code 400) rather than failing the request."""
 
 
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether arrays and objects in ``value`` nest more than ``limit`` levels, found level by level
-    (a check by recursion would fail on the very values it is there to refuse)."""
+def deeper_than(value: Any, limit: int) -> bool:
+    """Whether arrays and objects (lists, tuples, dicts) in ``value`` nest more than ``limit`` levels,
+    found level by level (a check by recursion would fail on the very values it is there to refuse)."""
     level = [value]
     for _ in range(limit):
-        level = [child for v in level if isinstance(v, list | dict) for child in (v.values() if isinstance(v, dict) else v)]
+        level = [
+            child for v in level if isinstance(v, list | tuple | dict) for child in (v.values() if isinstance(v, dict) else v)
+        ]
         if not level:
             return False
-    return any(isinstance(v, list | dict) for v in level)
+    return any(isinstance(v, list | tuple | dict) for v in level)
 
 
 class _Raw(GoType):
@@ -290,7 +292,7 @@ class _Raw(GoType):
     go_name = "runtime.RawExtension"
 
     def decode(self, value: Any) -> Any:
-        if _deeper_than(value, MAX_RAW_DEPTH):
+        if deeper_than(value, MAX_RAW_DEPTH):
             raise DecodeError(f"nested more than {MAX_RAW_DEPTH} levels deep")
         return value
 

@@ -123,7 +123,7 @@ def clique_template(pcs: PodCliqueSet, identity: CliqueIdentity) -> PodCliqueTem
     """The clique template the PodClique was built from."""
     template = pcs.spec.template.clique(identity.clique_name)
     if template is None:
-        raise IdentityError(f"PodClique template {gojson.quote(identity.clique_name)} not found in PCS spec")
+        raise template_not_found(identity)
     return template
 
 
@@ -134,10 +134,18 @@ def scaling_group_config(pcs: PodCliqueSet, identity: CliqueIdentity) -> PodCliq
     for config in pcs.spec.template.pod_clique_scaling_groups:
         if naming.scaling_group_name(pcs.metadata.name, identity.pcs_replica, config.name) == identity.scaling_group_fqn:
             return config
-    raise IdentityError(
+    raise scaling_group_not_found(identity, pcs.metadata.name)
+
+
+def template_not_found(identity: CliqueIdentity) -> IdentityError:
+    return IdentityError(f"PodClique template {gojson.quote(identity.clique_name)} not found in PCS spec")
+
+
+def scaling_group_not_found(identity: CliqueIdentity, pcs_name: str) -> IdentityError:
+    return IdentityError(
         f"PCSG label {gojson.quote(identity.scaling_group_fqn)} present on PodClique "
         f"{gojson.quote(identity.clique_fqn)} but no matching PodCliqueScalingGroupConfig found in PCS "
-        f"{gojson.quote(pcs.metadata.name)}"
+        f"{gojson.quote(pcs_name)}"
     )
 
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from webhook.core import dra
 from webhook.core.fielderrors import ErrorList, Path, forbidden, invalid
-from webhook.core.gotypes import semantic_equal
+from webhook.core.gotypes import deeper_than, semantic_equal
 from webhook.core.podcliqueset import PodCliqueSet, PodCliqueSetTemplateSpec, ResourceSharingSpec
 
 IMMUTABLE = "field is immutable"
@@ -44,6 +44,21 @@ def raw_templates(template: PodCliqueSetTemplateSpec) -> list[tuple[str, dict[st
     return [(t.name, t.template_spec) for t in template.resource_claim_templates]
 
 
+SAME_TEXT_DEPTH = 250
+"""How deep templates may nest to be compared as JSON text: orjson writes at most 255 levels."""
+
+
+def same_text(new: list[tuple[str, dict[str, Any]]] | None, old: list[tuple[str, dict[str, Any]]] | None) -> bool:
+    """Whether two template lists were sent as the same JSON (a nil list as an empty one): then they
+    are equal without being decoded. Templates nested too deep to write (a field Go ignores may nest
+    as deep as the request allows) are not known to be the same: they are decoded, which drops
+    unknown fields and refuses parameters nested more than 100 levels."""
+    new, old = new or [], old or []
+    if deeper_than(new, SAME_TEXT_DEPTH) or deeper_than(old, SAME_TEXT_DEPTH):
+        return False
+    return orjson.dumps(new) == orjson.dumps(old)
+
+
 def validate_update(new: PodCliqueSet, old: PodCliqueSet) -> ErrorList:
     """Immutability and composition errors of an UPDATE whose new object passed the create-time rules.
 
@@ -53,7 +68,7 @@ def validate_update(new: PodCliqueSet, old: PodCliqueSet) -> ErrorList:
     errors += _scaling_groups(new, old)
     new_raw, old_raw = raw_templates(new.spec.template), raw_templates(old.spec.template)
     # Compared as JSON text: dict equality would miss a reordered RawExtension, which Go sees.
-    if orjson.dumps(new_raw or []) != orjson.dumps(old_raw or []):
+    if not same_text(new_raw, old_raw):
         new_templates = dra.decode_templates(new_raw)
         if not semantic_equal(dra.TEMPLATE_CONFIGS, new_templates, dra.decode_templates(old_raw)):
             value = dra.TEMPLATE_CONFIGS.marshal(new_templates)

@@ -18,7 +18,7 @@ from webhook.core.claimchecks import claim_warnings
 from webhook.core.envelope import Decision, ExpectedKind
 from webhook.core.fielderrors import aggregate
 from webhook.core.gotypes import DecodeError
-from webhook.core.immutability import raw_templates, validate_update
+from webhook.core.immutability import raw_templates, same_text, validate_update
 from webhook.core.podcliqueset import PodCliqueSet
 from webhook.core.validation import validate
 
@@ -69,11 +69,11 @@ def decide(body: bytes, options: ValidationOptions) -> Decision:
 def _undecodable_templates(new: PodCliqueSet, old: PodCliqueSet | None) -> str | None:
     """The request model keeps ``templateSpec`` raw; Go decodes it into typed structs and refuses
     the whole object when a value has the wrong JSON type, so that is checked here. An old object
-    whose templates are the new ones needs no second look; the new ones are decoded first, so that
-    the comparison never descends into a value nested too deep to decode."""
+    whose templates were sent as the new ones needs no second look; the new ones are decoded first,
+    and templates nested too deep to compare as text are decoded rather than compared."""
     new_raw = raw_templates(new.spec.template)
     problem = _undecodable("object", new_raw)
-    if problem is None and old is not None and (old_raw := raw_templates(old.spec.template)) != new_raw:
+    if problem is None and old is not None and not same_text(old_raw := raw_templates(old.spec.template), new_raw):
         problem = _undecodable("oldObject", old_raw)
     return problem
 

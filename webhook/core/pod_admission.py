@@ -25,7 +25,7 @@ from webhook.core.identity import IdentityError, clique_identity, pod_index
 from webhook.core.meta import DEFAULT_NAMESPACE
 from webhook.core.patch import claim_patch
 from webhook.core.pod import Pod, PodHeader
-from webhook.core.podcliqueset import PodCliqueSet
+from webhook.core.pcs_sharing import PodCliqueSetSharing
 from webhook.core.sharing import claims_for_pod
 
 POD = ExpectedKind("", "v1", "Pod")
@@ -84,8 +84,9 @@ def _missing_pcs(namespace: str, name: str, consequence: str) -> str:
     return f"PodCliqueSet {namespace}/{name} (label {labels.PART_OF} of the pod) not found: {consequence}"
 
 
-def decide(review: PodReview, pcs: PodCliqueSet | None, options: MutationOptions) -> Decision:
-    """The answer to ``review``, given the PodCliqueSet ``pcs_key`` named (None if not found)."""
+def decide(review: PodReview, pcs: PodCliqueSetSharing | None, options: MutationOptions) -> Decision:
+    """The answer to ``review``, given (what the store keeps of) the PodCliqueSet ``pcs_key`` named
+    (None if not found)."""
     request = review.request
     if request.operation != "CREATE":
         return envelope.answer(review, admission.allowed())

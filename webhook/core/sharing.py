@@ -2,22 +2,22 @@
 
 A ``SharingOwner`` is one object that owns shared claims (the PodCliqueSet, a scaling-group object
 or a PodClique object) with the resource-sharing list that applies to it. ``claims_for_pod`` answers
-"which claims does this pod get" (resource-sharing.md §5.2, §5.3); ``desired_claims`` answers "which
+"which claims does this pod get" (resource-sharing.md §5.2, §5.3) from what the object stores keep of
+a PodCliqueSet (``pcs_sharing``); ``desired_claims`` answers "which
 claims must exist for this owner" (§3.2, §4.5 to §4.7) and ``stale_claims`` "which must go" (§4.8).
 Names come only from ``naming.claim_name`` and labels only from ``SharingOwner.claim_labels``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
 from webhook.core import labels, naming
-from webhook.core.identity import CliqueIdentity, IdentityError, atoi, clique_identity, clique_template, scaling_group_config
+from webhook.core.identity import CliqueIdentity, IdentityError, atoi, clique_identity, clique_template
+from webhook.core.pcs_sharing import PodCliqueSetSharing, SharingEntry
 from webhook.core.podcliqueset import (
-    PCSGResourceSharingSpec,
-    PCSResourceSharingSpec,
     PodClique,
     PodCliqueScalingGroup,
     PodCliqueSet,
@@ -78,21 +78,24 @@ class SharingOwner:
 # --- Pods -----------------------------------------------------------------------------------------
 
 
-def matches_pcs_filter(entry: ResourceSharingSpec, match_names: Sequence[str]) -> bool:
-    """§5.3: both filter lists are compared with the clique name and the scaling-group name."""
-    flt = entry.filter if isinstance(entry, PCSResourceSharingSpec) else None
-    if flt is None or not match_names:
-        return True
-    return any(n in flt.child_clique_names or n in flt.child_scaling_group_names for n in match_names)
+def filter_selects(clique_names: Collection[str], scaling_group_names: Collection[str], match_names: Sequence[str]) -> bool:
+    """§5.3: a PodCliqueSet-level filter selects a pod when either of its lists names the pod's
+    clique or its scaling group (both lists are compared with both names)."""
+    return any(n in clique_names or n in scaling_group_names for n in match_names)
 
 
-def matches_group_filter(entry: ResourceSharingSpec, clique_name: str) -> bool:
+def matches_pcs_filter(entry: SharingEntry, match_names: Sequence[str]) -> bool:
+    flt = entry.filter
+    return flt is None or not match_names or filter_selects(flt.clique_names, flt.scaling_group_names, match_names)
+
+
+def matches_group_filter(entry: SharingEntry, clique_name: str) -> bool:
     """§5.3: a scaling-group filter names cliques of the group."""
-    flt = entry.filter if isinstance(entry, PCSGResourceSharingSpec) else None
-    return flt is None or clique_name in flt.child_clique_names
+    flt = entry.filter
+    return flt is None or clique_name in flt.clique_names
 
 
-def _always(_: ResourceSharingSpec) -> bool:
+def _always(_: SharingEntry) -> bool:
     return True
 
 
@@ -106,33 +109,34 @@ def pcs_owner(pcs: PodCliqueSet) -> SharingOwner:
     )
 
 
-def claims_for_pod(pcs: PodCliqueSet, identity: CliqueIdentity, pod_index: Callable[[], int]) -> list[str]:
-    """The claim names a pod of the PodClique ``identity`` gets, in Grove's order (§5.2).
+def claims_for_pod(pcs: PodCliqueSetSharing, identity: CliqueIdentity, pod_index: Callable[[], int]) -> list[str]:
+    """The claim names a pod of the PodClique ``identity`` gets, in Grove's order (§5.2): for each
+    level (PodCliqueSet, scaling group, clique), its AllReplicas entries, then its PerReplica ones
+    for the pod's replica of that level; entries whose filter leaves the pod out are skipped.
 
     ``pod_index`` is called only when a clique-level PerReplica entry needs it, so a pod without the
     pod-index label is refused only when the label matters.
     """
-    template = clique_template(pcs, identity)
-    config = scaling_group_config(pcs, identity)
-    match_names = [template.name] if config is None else [template.name, config.name]
-    placed: list[tuple[SharingOwner, Callable[[], int], Callable[[ResourceSharingSpec], bool]]] = [
-        (pcs_owner(pcs), lambda: identity.pcs_replica, lambda e: matches_pcs_filter(e, match_names))
+    clique = pcs.clique_of(identity)
+    group = pcs.scaling_group_of(identity)
+    match_names = [clique.name] if group is None else [clique.name, group.name]
+    levels: list[tuple[str, Sequence[SharingEntry], Callable[[], int], Callable[[SharingEntry], bool]]] = [
+        (pcs.name, pcs.entries, lambda: identity.pcs_replica, lambda e: matches_pcs_filter(e, match_names))
     ]
-    if config is not None:
-        group = SharingOwner(Level.SCALING_GROUP, identity.scaling_group_fqn, pcs.metadata.name, config.resource_sharing)
-        placed.append(
-            (group, lambda: identity.scaling_group_replica, lambda e: matches_group_filter(e, template.name))
+    if group is not None:
+        levels.append(
+            (identity.scaling_group_fqn, group.entries, lambda: identity.scaling_group_replica,
+             lambda e: matches_group_filter(e, clique.name))
         )
-    clique = SharingOwner(Level.CLIQUE, identity.clique_fqn, pcs.metadata.name, template.resource_sharing)
-    placed.append((clique, pod_index, _always))
+    levels.append((identity.clique_fqn, clique.entries, pod_index, _always))
 
     names: list[str] = []
-    for owner, replica, matches in placed:
-        names.extend(owner.claim_name(e, None) for _, e in owner.in_scope(Scope.ALL_REPLICAS) if matches(e))
-        per_replica = [e for _, e in owner.in_scope(Scope.PER_REPLICA) if matches(e)]
+    for owner, entries, replica, matches in levels:
+        names.extend(naming.claim_name(owner, e.name, None) for e in entries if e.scope == Scope.ALL_REPLICAS and matches(e))
+        per_replica = [e for e in entries if e.scope == Scope.PER_REPLICA and matches(e)]
         if per_replica:
             index = replica()
-            names.extend(owner.claim_name(e, index) for e in per_replica)
+            names.extend(naming.claim_name(owner, e.name, index) for e in per_replica)
     return names
 
 

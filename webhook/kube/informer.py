@@ -32,6 +32,7 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
 from webhook.kube.connection import describe
+from webhook.kube.lists import read_list
 from webhook.kube.resources import Resource
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,8 @@ Handler = Callable[[str, dict[str, Any]], None]
 """Called with ``ADDED``, ``MODIFIED`` or ``DELETED`` and the raw object, in the informer thread."""
 
 GONE = 410
+LIST_PAGE_SIZE = 500
+"""Objects per page of a list: client-go's reflector asks for 500."""
 
 
 def _unchanged(obj: dict[str, Any]) -> Any:
@@ -232,21 +235,41 @@ class Informer(Generic[T]):
         return self._api.list_cluster_custom_object(group, version, plural, **kwargs)
 
     def _relist(self) -> None:
-        listing = self._call(_request_timeout=self._request_timeout)
+        """Lists in pages of ``LIST_PAGE_SIZE``, as client-go's reflector does, and reads each page
+        one item at a time (``lists.read_list``): an object is transformed as soon as it is read and
+        what the cache does not keep is dropped at once, so neither a whole list nor a parsed page is
+        ever held. Raw objects are kept until the end only when a handler is to hear of them."""
         fresh: dict[Key, T] = {}
         known: dict[Key, str] = {}
         raw_items: dict[Key, dict[str, Any]] = {}
-        for item in listing.get("items") or []:
+
+        def take(item: dict[str, Any]) -> None:
             item.setdefault("apiVersion", self.resource.api_version)
             item.setdefault("kind", self.resource.kind)
             key = object_key(item)
             value = self._safe_transform(item)
             if value is None:
-                continue
-            fresh[key], raw_items[key], known[key] = value, item, _version(item)
+                return
+            fresh[key], known[key] = value, _version(item)
+            if self._handler is not None:
+                raw_items[key] = item
+
+        token = ""
+        while True:
+            page = {"_continue": token} if token else {}
+            response = self._call(
+                limit=LIST_PAGE_SIZE, _preload_content=False, _request_timeout=self._request_timeout, **page
+            )
+            try:
+                metadata = read_list(response.data, take).get("metadata") or {}
+            finally:
+                response.release_conn()
+            token = metadata.get("continue") or ""
+            if not token:
+                break
         previous, previous_known = self._cache, self._known
         self._cache, self._known = fresh, known
-        self._resource_version = (listing.get("metadata") or {}).get("resourceVersion", "")
+        self._resource_version = metadata.get("resourceVersion", "")
         self.relists += 1
         for key, item in raw_items.items():
             if key not in previous:

@@ -10,7 +10,6 @@ Other methods on a webhook path go through the router, which answers 405.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Response
@@ -20,17 +19,11 @@ from starlette.types import Receive, Scope, Send
 
 from webhook import __version__
 from webhook.server.endpoint import WebhookEndpoint
+from webhook.server.lifecycle import Lifecycle
 from webhook.server.metrics import ServerMetrics
 from webhook.settings import ServeSettings
 from webhook.stores.base import ObjectStore
 from webhook.webhooks import WEBHOOKS
-
-
-@dataclass(slots=True)
-class Lifecycle:
-    """Set ``draining`` when shutdown begins: readiness fails while in-flight requests finish."""
-
-    draining: bool = False
 
 
 class AdmissionApp(FastAPI):

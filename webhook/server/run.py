@@ -1,19 +1,19 @@
 """``webhook serve``: the app on uvicorn over HTTPS, with certificate reload and graceful shutdown.
 
-Shutdown: SIGTERM (or SIGINT) makes ``/readyz`` fail at once; after ``--shutdown-delay`` uvicorn
-stops listening, lets in-flight requests finish and the process exits 0. uvicorn's own signal
-capture is replaced because it re-raises the signal after a clean shutdown (exit 143).
+Shutdown (SIGTERM or SIGINT): ``/readyz`` fails at once and every response closes its connection,
+while the listener still accepts for ``--shutdown-delay`` seconds; then the listener closes and the
+connections are drained within ``--drain-timeout`` (``webhook.server.drain``), and the process exits
+0. uvicorn's own signal capture is replaced because it re-raises the signal after a clean shutdown
+(exit 143); a second SIGINT cuts the drain short.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import signal
 import socket
-from collections.abc import Iterator
 
 import uvicorn
 import uvloop
@@ -21,7 +21,10 @@ from fastapi import FastAPI
 
 from webhook import logs
 from webhook.errors import CommandError
-from webhook.server.app import Lifecycle, create_app
+from webhook.server.app import create_app
+from webhook.server.connections import ServerProtocol
+from webhook.server.drain import Server
+from webhook.server.lifecycle import Lifecycle
 from webhook.server.metrics import ServerMetrics
 from webhook.server.tls import CertificateReloader, check_files
 from webhook.settings import ServeSettings
@@ -30,22 +33,15 @@ from webhook.stores.base import ObjectStore, StoreError
 log = logging.getLogger(__name__)
 
 
-class Server(uvicorn.Server):
-    """uvicorn without its signal handlers: ``serve`` installs its own on the loop."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
 def uvicorn_config(settings: ServeSettings, app: FastAPI) -> uvicorn.Config:
+    """The production configuration; ``build_server`` makes the ``Server`` that runs it."""
     return uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
         ssl_certfile=settings.tls_cert,
         ssl_keyfile=settings.tls_key,
-        http="httptools",
+        http=ServerProtocol,
         loop="uvloop",
         lifespan="off",
         timeout_keep_alive=settings.keep_alive_timeout,  # type: ignore[arg-type]  # uvicorn annotates int; call_later takes a float
@@ -54,6 +50,13 @@ def uvicorn_config(settings: ServeSettings, app: FastAPI) -> uvicorn.Config:
         server_header=False,
         proxy_headers=False,
     )
+
+
+def build_server(settings: ServeSettings, app: FastAPI, lifecycle: Lifecycle) -> Server:
+    """The server for ``app`` as ``webhook serve`` runs it (``lifecycle`` is the app's)."""
+    config = uvicorn_config(settings, app)
+    config.load()
+    return Server(config, lifecycle, settings.header_timeout, settings.drain_timeout)
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -92,19 +95,17 @@ async def _serve(settings: ServeSettings, store: ObjectStore, sock: socket.socke
         raise CommandError(str(err)) from None
     metrics = ServerMetrics(store)
     lifecycle = Lifecycle()
-    config = uvicorn_config(settings, create_app(settings, store, metrics=metrics, lifecycle=lifecycle))
-    config.load()
-    assert config.ssl is not None
-    server = Server(config)
-    reloader = CertificateReloader(config.ssl, settings.tls_cert, settings.tls_key, metrics, settings.cert_reload_interval)
+    server = build_server(settings, create_app(settings, store, metrics=metrics, lifecycle=lifecycle), lifecycle)
+    assert server.config.ssl is not None
+    reloader = CertificateReloader(server.config.ssl, settings.tls_cert, settings.tls_key, metrics, settings.cert_reload_interval)
     loop = asyncio.get_running_loop()
 
     def begin_shutdown(signum: signal.Signals) -> None:
         if lifecycle.draining:
             server.force_exit = signum == signal.SIGINT
             return
-        log.info("received %s: readiness off, stopping in %g s", signum.name, settings.shutdown_delay)
-        lifecycle.draining = True
+        log.info("received %s: readiness off, closing the listener in %g s", signum.name, settings.shutdown_delay)
+        server.begin_draining()
         loop.call_later(settings.shutdown_delay, setattr, server, "should_exit", True)
 
     for signum in (signal.SIGTERM, signal.SIGINT):

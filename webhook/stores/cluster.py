@@ -1,7 +1,8 @@
 """The cluster object store: a list+watch cache of ``grove.io/v1alpha1`` PodCliqueSets.
 
 One informer (``webhook.kube.informer``) per watched namespace, or one for all namespaces, keeps
-parsed PodCliqueSets in memory from a background thread; ``get`` reads that dict and never waits.
+the sharing projection of each PodCliqueSet in memory from a background thread; ``get`` reads that
+dict and never waits.
 A miss can be an object the watch has not delivered yet (a PodCliqueSet created a moment before
 its first pod), so ``fetch`` makes one GET bounded by ``fetch_timeout``, off the event loop.
 That GET goes through a client without urllib3's retries: by default a timed-out GET is sent four
@@ -20,6 +21,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
+from webhook.core.pcs_sharing import PodCliqueSetSharing, project
 from webhook.core.podcliqueset import PodCliqueSet
 from webhook.kube.access import Access, Component, GuardedApiClient, guarded
 from webhook.kube.config import KubeConfigError, api_client
@@ -39,11 +41,12 @@ def _single_attempt(api: GuardedApiClient) -> GuardedApiClient:
     return GuardedApiClient(configuration, api.access)
 
 
-def parse(obj: object) -> PodCliqueSet:
-    """What the cache holds: the parsed object, so requests never parse one. A ``ValidationError``
-    (a ``ValueError``) makes the informer log the object and leave it out, and ``get`` answer None.
-    Typed ``object`` because that is how the client types a GET's answer."""
-    return PodCliqueSet.model_validate(obj)
+def parse(obj: object) -> PodCliqueSetSharing:
+    """What the cache holds: the object's sharing projection, made as the object arrives, so requests
+    never parse one and the rest of the object (pod specs above all) is dropped at once. A
+    ``ValidationError`` (a ``ValueError``) makes the informer log the object and leave it out, and
+    ``get`` answer None. Typed ``object`` because that is how the client types a GET's answer."""
+    return project(PodCliqueSet.model_validate(obj))
 
 
 class ClusterStore:
@@ -62,7 +65,7 @@ class ClusterStore:
         self.watch_timeout_seconds = watch_timeout_seconds
         self._api = api
         self._objects: client.CustomObjectsApi | None = None
-        self._informers: dict[str | None, Informer[PodCliqueSet]] = {}
+        self._informers: dict[str | None, Informer[PodCliqueSetSharing]] = {}
 
     @property
     def access(self) -> Access:
@@ -78,16 +81,16 @@ class ClusterStore:
     def size(self) -> int:
         return sum(len(i) for i in self._informers.values())
 
-    def _informer(self, namespace: str) -> Informer[PodCliqueSet] | None:
+    def _informer(self, namespace: str) -> Informer[PodCliqueSetSharing] | None:
         """The informer watching ``namespace``: the one for all namespaces, if that is how it runs."""
         informers = self._informers
         return informers[None] if None in informers else informers.get(namespace)
 
-    def get(self, namespace: str, name: str) -> PodCliqueSet | None:
+    def get(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
         informer = self._informer(namespace)
         return informer.get(namespace, name) if informer is not None else None
 
-    async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
+    async def fetch(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
         """One GET of a PodCliqueSet the cache does not hold (none outside the watched namespaces,
         and none for an empty name, whose URL would be the namespace's list)."""
         if self._objects is None or not name or self._informer(namespace) is None:

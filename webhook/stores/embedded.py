@@ -1,7 +1,8 @@
 """The embedded object store: PodCliqueSets read once from manifest files at start-up.
 
 For running without a cluster (``make run``, ``review``, tests and benchmarks). Everything is
-parsed when the store starts, so a request only looks a dict up; the files are not watched.
+parsed when the store starts and kept as its sharing projection, so a request only looks a dict
+up; the files are not watched.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from webhook.core.pcs_sharing import PodCliqueSetSharing, project
 from webhook.core.podcliqueset import PodCliqueSet
 from webhook.stores import manifests
 
@@ -16,14 +18,14 @@ from webhook.stores import manifests
 class EmbeddedStore:
     def __init__(self, paths: Sequence[Path] = ()) -> None:
         self.paths = list(paths)
-        self._objects: dict[tuple[str, str], PodCliqueSet] = {}
+        self._objects: dict[tuple[str, str], PodCliqueSetSharing] = {}
         self._ready = False
 
     @classmethod
     def of(cls, objects: Iterable[PodCliqueSet]) -> EmbeddedStore:
         """A started store holding ``objects`` (keyed by their namespace and name)."""
         store = cls()
-        store._objects = {(o.metadata.namespace, o.metadata.name): o for o in objects}
+        store._objects = {sharing.key: sharing for sharing in map(project, objects)}
         store._ready = True
         return store
 
@@ -35,10 +37,10 @@ class EmbeddedStore:
     def size(self) -> int:
         return len(self._objects)
 
-    def get(self, namespace: str, name: str) -> PodCliqueSet | None:
+    def get(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
         return self._objects.get((namespace, name))
 
-    async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
+    async def fetch(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
         """Files have nothing more to give than what was loaded."""
         return None
 

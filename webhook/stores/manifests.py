@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from webhook.core.envelope import describe
 from webhook.core.meta import DEFAULT_NAMESPACE
+from webhook.core.pcs_sharing import PodCliqueSetSharing, project
 from webhook.core.podcliqueset import PodCliqueSet
 from webhook.stores.base import StoreError
 
@@ -89,7 +90,7 @@ def _is_podcliqueset(obj: dict[str, Any]) -> bool:
     return obj.get("kind") == KIND and isinstance(api_version, str) and api_version.partition("/")[0] == GROUP
 
 
-def parse(obj: dict[str, Any], where: str) -> PodCliqueSet:
+def parse(obj: dict[str, Any], where: str) -> PodCliqueSetSharing:
     """One PodCliqueSet manifest as the store keeps it (in ``default`` when it names no namespace)."""
     try:
         pcs = PodCliqueSet.model_validate(obj)
@@ -97,14 +98,13 @@ def parse(obj: dict[str, Any], where: str) -> PodCliqueSet:
         raise StoreError(f"{where}: PodCliqueSet cannot be read: {describe(err)}") from None
     if not pcs.metadata.name:
         raise StoreError(f"{where}: PodCliqueSet has no metadata.name")
-    if not pcs.metadata.namespace:
-        pcs = pcs.model_copy(update={"metadata": pcs.metadata.model_copy(update={"namespace": DEFAULT_NAMESPACE})})
-    return pcs
+    sharing = project(pcs)
+    return sharing if sharing.namespace else sharing._replace(namespace=DEFAULT_NAMESPACE)
 
 
-def load(paths: Sequence[Path]) -> dict[Key, PodCliqueSet]:
+def load(paths: Sequence[Path]) -> dict[Key, PodCliqueSetSharing]:
     """Every PodCliqueSet in ``paths`` by (namespace, name); the same one defined twice is an error."""
-    found: dict[Key, PodCliqueSet] = {}
+    found: dict[Key, PodCliqueSetSharing] = {}
     origin: dict[Key, str] = {}
     for path in manifest_files(paths):
         for number, document in _documents(path):
@@ -113,7 +113,7 @@ def load(paths: Sequence[Path]) -> dict[Key, PodCliqueSet]:
                 if not _is_podcliqueset(obj):
                     continue
                 pcs = parse(obj, where)
-                key = (pcs.metadata.namespace, pcs.metadata.name)
+                key = pcs.key
                 if key in found:
                     raise StoreError(f"{where}: PodCliqueSet {key[0]}/{key[1]} is already defined in {origin[key]}")
                 found[key], origin[key] = pcs, where

@@ -1,0 +1,80 @@
+"""Reading a List response one item at a time.
+
+A page of 500 PodCliqueSets is about 11 MB of JSON, and parsed whole it is some 75 MB of Python
+dicts and strings, most of it pod specs that no cache keeps. ``read_list`` walks the top level of
+the List by hand and parses each item on its own (with the C scanner behind ``json.loads``), handing
+it over before the next one is read, so no more than one parsed item is alive at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+_decode = json.JSONDecoder().raw_decode
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+class ListError(ValueError):
+    """The body is not a JSON object, or not well-formed."""
+
+
+def _value(text: str, at: int) -> tuple[Any, int]:
+    try:
+        return _decode(text, at)
+    except json.JSONDecodeError as err:
+        raise ListError(str(err)) from None
+
+
+def _skip(text: str, at: int, expected: str = "") -> int:
+    """The position after the white space at ``at`` (and after ``expected``, which must come next)."""
+    end = _SPACE.match(text, at)
+    at = end.end() if end else at
+    if expected:
+        if not text.startswith(expected, at):
+            raise ListError(f"expected {expected!r} at character {at}")
+        at += len(expected)
+    return at
+
+
+def read_list(data: bytes, take: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Every member of the List in ``data`` except ``items``, each of which is given to ``take`` as
+    soon as it is parsed (items that are not objects are skipped). Raises ``ListError``, or
+    ``RecursionError`` for a value nested deeper than Python can parse."""
+    text = data.decode()
+    members: dict[str, Any] = {}
+    at = _skip(text, 0, "{")
+    if text.startswith("}", _skip(text, at)):
+        return members
+    while True:
+        name, at = _value(text, _skip(text, at))
+        if not isinstance(name, str):
+            raise ListError(f"expected a member name before character {at}")
+        at = _skip(text, at, ":")
+        at = _skip(text, at)
+        if name == "items" and text.startswith("[", at):
+            at = _items(text, at + 1, take)
+        else:
+            members[name], at = _value(text, at)
+        at = _skip(text, at)
+        if text.startswith("}", at):
+            return members
+        at = _skip(text, at, ",")
+
+
+def _items(text: str, at: int, take: Callable[[dict[str, Any]], None]) -> int:
+    """Reads the items of an array whose ``[`` ends before ``at``; the position after its ``]``."""
+    at = _skip(text, at)
+    if text.startswith("]", at):
+        return at + 1
+    while True:
+        item, at = _value(text, _skip(text, at))
+        if isinstance(item, dict):
+            take(item)
+        del item
+        at = _skip(text, at)
+        if text.startswith("]", at):
+            return at + 1
+        at = _skip(text, at, ",")

@@ -1,0 +1,124 @@
+"""Each connection's HTTP protocol: uvicorn's httptools protocol with a header timeout and its part
+in a graceful shutdown.
+
+uvicorn times out a connection only while it is idle between requests (``--keep-alive-timeout``).
+One that never completes a request head (it sends nothing after the TLS handshake, or half a
+request line) would hold its file descriptor for ever, so a timer runs from the moment the
+connection is accepted, and on a kept-alive connection from the first byte of the next request,
+until the head is complete; when it fires the connection is dropped (``--header-timeout``). The
+TLS handshake is bounded by the same time (``webhook.server.drain``). Bodies have their own
+timeout (``--body-timeout``, in the endpoint).
+
+While the server drains (``Lifecycle``), every request's response closes its connection, and once
+the listener has closed an idle connection gets ``GRACE`` seconds to deliver a request before it is
+dropped. A request already under way is always answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from webhook.server.lifecycle import GRACE, Lifecycle
+
+
+class ServerProtocol(HttpToolsProtocol):
+    def __init__(self, *args: Any, lifecycle: Lifecycle, header_timeout: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lifecycle = lifecycle
+        self.header_timeout = header_timeout
+        # Made when the connection is accepted, before the TLS handshake: the head is due from now.
+        self.accepted = self.loop.time()
+        lifecycle.last_accepted = self.accepted
+        self.head_timer: asyncio.TimerHandle | None = None
+        self.in_head = False
+        """A request head has begun and is not complete."""
+        self.in_grace = False
+        """The timer running is the drain's grace, not the header timeout."""
+
+    # --- the header timeout ------------------------------------------------------------------------
+
+    def _arm(self, delay: float, grace: bool = False) -> None:
+        if self.head_timer is not None:
+            self.head_timer.cancel()
+        self.head_timer = self.loop.call_later(delay, self._expire)
+        self.in_grace = grace
+
+    def _disarm(self) -> None:
+        if self.head_timer is not None:
+            self.head_timer.cancel()
+            self.head_timer = None
+
+    def _idle(self) -> bool:
+        """No request is being answered or waits to be (a pipelined one)."""
+        return (self.cycle is None or self.cycle.response_complete) and not self.pipeline
+
+    def _expire(self) -> None:
+        """No complete head in time, or the grace is over: dropped at once. There is no answer to
+        send, and a peer that does not read would otherwise hold a TLS close open for 30 s."""
+        self.head_timer = None
+        if self._idle():
+            self.transport.abort()
+        else:
+            # Half a pipelined head behind a request in flight: that request is answered, then the
+            # connection closes.
+            self._close_after_response()
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if self.lifecycle.closed:
+            self._arm(min(GRACE, self.header_timeout), grace=True)
+        else:
+            self._arm(max(self.header_timeout - (self.loop.time() - self.accepted), 0.0))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        # Bytes on an idle kept-alive connection stop uvicorn's keep-alive timer: a head that has
+        # begun, or bytes that begin none (blank lines), start the header timer in its place.
+        if (
+            self.head_timer is None
+            and self.timeout_keep_alive_task is None
+            and (self.in_head or self._idle())
+            and not self.transport.is_closing()
+        ):
+            self._arm(self.header_timeout)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self.in_head = True
+        if self.in_grace:
+            # A request begun within the grace gets the whole header timeout to finish its head.
+            self._disarm()
+
+    def on_headers_complete(self) -> None:
+        self.in_head = False
+        self._disarm()
+        super().on_headers_complete()
+        if self.lifecycle.draining and self.cycle is not None:
+            self.cycle.keep_alive = False
+
+    # --- draining ------------------------------------------------------------------------------------
+
+    def _close_after_response(self) -> None:
+        if self.cycle is not None:
+            self.cycle.keep_alive = False
+        for cycle, _ in self.pipeline:
+            cycle.keep_alive = False
+
+    def begin_draining(self) -> None:
+        """SIGTERM: the requests under way say ``Connection: close`` in their responses too."""
+        self._close_after_response()
+
+    def drain(self) -> None:
+        """The listener has closed. A request under way is answered and its connection closes after
+        it; a head under way keeps its timer; an idle connection gets the grace."""
+        if not self._idle():
+            self._close_after_response()
+        elif not self.in_head:
+            self._arm(min(GRACE, self.header_timeout), grace=True)

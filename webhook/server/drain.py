@@ -1,0 +1,106 @@
+"""The uvicorn server as ``webhook serve`` runs it: TLS handshakes bounded, and a drain that loses no
+request and ends in bounded time.
+
+uvicorn's own shutdown closes every idle connection at once, so a client that has just written a
+request on one loses it (the API server does not retry a POST it has written), and it then waits
+for every TLS close, which a peer that does not read holds for 30 s. Here, once the listener has
+closed (``shutdown``):
+
+1. requests under way are answered, each closing its connection after its response;
+2. idle connections, and those whose handshake completes now, get ``GRACE`` seconds to deliver a
+   request, which is answered the same way (``ServerProtocol.drain``);
+3. the drain ends when no connection and no request is left, and at least ``GRACE`` after the last
+   connection was accepted, so that a handshake still under way at the close can complete;
+4. whatever is left at ``--drain-timeout`` is aborted, so no peer can hold the exit.
+
+uvicorn's signal handlers are left out: ``webhook.server.run`` installs its own on the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import Iterator
+
+import uvicorn
+
+from webhook.server.connections import ServerProtocol
+from webhook.server.lifecycle import GRACE, Lifecycle
+
+log = logging.getLogger(__name__)
+
+POLL = 0.05
+
+
+class Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, lifecycle: Lifecycle, header_timeout: float, drain_timeout: float) -> None:
+        super().__init__(config)
+        self.lifecycle = lifecycle
+        self.header_timeout = header_timeout
+        self.drain_timeout = drain_timeout
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+    def begin_draining(self) -> None:
+        """SIGTERM: from now on every response closes its connection (``lifecycle.draining``)."""
+        self.lifecycle.draining = True
+        for connection in list(self.server_state.connections):
+            if isinstance(connection, ServerProtocol):
+                connection.begin_draining()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """Serves on ``sockets`` (bound by the caller) with each connection's protocol made here,
+        and the TLS handshake bounded by the header timeout, as Go's server bounds it."""
+        assert sockets, "webhook serve binds its socket itself"
+        loop = asyncio.get_running_loop()
+
+        def protocol() -> ServerProtocol:
+            return ServerProtocol(
+                config=self.config,
+                server_state=self.server_state,
+                app_state=self.lifespan.state,
+                _loop=loop,
+                lifecycle=self.lifecycle,
+                header_timeout=self.header_timeout,
+            )
+
+        self.servers = [
+            await loop.create_server(
+                protocol,
+                sock=sock,
+                ssl=self.config.ssl,
+                backlog=self.config.backlog,
+                ssl_handshake_timeout=self.header_timeout if self.config.ssl else None,
+            )
+            for sock in sockets
+        ]
+        self.started = True
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.drain_timeout
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        self.lifecycle.closed = True
+        connections, tasks = self.server_state.connections, self.server_state.tasks
+        log.info("listener closed; draining %d connections (%d requests under way)", len(connections), len(tasks))
+        for connection in list(connections):
+            if isinstance(connection, ServerProtocol):
+                connection.drain()
+        while not self.force_exit and loop.time() < deadline:
+            if not connections and not tasks and loop.time() >= self.lifecycle.last_accepted + GRACE:
+                return
+            await asyncio.sleep(POLL)
+        why = "forced to stop" if self.force_exit else f"drain not finished after {self.drain_timeout:g} s"
+        log.warning("%s: %d connections aborted, %d requests cancelled", why, len(connections), len(tasks))
+        for connection in list(connections):
+            connection.transport.abort()
+        for task in list(tasks):
+            task.cancel()
+        await asyncio.sleep(0)

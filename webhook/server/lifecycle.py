@@ -1,0 +1,26 @@
+"""Where the server is in its life, shared by the app (readiness) and every connection (the drain).
+
+SIGTERM sets ``draining``: ``/readyz`` fails and every response says ``Connection: close``, so load
+balancers stop sending new connections and kept-alive clients move to other replicas while the
+listener still accepts (``--shutdown-delay``). Then the listener closes (``closed``) and the
+connections still open are drained (``webhook.server.drain``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GRACE = 1.0
+"""Seconds an idle connection still gets to deliver a request once the listener has closed: one a
+client picked from its pool just before it saw the server close is then answered, not lost."""
+
+
+@dataclass(slots=True)
+class Lifecycle:
+    draining: bool = False
+    """SIGTERM was received: readiness fails and responses close their connections."""
+    closed: bool = False
+    """The listener is closed: idle connections get ``GRACE`` seconds, then close."""
+    last_accepted: float = 0.0
+    """Event-loop time of the last connection accepted: a TLS handshake may still be under way on
+    it when the listener closes, so the drain lasts at least ``GRACE`` beyond it."""
