@@ -13,7 +13,8 @@ Cases (``--case NAME``, repeatable; all by default):
   ``--max-claims-per-owner 200000``: time to the first claim write, claims per second over the
   first 60 s, a small PodCliqueSet created 10 s in (time to its claims), peak RSS. Then the rest of
   the 200,000 claims are made by "Grove's operator" (the server's hooks) and, once the reconciler
-  has them all cached: its RSS, and a small PodCliqueSet again.
+  has them all cached: its RSS, and a small PodCliqueSet again; then a restart (the claims listed,
+  in pages): time to sync, RSS.
 - ``million``: a PodClique of 1,000,000 pods, default limit: time to the first write, to the
   10,000 claims of the limit, a small PodCliqueSet created 5 s in, peak RSS.
 - ``templates``: 200 PodCliqueSets (Grove's end-to-end workload, renamed) created at once: API
@@ -167,6 +168,19 @@ def hundred_thousand(args: argparse.Namespace) -> list[Row]:
         small_seconds = timed(small(api, "small-2"), timeout=60)
         rows.append({"case": "100k", "phase": "200,000 claims cached", "cached after s": cached,
                      "small PodCliqueSet s": small_seconds, "RSS MiB": rss, "peak RSS MiB": peak})
+        # A restart: the 200,000 claims are listed, not watched in.
+        child.stop()
+        api.requests.reset()
+        kubeconfig = api.write_kubeconfig(Path(tempfile.mkdtemp()) / "kubeconfig")
+        again = Reconciler(kubeconfig, *limit, source=args.source, workers=args.workers)
+        try:
+            synced = timed(lambda: api.open_watches() == 4, timeout=600, interval=0.1)
+            quiet(api, seconds=3)
+            rss, peak = again.memory_mib()
+            rows.append({"case": "100k", "phase": "restarted with 200,000 claims", "synced after s": synced,
+                         "RSS MiB": rss, "peak RSS MiB": peak, "calls": calls(api)})
+        finally:
+            again.stop()
     return rows
 
 

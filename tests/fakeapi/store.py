@@ -17,6 +17,7 @@ and garbage collection live in `lifecycle`.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import copy
 import random
 import threading
@@ -50,6 +51,9 @@ class Store(Lifecycle):
         self.hub = WatchHub(history_limit)
         self._rv = 0
         self._objects: dict[tuple[str, str, str], dict[tuple[str, str], Obj]] = {}
+        self._sorted: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
+        """Each resource's keys in list order, kept until a key comes or goes: a list of 200,000
+        claims in pages of 500 would sort them 400 times."""
         self._by_uid: dict[str, ObjKey] = {}
         self._dependents: dict[str, set[ObjKey]] = {}
 
@@ -71,10 +75,18 @@ class Store(Lifecycle):
         """The stored objects of one resource by (namespace, name), unsorted; hold the lock."""
         return self._objects.get(rt.key, {})
 
+    def _keys(self, rt: ResourceType) -> list[tuple[str, str]]:
+        keys = self._sorted.get(rt.key)
+        if keys is None:
+            keys = self._sorted[rt.key] = sorted(self._objects.get(rt.key, {}))
+        return keys
+
     def _matching(self, rt: ResourceType, namespace: str | None, labels: LabelSelector,
-                  fields: FieldSelector | None) -> Iterator[Obj]:
-        for (ns, _), obj in sorted(self._objects.get(rt.key, {}).items()):
-            if (namespace is None or ns == namespace) and labels.matches(obj) \
+                  fields: FieldSelector | None, after: tuple[str, str] | None = None) -> Iterator[Obj]:
+        keys, objects = self._keys(rt), self._objects.get(rt.key, {})
+        for key in keys[bisect.bisect_right(keys, after):] if after is not None else keys:
+            obj = objects[key]
+            if (namespace is None or key[0] == namespace) and labels.matches(obj) \
                     and (fields is None or fields.matches(obj)):
                 yield obj
 
@@ -90,11 +102,7 @@ class Store(Lifecycle):
         to continue after when more match."""
         with self.lock:
             page: list[Obj] = []
-            for obj in self._matching(rt, namespace, labels, fields):
-                meta = obj["metadata"]
-                key = (meta.get("namespace", ""), meta["name"])
-                if after is not None and key <= after:
-                    continue
+            for obj in self._matching(rt, namespace, labels, fields, after):
                 if len(page) == limit:
                     last = page[-1]["metadata"]
                     return page, (last.get("namespace", ""), last["name"])
@@ -107,7 +115,10 @@ class Store(Lifecycle):
         new["metadata"]["resourceVersion"] = str(self._rv)
         meta = new["metadata"]
         key: ObjKey = (rt.key, meta.get("namespace", ""), meta["name"])
-        self._objects.setdefault(rt.key, {})[key[1:]] = new
+        stored = self._objects.setdefault(rt.key, {})
+        if key[1:] not in stored:
+            self._sorted.pop(rt.key, None)
+        stored[key[1:]] = new
         self._by_uid[meta["uid"]] = key
         self._index_owners(old, key, add=False)
         self._index_owners(new, key, add=True)
@@ -120,6 +131,7 @@ class Store(Lifecycle):
         meta = old["metadata"]
         key: ObjKey = (rt.key, meta.get("namespace", ""), meta["name"])
         stored = self._objects[rt.key].pop(key[1:])
+        self._sorted.pop(rt.key, None)
         self._by_uid.pop(meta["uid"], None)
         self._index_owners(stored, key, add=False)
         self.hub.publish(Change(self._rv, "DELETED", rt.key, old, final))
@@ -279,6 +291,7 @@ class Store(Lifecycle):
         """Drop every object, the history and open watches; the RV keeps counting."""
         with self.lock:
             self._objects.clear()
+            self._sorted.clear()
             self._by_uid.clear()
             self._dependents.clear()
             self.hub.compact(self._rv)

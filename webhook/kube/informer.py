@@ -236,12 +236,12 @@ class Informer(Generic[T]):
 
     def _relist(self) -> None:
         """Lists in pages of ``LIST_PAGE_SIZE``, as client-go's reflector does, and reads each page
-        one item at a time (``lists.read_list``): an object is transformed as soon as it is read and
-        what the cache does not keep is dropped at once, so neither a whole list nor a parsed page is
-        ever held. Raw objects are kept until the end only when a handler is to hear of them."""
-        fresh: dict[Key, T] = {}
-        known: dict[Key, str] = {}
-        raw_items: dict[Key, dict[str, Any]] = {}
+        one item at a time (``lists.read_list``). Each object goes into the cache, and to the handler
+        as ADDED or MODIFIED (when its resourceVersion changed), as soon as it is read, as a watch
+        event would; client-go's reflector replaces its store item by item too. So no raw object
+        outlives its turn, and a list of 200,000 claims holds one page at most. Cached objects the
+        list no longer has are then removed and reported as DELETED."""
+        seen: set[Key] = set()
 
         def take(item: dict[str, Any]) -> None:
             item.setdefault("apiVersion", self.resource.api_version)
@@ -250,9 +250,12 @@ class Informer(Generic[T]):
             value = self._safe_transform(item)
             if value is None:
                 return
-            fresh[key], known[key] = value, _version(item)
-            if self._handler is not None:
-                raw_items[key] = item
+            seen.add(key)
+            version, before = _version(item), self._known.get(key)
+            kind = "ADDED" if key not in self._cache else "MODIFIED" if before != version else None
+            self._cache[key], self._known[key] = value, version
+            if kind is not None:
+                self._notify(kind, item)
 
         token = ""
         while True:
@@ -267,17 +270,12 @@ class Informer(Generic[T]):
             token = metadata.get("continue") or ""
             if not token:
                 break
-        previous, previous_known = self._cache, self._known
-        self._cache, self._known = fresh, known
         self._resource_version = metadata.get("resourceVersion", "")
         self.relists += 1
-        for key, item in raw_items.items():
-            if key not in previous:
-                self._notify("ADDED", item)
-            elif previous_known.get(key) != known[key]:
-                self._notify("MODIFIED", item)
-        for key in previous.keys() - fresh.keys():
-            metadata = _last_metadata(previous[key]) | {"namespace": key[0], "name": key[1]}
+        for key in self._cache.keys() - seen:
+            gone = self._cache.pop(key)
+            self._known.pop(key, None)
+            metadata = _last_metadata(gone) | {"namespace": key[0], "name": key[1]}
             self._notify(
                 "DELETED", {"apiVersion": self.resource.api_version, "kind": self.resource.kind, "metadata": metadata}
             )
