@@ -30,8 +30,8 @@ from webhook.reconciler.health import HealthServer
 from webhook.reconciler.index import PcsKey
 from webhook.reconciler.leader import LeaderElector
 from webhook.reconciler.metrics import ReconcilerMetrics
-from webhook.reconciler.queue import WorkQueue
 from webhook.reconciler.outcome import Unreachable
+from webhook.reconciler.queue import WorkQueue
 from webhook.reconciler.reconcile import Interrupted, Outcome, PodCliqueSetReconciler
 from webhook.reconciler.settings import ReconcileSettings
 
