@@ -21,8 +21,8 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from webhook.core.pcs_sharing import PodCliqueSetSharing, project
-from webhook.core.podcliqueset import PodCliqueSet
+from webhook.core.model.projection import PodCliqueSetSharing, project
+from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.kube.access import Access, Component, GuardedApiClient, guarded
 from webhook.kube.config import KubeConfigError, api_client
 from webhook.kube.informer import Informer

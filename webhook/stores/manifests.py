@@ -19,10 +19,10 @@ import orjson
 import yaml
 from pydantic import ValidationError
 
-from webhook.core.envelope import describe
-from webhook.core.meta import DEFAULT_NAMESPACE
-from webhook.core.pcs_sharing import PodCliqueSetSharing, project
-from webhook.core.podcliqueset import PodCliqueSet
+from webhook.core.admission.request import first_problem
+from webhook.core.model.meta import DEFAULT_NAMESPACE
+from webhook.core.model.projection import PodCliqueSetSharing, project
+from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.stores.base import StoreError
 
 SUFFIXES = (".yaml", ".yml", ".json")
@@ -95,7 +95,7 @@ def parse(obj: dict[str, Any], where: str) -> PodCliqueSetSharing:
     try:
         pcs = PodCliqueSet.model_validate(obj)
     except ValidationError as err:
-        raise StoreError(f"{where}: PodCliqueSet cannot be read: {describe(err)}") from None
+        raise StoreError(f"{where}: PodCliqueSet cannot be read: {first_problem(err)}") from None
     if not pcs.metadata.name:
         raise StoreError(f"{where}: PodCliqueSet has no metadata.name")
     sharing = project(pcs)
