@@ -21,12 +21,19 @@ from typing import Any
 
 import orjson
 import yaml
-from serving import KeepAliveConnection, Stats, answered, machine, measure, measure_asgi, serve_tls, timed
+from serving import (
+    KeepAliveConnection,
+    answered,
+    machine,
+    measure,
+    measure_asgi,
+    serve_tls,
+    timed,
+)
 
 from webhook.core.admission.request import AdmissionReview, decode
 from webhook.core.model.pod import Pod
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.projection import project
 from webhook.core.pod.handler import PodMutator
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings

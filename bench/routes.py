@@ -18,7 +18,16 @@ from typing import Any
 import orjson
 import yaml
 from fastapi import FastAPI, Request, Response
-from serving import KeepAliveConnection, Stats, answered, machine, measure, measure_asgi, measure_new_connections, serve_tls
+from serving import (
+    KeepAliveConnection,
+    Stats,
+    answered,
+    machine,
+    measure,
+    measure_asgi,
+    measure_new_connections,
+    serve_tls,
+)
 
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.handler import PodCliqueSetValidator

@@ -22,7 +22,15 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from serving import KeepAliveConnection, Stats, answered, machine, measure, measure_asgi, serve_tls, timed
+from serving import (
+    KeepAliveConnection,
+    answered,
+    machine,
+    measure,
+    measure_asgi,
+    serve_tls,
+    timed,
+)
 
 from webhook.core.pcs.handler import PodCliqueSetValidator
 from webhook.server.app import create_app

@@ -16,7 +16,6 @@ from webhook.core.pod.handler import PodMutator
 from webhook.settings import DecisionSettings
 from webhook.stores.base import ObjectStore
 
-
 Respond = Callable[[bytes], Awaitable[Answer]]
 """A webhook's answer to a request body."""
 

@@ -17,7 +17,15 @@ from webhook.settings import ServeSettings
 from webhook.stores import EmbeddedStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-from server.reviews import BAD_SCOPE_MESSAGE, VALIDATE, WORKLOAD, bad_scope_pcs, body, review, workload_pcs  # noqa: E402
+from server.reviews import (  # noqa: E402
+    BAD_SCOPE_MESSAGE,
+    VALIDATE,
+    WORKLOAD,
+    bad_scope_pcs,
+    body,
+    review,
+    workload_pcs,
+)
 
 
 def server_answer(content: bytes) -> bytes:

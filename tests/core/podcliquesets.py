@@ -10,10 +10,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import orjson
 
-from core.generators import load
 from core.answers import validated
+from core.generators import load
 
 generate = load("generate_podcliquesets")
 workload = generate.workload_pcs

@@ -7,7 +7,6 @@ by the same code.
 
 from __future__ import annotations
 
-
 from core.generators import load
 from webhook.core.model.podcliqueset import PodCliqueSet
 

@@ -12,6 +12,7 @@ import copy
 from typing import Any
 
 from fakeapi import FakeApiServer
+
 from reconciler.grove import GROVE, GroveOperator
 
 BASE = {"app.kubernetes.io/managed-by": "grove-operator", "app.kubernetes.io/component": "resource-claim"}

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from fakeapi import FakeApiServer, wait_until
+
 from reconciler.conftest import Start
 from reconciler.expected import actual
 from reconciler.grove import GroveOperator, ext_ns_template, workload

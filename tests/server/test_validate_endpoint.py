@@ -6,10 +6,17 @@ import logging
 from typing import Any
 
 import pytest
+
 from server.asgi import call, chunks
 from server.memorystore import MemoryStore
-from server.reviews import BAD_SCOPE_MESSAGE, VALIDATE, bad_scope_pcs, body, review, workload_pcs
-
+from server.reviews import (
+    BAD_SCOPE_MESSAGE,
+    VALIDATE,
+    bad_scope_pcs,
+    body,
+    review,
+    workload_pcs,
+)
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
 

@@ -22,14 +22,6 @@ def status_message(err: ApiException) -> str:
     return " ".join(text.split())
 
 
-def reason(err: ApiException) -> str:
-    try:
-        body: Any = orjson.loads(err.body or b"")
-    except (orjson.JSONDecodeError, TypeError):
-        return ""
-    return str(body.get("reason", "")) if isinstance(body, dict) else ""
-
-
 def read_json(response: Any) -> Any:
     """The JSON body of a raw (``_preload_content=False``) response; the connection goes back to
     the pool."""

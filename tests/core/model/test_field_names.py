@@ -9,11 +9,10 @@ from typing import Any
 import jsonpatch
 import orjson
 import pytest
-from core.podcliquesets import create
-from core.workload import grove_pod, pod_review, workload_pcs, workload_pcs_raw
 
 from core import answers
-
+from core.podcliquesets import create
+from core.workload import grove_pod, pod_review, workload_pcs, workload_pcs_raw
 from webhook.core.model.projection import project
 
 WORKER_A_CLAIMS = 5

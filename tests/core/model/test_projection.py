@@ -5,7 +5,7 @@ from __future__ import annotations
 import tracemalloc
 
 from core.workload import workload_pcs, workload_pcs_raw
-
+from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.projection import (
     CliqueSharing,
     EntryFilter,
@@ -14,7 +14,6 @@ from webhook.core.model.projection import (
     SharingEntry,
     project,
 )
-from webhook.core.model.podcliqueset import PodCliqueSet
 
 
 def test_the_projection_of_groves_workload_says_what_its_spec_says() -> None:

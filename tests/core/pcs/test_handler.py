@@ -7,10 +7,9 @@ from typing import Any
 
 import orjson
 import pytest
-from core.podcliquesets import Object, pcs_review, small, workload
 
 from core.answers import validated
-
+from core.podcliquesets import Object, pcs_review, small, workload
 from webhook.core.admission.handling import Answer
 
 UID = "5ca1ab1e-0000-4000-8000-000000000000"

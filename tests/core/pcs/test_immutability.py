@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from core.podcliquesets import GPU_TEMPLATE, Object, denial, small, update, workload
 
+from core.podcliquesets import GPU_TEMPLATE, Object, denial, small, update, workload
 from webhook.core.gocompat.fielderrors import aggregate
 
 Change = Callable[[Object], Any]

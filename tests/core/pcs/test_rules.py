@@ -7,8 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from core.podcliquesets import Object, create, denial, workload
 
+from core.podcliquesets import Object, create, denial, workload
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.rules import validate_create as validate
 

@@ -8,12 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from core.podcliquesets import Object, create, denial, workload
 
-from webhook.core.pcs.warnings import INCOMPLETE, MAX_COLLISIONS, claim_warnings
+from core.podcliquesets import Object, create, denial, workload
 from webhook.core.gocompat.fielderrors import aggregate
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.projection import project
+from webhook.core.pcs.warnings import INCOMPLETE, MAX_COLLISIONS, claim_warnings
 
 TOO_LONG = "must be no more than 63 characters"
 BAD = "must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"

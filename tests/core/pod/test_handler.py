@@ -10,10 +10,9 @@ from typing import Any, Literal
 import jsonpatch
 import orjson
 import pytest
-from core.workload import grove_pod, pod_review, workload_pcs, workload_pcs_raw
 
 from core.answers import Source, mutated
-
+from core.workload import grove_pod, pod_review, workload_pcs, workload_pcs_raw
 from webhook.core.admission.handling import Answer
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.projection import PodCliqueSetSharing, project

@@ -8,8 +8,8 @@ from typing import Any
 import jsonpatch
 import pytest
 
-from webhook.core.pod.patch import claim_patch, pointer
 from webhook.core.model.pod import Pod
+from webhook.core.pod.patch import claim_patch, pointer
 
 CLAIMS = ["p-all-a", "p-0-b"]
 

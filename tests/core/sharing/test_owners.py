@@ -6,13 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from core.workload import workload_pcs_raw
 
 from core.sharing.oracle import claim_names, stale_claims
 from core.sharing.test_patterns import SEEDS, random_spec
-
+from core.workload import workload_pcs_raw
 from webhook.core.model.meta import OwnerReference
-from webhook.core.model.podcliqueset import PodClique, PodCliqueScalingGroup, PodCliqueSet
+from webhook.core.model.podcliqueset import (
+    PodClique,
+    PodCliqueScalingGroup,
+    PodCliqueSet,
+)
 from webhook.core.model.projection import project
 from webhook.core.sharing.desired import claim_count, desired_claims
 from webhook.core.sharing.owners import OwnedSharing, live_owners, planned_owners

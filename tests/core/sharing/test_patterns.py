@@ -13,10 +13,14 @@ from typing import Any
 import pytest
 
 from core.sharing.oracle import claim_names
-
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.projection import project
-from webhook.core.sharing.patterns import NamePattern, first_longer_than, name_patterns, shared_names
+from webhook.core.sharing.patterns import (
+    NamePattern,
+    first_longer_than,
+    name_patterns,
+    shared_names,
+)
 
 TOKENS = ["a", "0", "1", "10", "all", "x"]
 SCOPES = ["AllReplicas", "PerReplica"]

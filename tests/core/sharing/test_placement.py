@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from webhook.core.gocompat.strconv import atoi
 from core.workload import workload_pcs
-
+from webhook.core.gocompat.strconv import atoi
 from webhook.core.model.projection import project
-from webhook.core.sharing.placement import CliqueIdentity, IdentityError, clique_identity, clique_of, scaling_group_of
+from webhook.core.sharing.placement import (
+    CliqueIdentity,
+    IdentityError,
+    clique_identity,
+    clique_of,
+    scaling_group_of,
+)
 
 SYNTAX = 'strconv.Atoi: parsing "{}": invalid syntax'
 RANGE = 'strconv.Atoi: parsing "{}": value out of range'

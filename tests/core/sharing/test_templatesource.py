@@ -8,7 +8,11 @@ from typing import Any
 import pytest
 
 from webhook.core.model.podcliqueset import PodCliqueSet, ResourceSharingSpec
-from webhook.core.sharing.templatesource import ExternalTemplate, InternalTemplate, template_source
+from webhook.core.sharing.templatesource import (
+    ExternalTemplate,
+    InternalTemplate,
+    template_source,
+)
 
 SPEC = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}
 PCS = PodCliqueSet.model_validate(

@@ -9,7 +9,11 @@ from typing import Any
 
 import pytest
 
-from webhook.core.model.podcliqueset import PodClique, PodCliqueScalingGroup, PodCliqueSet
+from webhook.core.model.podcliqueset import (
+    PodClique,
+    PodCliqueScalingGroup,
+    PodCliqueSet,
+)
 from webhook.reconciler.cluster.children import current_children
 
 PCS_INDEX = "grove.io/podcliqueset-replica-index"

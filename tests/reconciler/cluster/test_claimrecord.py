@@ -9,14 +9,17 @@ import tracemalloc
 from typing import Any
 
 import orjson
+from core.sharing.oracle import stale_claims
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kubernetes import client
 
-from webhook.core.model.podcliqueset import PodClique, PodCliqueScalingGroup, PodCliqueSet
-from core.sharing.oracle import stale_claims
-
 from webhook.core.model.meta import OwnerReference
+from webhook.core.model.podcliqueset import (
+    PodClique,
+    PodCliqueScalingGroup,
+    PodCliqueSet,
+)
 from webhook.core.model.projection import project
 from webhook.core.sharing.owners import OwnedSharing, live_owners
 from webhook.reconciler.cluster.cache import Caches

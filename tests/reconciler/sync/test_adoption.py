@@ -6,10 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from fakeapi import FakeApiServer, wait_until
+
 from reconciler.conftest import Start
-from reconciler.objects import GPU_SPEC, OTHER_SPEC, claim, controller, events, grove_labels, podcliqueset
+from reconciler.objects import (
+    GPU_SPEC,
+    OTHER_SPEC,
+    claim,
+    controller,
+    events,
+    grove_labels,
+    podcliqueset,
+)
 
 SHARING = [{"name": "gpu", "scope": "AllReplicas"}]
 

@@ -8,8 +8,8 @@ import time
 from typing import Any
 
 import pytest
-
 from fakeapi import FakeApiServer, wait_until
+
 from reconciler.conftest import Start
 from reconciler.objects import GPU_SPEC, OTHER_SPEC, grove_labels, podcliqueset
 from webhook.reconciler.sync import templatecache as templates

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fakeapi import FakeApiServer, wait_until
 from kubernetes.client.exceptions import ApiException
 
-from fakeapi import FakeApiServer, wait_until
 from reconciler.conftest import Start
 from reconciler.objects import claim, events, grove_labels, podcliqueset
 from webhook.reconciler.cluster.claimrecord import ClaimRecord

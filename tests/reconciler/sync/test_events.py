@@ -6,9 +6,9 @@ import datetime
 from typing import Any
 
 import pytest
+from fakeapi import FakeApiServer
 from kubernetes import client
 
-from fakeapi import FakeApiServer
 from webhook.kube.access import Component, guarded
 from webhook.reconciler.sync.events import EventRecorder, Regarding
 

@@ -6,8 +6,8 @@ too. (Small numbers here, a budget of a few milliseconds; bench/reconcile.py has
 from __future__ import annotations
 
 import pytest
-
 from fakeapi import FakeApiServer, wait_until
+
 from reconciler.conftest import Start
 from reconciler.objects import podcliqueset
 from webhook.reconciler.sync import ensure

@@ -9,11 +9,18 @@ import logging
 from typing import Any
 
 import pytest
-
 from fakeapi import FakeApiServer, wait_until
+
 from reconciler.conftest import Start
 from reconciler.grove import GroveOperator
-from reconciler.objects import GPU_SPEC, claim, controller, events, grove_labels, podcliqueset
+from reconciler.objects import (
+    GPU_SPEC,
+    claim,
+    controller,
+    events,
+    grove_labels,
+    podcliqueset,
+)
 
 LIMIT = 50
 MILLION = 1_000_000

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakeapi import FakeApiServer, wait_until
+
 from reconciler.conftest import Start
 from reconciler.objects import controller, podcliqueset
 

@@ -4,6 +4,7 @@ when nothing is missing."""
 from __future__ import annotations
 
 from fakeapi import FakeApiServer, wait_until
+
 from reconciler.conftest import Start
 from reconciler.objects import podcliqueset
 

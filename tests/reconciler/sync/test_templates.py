@@ -8,8 +8,8 @@ import time
 from typing import Any
 
 import pytest
-
 from fakeapi import FakeApiServer, wait_until
+
 from reconciler.conftest import Start
 from reconciler.expected import SPECS, actual
 from reconciler.grove import GroveOperator, ext_ns_template, workload

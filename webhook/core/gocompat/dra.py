@@ -13,9 +13,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from webhook.core.gocompat.fielderrors import Path
 from webhook.core.gocompat.apimachinery import QUANTITY, RAW, TIME
-from webhook.core.gocompat.gotypes import BOOL, INT64, STRING, DecodeError, Field, GoType, Map, Ptr, Slice, Struct
+from webhook.core.gocompat.fielderrors import Path
+from webhook.core.gocompat.gotypes import (
+    BOOL,
+    INT64,
+    STRING,
+    DecodeError,
+    Field,
+    GoType,
+    Map,
+    Ptr,
+    Slice,
+    Struct,
+)
 
 _OWNER_REFERENCE = Struct("v1.OwnerReference", (
     Field("apiVersion", STRING), Field("kind", STRING), Field("name", STRING), Field("uid", STRING),

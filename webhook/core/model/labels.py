@@ -12,9 +12,6 @@ POD_INDEX = "grove.io/podclique-pod-index"
 
 MANAGED_BY_GROVE = "grove-operator"
 COMPONENT_RESOURCE_CLAIM = "resource-claim"
-COMPONENT_PCSG = "pcs-podcliquescalinggroup"
-COMPONENT_STANDALONE_PCLQ = "pcs-podclique"
-COMPONENT_MEMBER_PCLQ = "pcsg-podclique"
 
 
 def claim_base_labels(pcs_name: str) -> dict[str, str]:

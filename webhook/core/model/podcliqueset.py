@@ -12,7 +12,15 @@ from typing import Any
 
 from pydantic import Field
 
-from webhook.core.model.meta import GoList, GoStr, GoStrList, GoStrMap, Int32, KubeModel, ObjectMeta
+from webhook.core.model.meta import (
+    GoList,
+    GoStr,
+    GoStrList,
+    GoStrMap,
+    Int32,
+    KubeModel,
+    ObjectMeta,
+)
 
 
 class Scope(StrEnum):

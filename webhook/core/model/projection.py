@@ -20,8 +20,12 @@ import sys
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from webhook.core.model.podcliqueset import PCSGResourceSharingSpec, PCSResourceSharingSpec, PodCliqueSet, ResourceSharingSpec
-
+from webhook.core.model.podcliqueset import (
+    PCSGResourceSharingSpec,
+    PCSResourceSharingSpec,
+    PodCliqueSet,
+    ResourceSharingSpec,
+)
 
 _intern = sys.intern
 

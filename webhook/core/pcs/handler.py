@@ -12,7 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from webhook.core.admission import response
-from webhook.core.admission.request import NO_CONTENT, AdmissionRequest, ExpectedKind, read_objects
+from webhook.core.admission.request import (
+    NO_CONTENT,
+    AdmissionRequest,
+    ExpectedKind,
+    read_objects,
+)
 from webhook.core.admission.response import AdmissionResponse
 from webhook.core.gocompat import dra, gojson
 from webhook.core.gocompat.fielderrors import aggregate

@@ -20,11 +20,19 @@ import orjson
 from pydantic import BaseModel
 
 from webhook.core.gocompat import dra
-from webhook.core.gocompat.fielderrors import ErrorList, Path, forbidden, invalid
 from webhook.core.gocompat.apimachinery import deeper_than
+from webhook.core.gocompat.fielderrors import ErrorList, Path, forbidden, invalid
 from webhook.core.gocompat.gotypes import GoType, semantic_equal
-from webhook.core.gocompat.grovetypes import CLIQUE_SHARING, PCS_SHARING, SCALING_GROUP_SHARING
-from webhook.core.model.podcliqueset import PodCliqueSet, PodCliqueSetTemplateSpec, ResourceSharingSpec
+from webhook.core.gocompat.grovetypes import (
+    CLIQUE_SHARING,
+    PCS_SHARING,
+    SCALING_GROUP_SHARING,
+)
+from webhook.core.model.podcliqueset import (
+    PodCliqueSet,
+    PodCliqueSetTemplateSpec,
+    ResourceSharingSpec,
+)
 
 IMMUTABLE = "field is immutable"
 TEMPLATE = Path("spec").child("template")

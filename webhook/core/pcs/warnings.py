@@ -15,8 +15,13 @@ from __future__ import annotations
 import re
 
 from webhook.core.gocompat import gojson
-from webhook.core.sharing.patterns import NamePattern, first_longer_than, name_patterns, shared_names
 from webhook.core.model.projection import PodCliqueSetSharing
+from webhook.core.sharing.patterns import (
+    NamePattern,
+    first_longer_than,
+    name_patterns,
+    shared_names,
+)
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 MAX_LABEL_LENGTH = 63

@@ -18,7 +18,12 @@ from typing import Any, Literal, Protocol
 import orjson
 
 from webhook.core.admission import response
-from webhook.core.admission.request import NO_CONTENT, AdmissionRequest, ExpectedKind, read_objects
+from webhook.core.admission.request import (
+    NO_CONTENT,
+    AdmissionRequest,
+    ExpectedKind,
+    read_objects,
+)
 from webhook.core.admission.response import AdmissionResponse
 from webhook.core.model import labels
 from webhook.core.model.meta import DEFAULT_NAMESPACE

@@ -13,7 +13,11 @@ from dataclasses import dataclass
 from webhook.core.gocompat import gojson
 from webhook.core.gocompat.strconv import atoi
 from webhook.core.model import labels
-from webhook.core.model.projection import CliqueSharing, PodCliqueSetSharing, ScalingGroupSharing
+from webhook.core.model.projection import (
+    CliqueSharing,
+    PodCliqueSetSharing,
+    ScalingGroupSharing,
+)
 from webhook.core.sharing import naming
 
 

@@ -26,9 +26,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from webhook.core.model import labels
-from webhook.core.model.podcliqueset import PodClique, PodCliqueScalingGroup, PodCliqueSet
+from webhook.core.model.podcliqueset import (
+    PodClique,
+    PodCliqueScalingGroup,
+    PodCliqueSet,
+)
 from webhook.kube.informer import Informer, object_key
-from webhook.kube.resources import PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RESOURCECLAIMS
+from webhook.kube.resources import (
+    PODCLIQUES,
+    PODCLIQUESCALINGGROUPS,
+    PODCLIQUESETS,
+    RESOURCECLAIMS,
+)
 from webhook.reconciler.cluster.claimrecord import ClaimRecord
 from webhook.reconciler.cluster.index import ObjectKey, PartOfIndex, PcsKey, pcs_key_of
 

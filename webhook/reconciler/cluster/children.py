@@ -15,8 +15,12 @@ from collections.abc import Iterable
 
 from webhook.core.model import labels
 from webhook.core.model.meta import ObjectMeta, controller_of
+from webhook.core.model.podcliqueset import (
+    PodClique,
+    PodCliqueScalingGroup,
+    PodCliqueSet,
+)
 from webhook.core.sharing.placement import index_below
-from webhook.core.model.podcliqueset import PodClique, PodCliqueScalingGroup, PodCliqueSet
 
 
 def _controller_uid(metadata: ObjectMeta) -> str | None:

@@ -15,8 +15,8 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from webhook.core.sharing.owners import OwnedSharing
-from webhook.kube.resources import PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS
 from webhook.kube.apierrors import NOT_FOUND, read_json
+from webhook.kube.resources import PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS
 
 RESOURCES = {r.kind: r for r in (PODCLIQUESETS, PODCLIQUESCALINGGROUPS, PODCLIQUES)}
 

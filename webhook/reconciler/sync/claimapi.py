@@ -14,8 +14,8 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from webhook.core.sharing.desired import DesiredClaim
-from webhook.kube.resources import RESOURCECLAIMS
 from webhook.kube.apierrors import NOT_FOUND, read_json
+from webhook.kube.resources import RESOURCECLAIMS
 from webhook.reconciler.cluster.claimrecord import ClaimRecord
 
 MERGE_PATCH = "application/merge-patch+json"

@@ -20,11 +20,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 from webhook.core.sharing.owners import Level, OwnedSharing
 from webhook.core.sharing.placement import index_below
-from webhook.reconciler.sync.batches import slow_start
 from webhook.reconciler.cluster.cache import Caches
 from webhook.reconciler.cluster.claimrecord import INDEX_LABELS, ClaimRecord, Labels
-from webhook.reconciler.sync.claimapi import ClaimApi
 from webhook.reconciler.metrics import ReconcilerMetrics
+from webhook.reconciler.sync.batches import slow_start
+from webhook.reconciler.sync.claimapi import ClaimApi
 from webhook.reconciler.sync.outcome import OwnerWork, Pass, api_failure
 from webhook.reconciler.sync.ownership import controlled_by_other
 

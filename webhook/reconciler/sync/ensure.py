@@ -24,15 +24,26 @@ from kubernetes.client.exceptions import ApiException
 
 from webhook.core.sharing.desired import DesiredClaim, claim_slots, desired_claim
 from webhook.core.sharing.owners import OwnedSharing
-from webhook.kube.connection import describe, is_connection_error
-from webhook.reconciler.sync import events
 from webhook.kube.apierrors import CONFLICT
-from webhook.reconciler.sync.batches import slow_start
+from webhook.kube.connection import connection_problem, is_connection_error
 from webhook.reconciler.cluster.cache import Caches
 from webhook.reconciler.cluster.claimrecord import ClaimRecord, label_shape, shared
-from webhook.reconciler.sync.claimapi import ClaimApi, InvalidClaim, claim_body, claim_model
 from webhook.reconciler.metrics import ReconcilerMetrics
-from webhook.reconciler.sync.outcome import OwnerFailure, OwnerWork, Pass, Unreachable, api_failure
+from webhook.reconciler.sync import events
+from webhook.reconciler.sync.batches import slow_start
+from webhook.reconciler.sync.claimapi import (
+    ClaimApi,
+    InvalidClaim,
+    claim_body,
+    claim_model,
+)
+from webhook.reconciler.sync.outcome import (
+    OwnerFailure,
+    OwnerWork,
+    Pass,
+    Unreachable,
+    api_failure,
+)
 from webhook.reconciler.sync.ownership import OwnedByOther, plan
 from webhook.reconciler.sync.templatecache import TemplateError
 
@@ -130,7 +141,7 @@ class ClaimEnsurer:
             return []
         except Exception as err:
             if is_connection_error(err):
-                raise Unreachable(describe(err)) from None
+                raise Unreachable(connection_problem(err)) from None
             raise
         needed = [c for c in claims if replicas is not None and (c.replica is None or c.replica < replicas)]
         if len(needed) < len(claims):
@@ -167,7 +178,7 @@ class ClaimEnsurer:
             raise OwnerFailure(f'ref "{desired.entry.name}" ({desired.source}): {err}', reason) from None
         except Exception as err:
             if is_connection_error(err):
-                raise Unreachable(describe(err)) from None
+                raise Unreachable(connection_problem(err)) from None
             raise
         try:
             return claim_model(claim_body(p.namespace, desired, spec))

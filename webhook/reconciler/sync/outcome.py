@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from kubernetes.client.exceptions import ApiException
 
 from webhook.core.sharing.owners import OwnedSharing
-from webhook.kube.connection import describe, is_connection_error
-from webhook.reconciler.sync import events
 from webhook.kube.apierrors import status_message
+from webhook.kube.connection import connection_problem, is_connection_error
 from webhook.reconciler.cluster.liveowners import LiveOwners
+from webhook.reconciler.sync import events
 from webhook.reconciler.sync.templatecache import Templates
 
 BUDGET = 1.0
@@ -46,7 +46,7 @@ class OwnerFailure(Exception):
 def api_failure(err: Exception, claim: str, verb: str = "") -> OwnerFailure:
     """The failure an exception of a claim write or read means, or ``Unreachable`` raised."""
     if is_connection_error(err):
-        raise Unreachable(describe(err)) from None
+        raise Unreachable(connection_problem(err)) from None
     if isinstance(err, ApiException):
         return OwnerFailure(f'{verb}RC "{claim}": {status_message(err)}')
     raise err

@@ -27,17 +27,24 @@ from webhook.core.model.meta import OwnerReference
 from webhook.core.model.projection import project
 from webhook.core.sharing.desired import claim_count
 from webhook.core.sharing.owners import OwnedSharing, live_owners
-from webhook.reconciler.sync import events
 from webhook.reconciler.cluster.cache import Caches
 from webhook.reconciler.cluster.children import current_children
+from webhook.reconciler.cluster.index import PcsKey
+from webhook.reconciler.cluster.liveowners import LiveOwners
+from webhook.reconciler.metrics import ReconcilerMetrics
+from webhook.reconciler.sync import events
 from webhook.reconciler.sync.claimapi import ClaimApi
 from webhook.reconciler.sync.cleanup import StaleCandidates, StaleCleaner
 from webhook.reconciler.sync.ensure import ClaimEnsurer
 from webhook.reconciler.sync.events import EventRecorder, Regarding
-from webhook.reconciler.cluster.index import PcsKey
-from webhook.reconciler.cluster.liveowners import LiveOwners
-from webhook.reconciler.metrics import ReconcilerMetrics
-from webhook.reconciler.sync.outcome import BUDGET, Interrupted, Outcome, OwnerWork, Pass, Unreachable
+from webhook.reconciler.sync.outcome import (
+    BUDGET,
+    Interrupted,
+    Outcome,
+    OwnerWork,
+    Pass,
+    Unreachable,
+)
 from webhook.reconciler.sync.templatecache import TemplateCache, Templates
 
 log = logging.getLogger(__name__)
@@ -55,7 +62,7 @@ ORPHANS_REMEMBERED = 4096
 __all__ = ["Interrupted", "Outcome", "PodCliqueSetReconciler"]
 
 
-def describe(verb: str, names: list[str]) -> str:
+def event_message(verb: str, names: list[str]) -> str:
     """``Created ResourceClaim a`` or ``Created 3 ResourceClaims: a, b, c``, naming as many claims
     as fit in an Event message and counting the rest."""
     if len(names) == 1:
@@ -197,7 +204,7 @@ class PodCliqueSetReconciler:
         about = regarding(namespace, work.owned)
         for names, (reason, verb) in zip((work.created, work.adopted, work.deleted), _ACTIONS, strict=True):
             if names:
-                self._recorder.normal(about, reason, describe(verb, names))
+                self._recorder.normal(about, reason, event_message(verb, names))
         reported: set[tuple[str, str]] = set()
         for failure in work.failures:
             seen = (failure.reason, str(failure))

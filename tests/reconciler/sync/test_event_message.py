@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from webhook.reconciler.sync.reconcile import describe
+from webhook.reconciler.sync.reconcile import event_message
 
 
 @pytest.mark.parametrize(
@@ -22,6 +22,6 @@ from webhook.reconciler.sync.reconcile import describe
     ],
     ids=["one", "several", "too-many-to-name"],
 )
-def test_describe(verb: str, names: list[str], message: str) -> None:
-    assert describe(verb, names) == message
-    assert len(describe(verb, names)) <= 1024
+def test_event_message(verb: str, names: list[str], message: str) -> None:
+    assert event_message(verb, names) == message
+    assert len(event_message(verb, names)) <= 1024
