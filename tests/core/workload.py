@@ -1,4 +1,4 @@
-"""Grove's end-to-end resource-sharing workload (resource-sharing.md §7) and the pods Grove builds
+"""Grove's end-to-end resource-sharing workload (BEHAVIOUR.md §7) and the pods Grove builds
 from it, labelled as Grove labels them (§4.3, §4.4), for tests of claim injection.
 
 The pods come from the examples generator, so the example AdmissionReviews and the tests are built

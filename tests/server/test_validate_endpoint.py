@@ -1,4 +1,4 @@
-"""POST /webhooks/validate-podcliqueset: decisions and every malformed input (product.md §2)."""
+"""POST /webhooks/validate-podcliqueset: decisions and every malformed input (DECISIONS.md §2)."""
 
 from __future__ import annotations
 

@@ -59,7 +59,7 @@ ACCESS: dict[Component, tuple[Rule, ...]] = {
         Rule(PODCLIQUESCALINGGROUPS, ("get", "list", "watch"), Reach.CLUSTER),
         Rule(PODCLIQUES, ("get", "list", "watch"), Reach.CLUSTER),
         Rule(RESOURCECLAIMS, ("create", "delete", "get", "list", "patch", "watch"), Reach.CLUSTER),
-        # External templates may live in any namespace (resource-sharing.md §6.1).
+        # External templates may live in any namespace (BEHAVIOUR.md §6.1).
         Rule(RESOURCECLAIMTEMPLATES, ("get",), Reach.CLUSTER),
         Rule(EVENTS, ("create", "patch"), Reach.CLUSTER),
         Rule(LEASES, ("create", "get", "update"), Reach.OWN_NAMESPACE),

@@ -56,22 +56,18 @@ def object_key(obj: dict[str, Any]) -> Key:
     return (metadata.get("namespace") or "", metadata.get("name") or "")
 
 
-_KEPT_METADATA = ("namespace", "name", "uid", "resourceVersion", "labels", "ownerReferences")
-
-
-def _slim_metadata(obj: dict[str, Any]) -> dict[str, Any]:
-    metadata = obj.get("metadata") or {}
-    return {field: metadata[field] for field in _KEPT_METADATA if field in metadata}
-
-
 def _version(obj: dict[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+_KEPT_METADATA = ("namespace", "name", "uid", "resourceVersion", "labels", "ownerReferences")
 
 
 def _last_metadata(value: Any) -> dict[str, Any]:
     """What a deletion found only by a re-list is reported with: the cached object's metadata when
     the cache holds raw objects, else nothing beyond its key and version."""
-    return _slim_metadata(value) if isinstance(value, dict) else {}
+    metadata = (value.get("metadata") or {}) if isinstance(value, dict) else {}
+    return {field: metadata[field] for field in _KEPT_METADATA if field in metadata}
 
 
 class Informer(Generic[T]):

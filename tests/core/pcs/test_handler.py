@@ -1,5 +1,5 @@
 """The validating webhook's decision on a whole request body: versions, operations and every kind of
-unusable input, answered as product.md §2 and controller-runtime's validator handler answer them."""
+unusable input, answered as DECISIONS.md §2 and controller-runtime's validator handler answer them."""
 
 from __future__ import annotations
 

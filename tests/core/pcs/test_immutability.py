@@ -1,4 +1,4 @@
-"""UPDATE: resource sharing is immutable (resource-sharing.md §2.10), compared as Semantic.DeepEqual
+"""UPDATE: resource sharing is immutable (BEHAVIOUR.md §2.10), compared as Semantic.DeepEqual
 compares and printed as json.Marshal prints, with the composition cases that change which errors
 appear and the short-circuit of §2.2."""
 
@@ -287,7 +287,7 @@ def test_opaque_parameters_compare_and_print_as_raw_json(new: Any, old: Any, sho
 
 
 def test_step_h_of_groves_end_to_end_test() -> None:
-    """resource-sharing.md §7.2 step H: the scope of int-tpl5 flipped in a full UPDATE."""
+    """BEHAVIOUR.md §7.2 step H: the scope of int-tpl5 flipped in a full UPDATE."""
     old, new = workload(), workload()
     t(new)["resourceSharing"][0]["scope"] = "PerReplica"
     assert denial(update(new, old)) == (

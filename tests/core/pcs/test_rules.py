@@ -1,4 +1,4 @@
-"""Grove's create-time resource-sharing rules (resource-sharing.md §2.5 to §2.9): every rule at every
+"""Grove's create-time resource-sharing rules (BEHAVIOUR.md §2.5 to §2.9): every rule at every
 level it applies to, with the exact rendered message, and several errors in Grove's order."""
 
 from __future__ import annotations

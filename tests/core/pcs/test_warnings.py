@@ -1,4 +1,4 @@
-"""Checks beyond Grove (product.md §3): warning texts, their order, ``strict``, and that by default
+"""Checks beyond Grove (DECISIONS.md §3): warning texts, their order, ``strict``, and that by default
 they never change the decision."""
 
 from __future__ import annotations

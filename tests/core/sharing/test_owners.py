@@ -1,4 +1,4 @@
-"""Which claims must exist and which must go, per owner (resource-sharing.md §4.5 to §4.8, §9 items
+"""Which claims must exist and which must go, per owner (BEHAVIOUR.md §4.5 to §4.8, §9 items
 12 and 22): the one description the reconciler acts on, checked on Grove's end-to-end workload."""
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ def _name(rng: random.Random, parts: int = 3) -> str:
 
 def _entries(rng: random.Random, most: int, echoes: list[str] | None = None) -> list[dict[str, str]]:
     """Entries named at random or, from ``echoes``, after another owner's claims, which is how claims
-    of different owners come to share names (resource-sharing.md §9 items 1 and 8)."""
+    of different owners come to share names (BEHAVIOUR.md §9 items 1 and 8)."""
     entries = []
     for _ in range(rng.randint(0, most)):
         if echoes and rng.random() < 0.6:

@@ -1,4 +1,4 @@
-"""Placing a PodClique (or a pod of it) from Grove's labels (resource-sharing.md §5.1): Go's
+"""Placing a PodClique (or a pod of it) from Grove's labels (BEHAVIOUR.md §5.1): Go's
 ``strconv.Atoi`` and the odd names and labels Grove's code meets before any template lookup."""
 
 from __future__ import annotations

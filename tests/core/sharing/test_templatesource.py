@@ -1,4 +1,4 @@
-"""Where a claim's spec comes from (resource-sharing.md §6.1, §6.4): internal templates shadow
+"""Where a claim's spec comes from (BEHAVIOUR.md §6.1, §6.4): internal templates shadow
 external ones only for entries without a namespace; only ``templateSpec.spec`` is used."""
 
 from __future__ import annotations

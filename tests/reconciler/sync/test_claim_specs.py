@@ -1,4 +1,4 @@
-"""What a claim is created with from an external template (resource-sharing.md §6.4, §9 item 13):
+"""What a claim is created with from an external template (BEHAVIOUR.md §6.4, §9 item 13):
 the template's ``spec.spec`` as it is at creation (read at most ``FOUND_TTL`` seconds before:
 template reads are shared), never its claim metadata; a claim's spec is never changed afterwards."""
 

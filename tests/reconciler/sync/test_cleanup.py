@@ -1,4 +1,4 @@
-"""Stale PerReplica claims (resource-sharing.md §4.8, product.md §5): deleted one by one, by name
+"""Stale PerReplica claims (BEHAVIOUR.md §4.8, DECISIONS.md §5): deleted one by one, by name
 and UID, only in the PodCliqueSet's namespace, never when another object controls them, and never
 twice."""
 
@@ -48,7 +48,7 @@ def test_zero_replicas_delete_every_per_replica_claim_and_nothing_in_another_nam
 def test_a_stale_claim_controlled_by_another_object_is_left_alone(
     fake_api: FakeApiServer, kube_api_client: Any, start_reconciler: Start
 ) -> None:
-    """Not fought over (product.md §5): only a claim the owner could adopt is one it may delete."""
+    """Not fought over (DECISIONS.md §5): only a claim the owner could adopt is one it may delete."""
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "other", "uid": "d-1", "controller": True}
     earlier = {
         "apiVersion": "grove.io/v1alpha1", "kind": "PodCliqueSet", "name": "solo", "uid": "an-earlier-solo", "controller": True

@@ -1,4 +1,4 @@
-"""One big PodCliqueSet never holds up another (product.md §5): a reconcile that has written for
+"""One big PodCliqueSet never holds up another (DECISIONS.md §5): a reconcile that has written for
 its budget stops with partial progress and goes behind the PodCliqueSets waiting, so a small one
 created while two big ones are being written converges long before they do, and they converge
 too. (Small numbers here, a budget of a few milliseconds; bench/reconcile.py has the big ones.)"""

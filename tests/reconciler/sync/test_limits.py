@@ -1,4 +1,4 @@
-"""Bounded at any replica count (product.md §5): an owner needing more claims than
+"""Bounded at any replica count (DECISIONS.md §5): an owner needing more claims than
 --max-claims-per-owner gets the first ones in Grove's order, a Warning Event and a gauge, and
 nothing else is held up; negative replicas are refused without deleting anything; a child whose
 PodCliqueSet does not exist is logged once."""

@@ -1,5 +1,5 @@
 """A PodCliqueSet that is being deleted gets nothing written for it; one deleted and created again
-under the same name takes over its predecessor's claims (resource-sharing.md §4.7) and cleans up
+under the same name takes over its predecessor's claims (BEHAVIOUR.md §4.7) and cleans up
 those its replicas no longer need (§4.8)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Adopting an existing claim (resource-sharing.md §4.7): what changes, and what is refused."""
+"""Adopting an existing claim (BEHAVIOUR.md §4.7): what changes, and what is refused."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ COMPONENT_RESOURCE_CLAIM = "resource-claim"
 
 
 def claim_base_labels(pcs_name: str) -> dict[str, str]:
-    """The three labels every Grove-managed ResourceClaim carries (resource-sharing.md §4.5)."""
+    """The three labels every Grove-managed ResourceClaim carries (BEHAVIOUR.md §4.5)."""
     return {
         MANAGED_BY: MANAGED_BY_GROVE,
         PART_OF: pcs_name,

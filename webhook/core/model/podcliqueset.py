@@ -1,4 +1,4 @@
-"""The PodCliqueSet fields that resource sharing reads (resource-sharing.md §1.1), and nothing more.
+"""The PodCliqueSet fields that resource sharing reads (BEHAVIOUR.md §1.1), and nothing more.
 
 Every other field (pod specs above all) is ignored by the model and never re-serialised, so the
 request path does not pay for parsing what no rule reads. ``templateSpec`` is kept as the raw

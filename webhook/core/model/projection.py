@@ -51,7 +51,7 @@ class SharingEntry(NamedTuple):
 
     def selects(self, clique: str, scaling_group: str | None = None) -> bool:
         """Whether the entry's filter leaves a pod of clique ``clique`` (in ``scaling_group``) in
-        (resource-sharing.md §5.3). A PodCliqueSet-level filter compares both its lists with both
+        (BEHAVIOUR.md §5.3). A PodCliqueSet-level filter compares both its lists with both
         names; a scaling group's names only cliques and is asked about the clique alone; an entry
         without a filter selects every pod."""
         flt = self.filter

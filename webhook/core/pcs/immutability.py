@@ -1,4 +1,4 @@
-"""UPDATE-only rules: resource sharing cannot change after creation (resource-sharing.md §2.10).
+"""UPDATE-only rules: resource sharing cannot change after creation (BEHAVIOUR.md §2.10).
 
 Grove reports a changed list as ``Invalid: <new list as JSON>: field is immutable`` (U1 to U4) and
 a changed composition of cliques or scaling groups as ``Forbidden``. The composition checks are here

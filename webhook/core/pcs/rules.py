@@ -1,4 +1,4 @@
-"""Grove's create-time resource-sharing rules (resource-sharing.md §2.5 to §2.8), in Grove's order.
+"""Grove's create-time resource-sharing rules (BEHAVIOUR.md §2.5 to §2.8), in Grove's order.
 
 ``validate_create`` mirrors the part of Grove's ``validate()`` that concerns resource sharing: templates
 (T1 to T3), the PodCliqueSet list (R1 to R4, then F1 to F3), each clique's list (R1 to R4), each

@@ -1,7 +1,7 @@
-"""Checks beyond Grove (product.md §3): problems Grove only meets later, reported at admission.
+"""Checks beyond Grove (DECISIONS.md §3): problems Grove only meets later, reported at admission.
 
 Grove accepts claim names that pods cannot use (over 63 characters, or not a DNS-1123 label), names
-that two owners both generate (resource-sharing.md §9 items 1 and 8) and filters that select no
+that two owners both generate (BEHAVIOUR.md §9 items 1 and 8) and filters that select no
 pod. Each becomes a warning here, or a denial under ``--strict``. The names are those the claim
 reconciler would create for the spec as written, taken as families (``claimpatterns``) so that the
 cost does not grow with the replica counts and no collision is missed.

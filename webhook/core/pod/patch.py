@@ -1,4 +1,4 @@
-"""The RFC 6902 JSON Patch that gives a pod its shared claims (resource-sharing.md §5.2, product.md §4).
+"""The RFC 6902 JSON Patch that gives a pod its shared claims (BEHAVIOUR.md §5.2, DECISIONS.md §4).
 
 Grove appends each claim to ``spec.resourceClaims`` and to ``resources.claims`` of every container
 and init container while it builds the pod. A webhook sees the pod instead, possibly a second time

@@ -1,4 +1,4 @@
-"""Which template a claim's spec comes from (resource-sharing.md §6.1).
+"""Which template a claim's spec comes from (BEHAVIOUR.md §6.1).
 
 An entry with no namespace whose name matches an internal template uses it; anything else names a
 ``resource.k8s.io/v1`` ResourceClaimTemplate in the entry's namespace, or the PodCliqueSet's.

@@ -23,7 +23,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from webhook.core.model import labels
 from webhook.core.model.podcliqueset import (
@@ -31,16 +31,18 @@ from webhook.core.model.podcliqueset import (
     PodCliqueScalingGroup,
     PodCliqueSet,
 )
-from webhook.kube.informer import Informer, object_key
+from webhook.kube.informer import Handler, Informer, object_key
 from webhook.kube.resources import (
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
     PODCLIQUESETS,
     RESOURCECLAIMS,
+    Resource,
 )
 from webhook.reconciler.cluster.claimrecord import ClaimRecord
 from webhook.reconciler.cluster.index import ObjectKey, PartOfIndex, PcsKey, pcs_key_of
 
+T = TypeVar("T")
 GROVE_MANAGED = f"{labels.MANAGED_BY}={labels.MANAGED_BY_GROVE}"
 SHARED_CLAIMS = f"{labels.COMPONENT}={labels.COMPONENT_RESOURCE_CLAIM}"
 
@@ -54,7 +56,7 @@ reconcile at that moment would re-create the claim for an owner that is already 
 
 RECHECK_AFTER_DELETION = 30.0
 """Seconds during which a claim deleted by anyone is re-created only once a read of its owner
-says it is needed: the owner's cache may lag behind the deletion (resource-sharing.md §4.9)."""
+says it is needed: the owner's cache may lag behind the deletion (BEHAVIOUR.md §4.9)."""
 DELETIONS_KEPT = 100_000
 
 Notify = Callable[[PcsKey, float], None]
@@ -171,37 +173,20 @@ class Caches:
         self._epochs: dict[PcsKey, int] = {}
         self._epoch_counter = itertools.count(1)
         self._groups_index, self._cliques_index, self._claims_index = PartOfIndex(), PartOfIndex(), PartOfIndex()
-        self.podcliquesets: Informer[PodCliqueSet] = Informer(
-            api, PODCLIQUESETS, namespace=namespace, transform=PodCliqueSet.model_validate, handler=self._on_pcs,
-            on_recovered=on_recovered,
+
+        def informer(resource: Resource, transform: Callable[[dict[str, Any]], T], handler: Handler, selector: str | None = None) -> Informer[T]:
+            return Informer(
+                api, resource, namespace=namespace, label_selector=selector, transform=transform, handler=handler,
+                on_recovered=on_recovered,
+            )
+
+        self.podcliquesets = informer(PODCLIQUESETS, PodCliqueSet.model_validate, self._on_pcs)
+        self.scaling_groups = informer(
+            PODCLIQUESCALINGGROUPS, PodCliqueScalingGroup.model_validate, self._member_handler(self._groups_index), GROVE_MANAGED
         )
-        self.scaling_groups: Informer[PodCliqueScalingGroup] = Informer(
-            api,
-            PODCLIQUESCALINGGROUPS,
-            namespace=namespace,
-            label_selector=GROVE_MANAGED,
-            transform=PodCliqueScalingGroup.model_validate,
-            handler=self._member_handler(self._groups_index),
-            on_recovered=on_recovered,
-        )
-        self.cliques: Informer[PodClique] = Informer(
-            api,
-            PODCLIQUES,
-            namespace=namespace,
-            label_selector=GROVE_MANAGED,
-            transform=PodClique.model_validate,
-            handler=self._member_handler(self._cliques_index),
-            on_recovered=on_recovered,
-        )
-        self.claims: Informer[ClaimRecord] = Informer(
-            api,
-            RESOURCECLAIMS,
-            namespace=namespace,
-            label_selector=SHARED_CLAIMS,
-            transform=ClaimRecord.from_object,
-            handler=self._member_handler(self._claims_index, self._observe_claim, disturbed_by_adds=False),
-            on_recovered=on_recovered,
-        )
+        self.cliques = informer(PODCLIQUES, PodClique.model_validate, self._member_handler(self._cliques_index), GROVE_MANAGED)
+        claims_handler = self._member_handler(self._claims_index, self._observe_claim, disturbed_by_adds=False)
+        self.claims = informer(RESOURCECLAIMS, ClaimRecord.from_object, claims_handler, SHARED_CLAIMS)
         self.informers: tuple[Informer[Any], ...] = (self.podcliquesets, self.scaling_groups, self.cliques, self.claims)
 
     # --- events ----------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ KEPT_LABELS = frozenset(
         grove.POD_INDEX,
     }
 )
-"""Every label key the reconciler reads (resource-sharing.md §4.5); other labels are never merged
+"""Every label key the reconciler reads (BEHAVIOUR.md §4.5); other labels are never merged
 or compared, so they are not kept."""
 INDEX_LABELS = (grove.POD_INDEX, grove.PCSG_REPLICA_INDEX, grove.PCS_REPLICA_INDEX)
 

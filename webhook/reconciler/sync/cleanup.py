@@ -1,4 +1,4 @@
-"""Stale PerReplica claims (resource-sharing.md §4.8): found in the claim cache, confirmed with the
+"""Stale PerReplica claims (BEHAVIOUR.md §4.8): found in the claim cache, confirmed with the
 owner as the API server has it, deleted one by one by name and UID.
 
 Which claims are stale is Grove's selector: the owner's labels, and a replica-index label that

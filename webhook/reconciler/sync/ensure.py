@@ -1,4 +1,4 @@
-"""Ensuring one owner's claims, a chunk at a time (resource-sharing.md §4.7).
+"""Ensuring one owner's claims, a chunk at a time (BEHAVIOUR.md §4.7).
 
 An owner's claims come lazily in Grove's order (``claim_slots``) and are handled ``CHUNK``
 positions at a time: each is looked up in the claim cache, and a cached claim exactly as desired

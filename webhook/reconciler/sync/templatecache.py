@@ -1,5 +1,5 @@
 """The spec a new claim gets: from an internal template, or read from an external
-ResourceClaimTemplate (resource-sharing.md §6).
+ResourceClaimTemplate (BEHAVIOUR.md §6).
 
 Templates are resolved only for claims that must be created, so a deleted external template does
 not stop the reconciler from keeping existing claims (unlike Grove, §9 item 14). External
