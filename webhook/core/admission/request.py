@@ -27,10 +27,11 @@ NO_CONTENT = "there is no content to decode"
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class GroupVersionKind(KubeModel):
-    group: GoStr = ""
-    version: GoStr = ""
-    kind: GoStr = ""
+@dataclass(frozen=True, slots=True)
+class GroupVersionKind:
+    group: str = ""
+    version: str = ""
+    kind: str = ""
 
     def __str__(self) -> str:
         """Rendered as apimachinery's ``GroupVersionKind.String()``: ``group/version, Kind=kind``."""
@@ -38,9 +39,35 @@ class GroupVersionKind(KubeModel):
         return f"{group_version}, Kind={self.kind}"
 
 
-class AdmissionRequest(KubeModel):
+@dataclass(frozen=True, slots=True)
+class AdmissionRequest:
+    """The request of a review; its objects are kept as sent (``read_objects`` reads them)."""
+
     uid: str
-    kind: GroupVersionKind = Field(default_factory=GroupVersionKind)
+    kind: GroupVersionKind = GroupVersionKind()
+    name: str = ""
+    namespace: str = ""
+    operation: str = ""
+    dry_run: bool | None = None
+    object: Any = None
+    old_object: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionReview:
+    api_version: str
+    request: AdmissionRequest
+
+
+class _GroupVersionKindModel(KubeModel):
+    group: GoStr = ""
+    version: GoStr = ""
+    kind: GoStr = ""
+
+
+class _RequestModel(KubeModel):
+    uid: str
+    kind: _GroupVersionKindModel = Field(default_factory=_GroupVersionKindModel)
     name: GoStr = ""
     namespace: GoStr = ""
     operation: GoStr = ""
@@ -49,10 +76,13 @@ class AdmissionRequest(KubeModel):
     old_object: Any = Field(None, alias="oldObject")
 
 
-class AdmissionReview(KubeModel):
+class _ReviewModel(KubeModel):
+    """What a usable review is, as pydantic checks it: read only when the common shape does not hold,
+    for its exact error messages and its reading of ``null`` as empty."""
+
     api_version: GoStr = Field("", alias="apiVersion")
     kind: GoStr = ""
-    request: AdmissionRequest
+    request: _RequestModel
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +102,7 @@ class ExpectedKind:
     kind: str
 
     def __str__(self) -> str:
-        return str(GroupVersionKind(group=self.group, version=self.version, kind=self.kind))
+        return str(GroupVersionKind(self.group, self.version, self.kind))
 
     @property
     def api_version(self) -> str:
@@ -137,10 +167,56 @@ def decode(body: bytes) -> AdmissionReview | Rejection:
         return Rejection(400, "AdmissionReview has no request")
     if not isinstance(request.get("uid"), str) or not request["uid"]:
         return Rejection(400, "AdmissionReview request has no uid")
+    return _common_shape(data["apiVersion"], request) or _checked(data)
+
+
+_ABSENT = object()
+
+
+def _common_shape(api_version: str, request: dict[str, Any]) -> AdmissionReview | None:
+    """The review read directly when every member has the type it should (as the API server sends
+    it): no pydantic model is built on the request path. None when anything is unusual."""
+    kind = request.get("kind", _ABSENT)
+    name, namespace, operation = (request.get(k, "") for k in ("name", "namespace", "operation"))
+    dry_run = request.get("dryRun")
+    if not (isinstance(name, str) and isinstance(namespace, str) and isinstance(operation, str)):
+        return None
+    if dry_run is not None and not isinstance(dry_run, bool):
+        return None
+    if kind is _ABSENT:
+        gvk = GroupVersionKind()
+    elif isinstance(kind, dict):
+        parts = [kind.get(k, "") for k in ("group", "version", "kind")]
+        if not all(isinstance(p, str) for p in parts):
+            return None
+        gvk = GroupVersionKind(*parts)
+    else:
+        return None
+    read = AdmissionRequest(
+        request["uid"], gvk, name, namespace, operation, dry_run, request.get("object"), request.get("oldObject")
+    )
+    return AdmissionReview(api_version, read)
+
+
+def _checked(data: dict[str, Any]) -> AdmissionReview | Rejection:
     try:
-        return AdmissionReview.model_validate(data)
+        checked = _ReviewModel.model_validate(data)
     except ValidationError as err:
         return Rejection(400, f"AdmissionReview is malformed: {first_problem(err)}")
+    request, gvk = checked.request, checked.request.kind
+    return AdmissionReview(
+        checked.api_version,
+        AdmissionRequest(
+            request.uid,
+            GroupVersionKind(gvk.group, gvk.version, gvk.kind),
+            request.name,
+            request.namespace,
+            request.operation,
+            request.dry_run,
+            request.object,
+            request.old_object,
+        ),
+    )
 
 
 def _other_kind(obj: Any, expected: ExpectedKind) -> GroupVersionKind | None:
@@ -160,7 +236,7 @@ def _other_kind(obj: Any, expected: ExpectedKind) -> GroupVersionKind | None:
         group, version = expected.group, expected.version
     elif not version and group == expected.group:
         version = expected.version
-    actual = GroupVersionKind(group=group, version=version, kind=kind or expected.kind)
+    actual = GroupVersionKind(group, version, kind or expected.kind)
     return actual if expected.mismatch(actual) else None
 
 
