@@ -14,7 +14,7 @@ from webhook import options
 from webhook.cli import COMMANDS, build_parser, main
 from webhook.settings import ServeSettings
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CONFIGURATION = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 
 def serve_settings(*argv: str) -> ServeSettings:
@@ -146,8 +146,8 @@ def test_serve_with_a_key_of_another_certificate_is_one_line(capsys: pytest.Capt
     assert err.count("\n") == 1
 
 
-def test_readme_lists_every_option_of_every_command() -> None:
-    readme = README.read_text()
+def test_the_docs_list_every_option_of_every_command() -> None:
+    readme = CONFIGURATION.read_text()
     for command in COMMANDS:
         table = options.markdown_table(command.settings)
-        assert table in readme, f"README.md is missing this option table of '{command.name}':\n{table}"
+        assert table in readme, f"docs/configuration.md is missing this option table of '{command.name}':\n{table}"

@@ -145,6 +145,6 @@ def test_own_namespace_rules_hold_only_in_the_own_namespace(fake_api: FakeApiSer
         leases.read_namespaced_lease("l", "default")
 
 
-def test_the_readme_lists_the_reconciler_s_access() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+def test_the_docs_list_the_reconciler_s_access() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "reconciler.md").read_text()
     assert markdown_table(Component.RECONCILER) in readme
