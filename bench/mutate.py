@@ -21,13 +21,20 @@ from typing import Any
 
 import orjson
 import yaml
-from serving import KeepAliveConnection, Stats, machine, measure, measure_asgi, serve_tls, timed
+from serving import (
+    KeepAliveConnection,
+    answered,
+    machine,
+    measure,
+    measure_asgi,
+    serve_tls,
+    timed,
+)
 
-from webhook.core import envelope
-from webhook.core.admission import AdmissionReview
-from webhook.core.pod import Pod
-from webhook.core.pod_admission import POD, MutationOptions, decide, pcs_key, read
-from webhook.core.podcliqueset import PodCliqueSet
+from webhook.core.admission.request import AdmissionReview, decode
+from webhook.core.model.pod import Pod
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.pod.handler import PodMutator
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
 from webhook.stores import EmbeddedStore
@@ -95,12 +102,10 @@ def interleaved(calls: dict[str, Callable[[], Any]], repeat: int = 15, number: i
 
 def decision(body: bytes, store: EmbeddedStore) -> Callable[[], Any]:
     """What the route does, minus HTTP: read, look up, decide (no fetch: the store holds the PCS)."""
-    options = MutationOptions()
+    mutator = PodMutator(store)
 
     def run() -> Any:
-        review = read(body)
-        key = pcs_key(review)  # type: ignore[arg-type]
-        result = decide(review, store.get(*key) if key else None, options)  # type: ignore[arg-type]
+        result = answered(mutator, "mutate-pod", body)
         assert result.outcome in ("patched", "allowed"), result.body
         return result
 
@@ -132,8 +137,13 @@ def main() -> None:
     print(measure_asgi(app, grove, n, MUTATE).row("Grove pod through the ASGI app"))
     print(measure_asgi(app, web, n, MUTATE).row("other pod through the ASGI app"))
 
-    full = AdmissionReview[Pod]
-    best = interleaved({"labels only (what read does)": lambda: read(web), "whole pod": lambda: envelope.read(web, full, POD)})
+    def whole() -> Any:
+        review = decode(web)
+        assert isinstance(review, AdmissionReview)
+        return Pod.model_validate(review.request.object)
+
+    mutator = PodMutator(store)
+    best = interleaved({"labels only (what the webhook does)": lambda: answered(mutator, "mutate-pod", web), "whole pod": whole})
     print("\nReading the other pod's review, best of 15 interleaved runs: "
           + ", ".join(f"{name} {micros:.1f} us" for name, micros in best.items()) + ".")
 

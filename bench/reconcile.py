@@ -37,11 +37,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from reconciling import ROOT, Reconciler, calls, quiet, timed
-from serving import machine
-
 from fakeapi import CuttableProxy, FakeApiServer, wait_until  # noqa: E402 (reconciling set the path)
 from reconciler.grove import GroveOperator, ext_ns_template, workload  # noqa: E402
+from reconciling import ROOT, Reconciler, calls, quiet, timed
+from serving import machine
 
 SPEC = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}
 Row = dict[str, Any]

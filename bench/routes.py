@@ -18,9 +18,19 @@ from typing import Any
 import orjson
 import yaml
 from fastapi import FastAPI, Request, Response
-from serving import KeepAliveConnection, Stats, machine, measure, measure_asgi, measure_new_connections, serve_tls
+from serving import (
+    KeepAliveConnection,
+    Stats,
+    answered,
+    machine,
+    measure,
+    measure_asgi,
+    measure_new_connections,
+    serve_tls,
+)
 
-from webhook.core import pcs_admission
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.pcs.handler import PodCliqueSetValidator
 from webhook.server.app import create_app
 from webhook.server.endpoint import WebhookEndpoint
 from webhook.server.metrics import ServerMetrics
@@ -56,12 +66,12 @@ def workload_review() -> bytes:
 def fastapi_route_app(settings: ServeSettings) -> FastAPI:
     """The alternative measured against: the webhook as an ordinary FastAPI route."""
     validate = next(w for w in WEBHOOKS if w.path == VALIDATE)
-    decide = validate.build(settings, EmbeddedStore.of([]))
+    respond = validate.responder(settings, EmbeddedStore.of([]))
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.post(VALIDATE)
     async def route(request: Request) -> Response:
-        decision = await decide(await request.body())
+        decision = await respond(await request.body())
         return Response(decision.content(), status_code=decision.status, media_type="application/json")
 
     return app
@@ -77,16 +87,16 @@ def router_route_app(settings: ServeSettings) -> FastAPI:
 def bare_endpoint(settings: ServeSettings) -> Any:
     store = EmbeddedStore.of([])
     validate = next(w for w in WEBHOOKS if w.path == VALIDATE)
-    return WebhookEndpoint(validate.name, validate.build(settings, store), ServerMetrics(store), settings.max_body_bytes)
+    return WebhookEndpoint(validate.name, validate.responder(settings, store), ServerMetrics(store), settings.max_body_bytes)
 
 
 def core_only(body: bytes, n: int) -> Stats:
-    options = pcs_admission.ValidationOptions()
+    validator = PodCliqueSetValidator()
     seconds = []
     started = time.perf_counter()
     for _ in range(n):
         before = time.perf_counter()
-        pcs_admission.decide(body, options)
+        answered(validator, "validate-podcliqueset", body)
         seconds.append(time.perf_counter() - before)
     return Stats.of(seconds, time.perf_counter() - started)
 
@@ -118,7 +128,7 @@ def main() -> None:
 
     print("## The Grove workload, decided\n")
     print(HEADER.format("where"))
-    print(core_only(body, n).row("`pcs_admission.decide` alone"))
+    print(core_only(body, n).row("the validating handler alone"))
     print(measure_asgi(create_app(settings, EmbeddedStore.of([])), body, n).row("the app, in-process"))
     with serve_tls(ServeSettings(objects=[WORKLOAD])) as endpoint:
         with KeepAliveConnection(endpoint) as connection:
@@ -126,8 +136,8 @@ def main() -> None:
         print(measure_new_connections(endpoint, body, max(n // 10, 100)).row("`webhook serve` over TLS, a new connection per request"))
 
     print("\n## Route overhead: the same fixed decision behind each route shape\n")
-    fixed = pcs_admission.decide(body, pcs_admission.ValidationOptions())
-    pcs_admission.decide = lambda body, options: fixed  # type: ignore[assignment]
+    fixed = PodCliqueSetValidator().validate(PodCliqueSet.model_validate(orjson.loads(body)["request"]["object"]), None)
+    PodCliqueSetValidator.validate = lambda self, pcs, old: fixed  # type: ignore[method-assign]
     compare_routes(settings, body, n)
 
 

@@ -22,9 +22,17 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from serving import KeepAliveConnection, Stats, machine, measure, measure_asgi, serve_tls, timed
+from serving import (
+    KeepAliveConnection,
+    answered,
+    machine,
+    measure,
+    measure_asgi,
+    serve_tls,
+    timed,
+)
 
-from webhook.core.pcs_admission import ValidationOptions, decide
+from webhook.core.pcs.handler import PodCliqueSetValidator
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
 from webhook.stores import EmbeddedStore
@@ -163,9 +171,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=2000, help="requests per measurement")
     n = parser.parse_args().n
     cases = bodies()
-    options = ValidationOptions()
+    validator = PodCliqueSetValidator()
     for name, (body, outcome) in cases.items():
-        got = decide(body, options).outcome
+        got = answered(validator, "validate-podcliqueset", body).outcome
         if got != outcome:
             raise SystemExit(f"{name}: expected {outcome}, got {got}")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
@@ -173,14 +181,14 @@ def main() -> None:
     print(f"{machine()}; {time.strftime('%Y-%m-%d')}; commit {commit}; review bodies {sizes} bytes; n={n}\n")
     header = "| {} | median ms | p99 ms | per second |\n|---|---|---|---|"
 
-    print(header.format("`pcs_admission.decide`, in-process"))
+    print(header.format("the validating handler, in-process"))
     for name, (body, _) in cases.items():
-        print(timed(lambda body=body: decide(body, options), n).row(name))  # type: ignore[misc]
+        print(timed(lambda body=body: answered(validator, "validate-podcliqueset", body), n).row(name))  # type: ignore[misc]
 
     gc.freeze()
-    print("\n" + header.format("`pcs_admission.decide`, in-process, after `gc.freeze()`"))
+    print("\n" + header.format("the validating handler, in-process, after `gc.freeze()`"))
     for name, (body, _) in cases.items():
-        print(timed(lambda body=body: decide(body, options), n).row(name))  # type: ignore[misc]
+        print(timed(lambda body=body: answered(validator, "validate-podcliqueset", body), n).row(name))  # type: ignore[misc]
     gc.unfreeze()
 
     app = create_app(ServeSettings(), EmbeddedStore.of([]))

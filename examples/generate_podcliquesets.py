@@ -89,7 +89,7 @@ def _changed(change: Callable[[Object], None]) -> Object:
     return pcs
 
 
-# --- Create-time rules (resource-sharing.md §2.5 to §2.8) ---------------------------------------
+# --- Create-time rules (BEHAVIOUR.md §2.5 to §2.8) ---------------------------------------
 
 
 def t1_template_name_required(pcs: Object) -> None:
@@ -168,7 +168,7 @@ def warnings(pcs: Object) -> None:
     _template(pcs)["resourceSharing"].append({"name": "worker-a-all-ext-ns-tpl", "scope": "PerReplica"})
 
 
-# --- UPDATE rules (resource-sharing.md §2.10) ----------------------------------------------------
+# --- UPDATE rules (BEHAVIOUR.md §2.10) ----------------------------------------------------
 
 
 def u1_template_changed(pcs: Object) -> None:

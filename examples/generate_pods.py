@@ -1,7 +1,7 @@
 """Writes the Pod AdmissionReviews in ``examples/admission/pod-*.json``.
 
 Each pod is built the way Grove builds it from the PodCliqueSet in ``examples/objects/``: the clique
-template's pod spec, Grove's labels (resource-sharing.md §4.3, §4.4), ``generateName`` of
+template's pod spec, Grove's labels (BEHAVIOUR.md §4.3, §4.4), ``generateName`` of
 ``<podclique>-``, hostname and subdomain. The tests build their pods with the same functions, so
 the examples are the pods the tests check. Run from the repository root::
 

@@ -1,8 +1,8 @@
 """Command-line options generated from a settings model, so each option is declared once.
 
 The argparse arguments, their help (with the environment variable and the default), the loading
-of the parsed values over the environment, and the README's option tables all come from the
-model's fields.
+of the parsed values over the environment, and the documented option tables (tested against
+the models) all come from the model's fields.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class Option:
             return str(int(default))
         return str(default)
 
-    def describe(self) -> str:
+    def help_text(self) -> str:
         return f"{self.field.description} [env {self.env}; default {self.default_text}]"
 
 
@@ -100,7 +100,7 @@ def add_arguments(parser: argparse.ArgumentParser, model: type[BaseSettings]) ->
         if option.positional:
             parser.add_argument(option.name, metavar=option.flag, help=option.field.description)
             continue
-        kwargs: dict[str, Any] = {"dest": option.name, "default": argparse.SUPPRESS, "help": option.describe()}
+        kwargs: dict[str, Any] = {"dest": option.name, "default": argparse.SUPPRESS, "help": option.help_text()}
         if option.is_bool:
             kwargs["action"] = argparse.BooleanOptionalAction
         else:
@@ -135,20 +135,3 @@ def _first_problem(model: type[BaseSettings], err: ValidationError, given: dict[
     value = problem.get("input")
     shown = "" if value is None or isinstance(value, (dict, list)) else f" {str(value)!r}"
     return f"invalid value{shown} for {source}: {message}"
-
-
-def markdown_table(model: type[BaseSettings]) -> str:
-    """The model's options as a Markdown table, as the README shows them."""
-    rows = ["| option | environment | default | what |", "|---|---|---|---|"]
-    for option in options(model):
-        if option.positional:
-            continue
-        flag = f"--[no-]{option.flag[2:]}" if option.is_bool else option.flag
-        value = "" if option.is_bool else " " + str(option.extra.get("metavar", option.name.upper()))
-        if option.choices:
-            value = " " + "\\|".join(option.choices)
-        repeat = " (repeatable)" if option.repeatable else ""
-        rows.append(
-            f"| `{flag}{value}`{repeat} | `{option.env}` | {option.default_text} | {option.field.description} |"
-        )
-    return "\n".join(rows) + "\n"

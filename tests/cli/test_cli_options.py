@@ -9,10 +9,29 @@ import sys
 from pathlib import Path
 
 import pytest
+from pydantic_settings import BaseSettings
 
 from webhook import options
 from webhook.cli import COMMANDS, build_parser, main
 from webhook.settings import ServeSettings
+
+
+def markdown_table(model: type[BaseSettings]) -> str:
+    """The model's options as a Markdown table, as docs/configuration.md shows them."""
+    rows = ["| option | environment | default | what |", "|---|---|---|---|"]
+    for option in options.options(model):
+        if option.positional:
+            continue
+        flag = f"--[no-]{option.flag[2:]}" if option.is_bool else option.flag
+        value = "" if option.is_bool else " " + str(option.extra.get("metavar", option.name.upper()))
+        if option.choices:
+            value = " " + "\\|".join(option.choices)
+        repeat = " (repeatable)" if option.repeatable else ""
+        rows.append(
+            f"| `{flag}{value}`{repeat} | `{option.env}` | {option.default_text} | {option.field.description} |"
+        )
+    return "\n".join(rows) + "\n"
+
 
 CONFIGURATION = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
@@ -149,5 +168,5 @@ def test_serve_with_a_key_of_another_certificate_is_one_line(capsys: pytest.Capt
 def test_the_docs_list_every_option_of_every_command() -> None:
     readme = CONFIGURATION.read_text()
     for command in COMMANDS:
-        table = options.markdown_table(command.settings)
+        table = markdown_table(command.settings)
         assert table in readme, f"docs/configuration.md is missing this option table of '{command.name}':\n{table}"

@@ -17,7 +17,15 @@ from webhook.settings import ServeSettings
 from webhook.stores import EmbeddedStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-from server.reviews import BAD_SCOPE_MESSAGE, VALIDATE, WORKLOAD, bad_scope_pcs, body, review, workload_pcs  # noqa: E402
+from server.reviews import (  # noqa: E402
+    BAD_SCOPE_MESSAGE,
+    VALIDATE,
+    WORKLOAD,
+    bad_scope_pcs,
+    body,
+    review,
+    workload_pcs,
+)
 
 
 def server_answer(content: bytes) -> bytes:
@@ -131,10 +139,10 @@ def test_an_internal_error_prints_the_servers_answer_and_one_line(
 ) -> None:
     """A bug in a decision ended the command with a traceback; it is answered as the server answers it."""
 
-    def broken(body: bytes, options: Any) -> Any:
+    def broken(self: Any, pcs: Any, old: Any) -> Any:
         raise RuntimeError("bug\nin two lines")
 
-    monkeypatch.setattr("webhook.core.pcs_admission.decide", broken)
+    monkeypatch.setattr("webhook.core.pcs.handler.PodCliqueSetValidator.validate", broken)
     code, out, err = run(capsys, str(write(tmp_path, review(workload_pcs()))))
     assert code == 2
     assert orjson.loads(out)["response"] == {

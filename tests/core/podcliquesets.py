@@ -10,10 +10,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import orjson
 
+from core.answers import validated
 from core.generators import load
-from webhook.core.pcs_admission import ValidationOptions, decide
 
 generate = load("generate_podcliquesets")
 workload = generate.workload_pcs
@@ -59,7 +58,7 @@ def small() -> Object:
 
 def respond(review: Object, strict: bool = False) -> Object:
     """The ``response`` of the decision on ``review`` (an AdmissionReview answered with HTTP 200)."""
-    decision = decide(orjson.dumps(review), ValidationOptions(strict=strict))
+    decision = validated(review, strict)
     assert decision.status == 200, decision.body
     response: Object = decision.body["response"]
     return response

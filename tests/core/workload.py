@@ -1,4 +1,4 @@
-"""Grove's end-to-end resource-sharing workload (resource-sharing.md §7) and the pods Grove builds
+"""Grove's end-to-end resource-sharing workload (BEHAVIOUR.md §7) and the pods Grove builds
 from it, labelled as Grove labels them (§4.3, §4.4), for tests of claim injection.
 
 The pods come from the examples generator, so the example AdmissionReviews and the tests are built
@@ -7,9 +7,8 @@ by the same code.
 
 from __future__ import annotations
 
-
 from core.generators import load
-from webhook.core.podcliqueset import PodCliqueSet
+from webhook.core.model.podcliqueset import PodCliqueSet
 
 generate_pods = load("generate_pods")
 grove_pod = generate_pods.grove_pod

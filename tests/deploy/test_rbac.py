@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from webhook.kube.access import ACCESS, Component, Scope
+from webhook.kube.access import ACCESS, Component, Reach
 
 FULLNAME = "sharing-grove-sharing-webhook"
 Grant = tuple[str, str, str]
 
 
-def declared(component: Component, scope: Scope) -> set[Grant]:
+def declared(component: Component, reach: Reach) -> set[Grant]:
     return {
         (rule.resource.group, rule.resource.plural, verb)
         for rule in ACCESS[component]
-        if rule.scope is scope
+        if rule.reach is reach
         for verb in rule.verbs
     }
 
@@ -30,12 +30,12 @@ def granted(role: dict) -> set[Grant]:
 @pytest.mark.parametrize("component", list(Component), ids=str)
 def test_the_cluster_role_of_each_component_is_its_access_table(default_install, component):
     role = default_install.one("ClusterRole", f"{FULLNAME}-{component}")
-    assert granted(role) == declared(component, Scope.CLUSTER)
+    assert granted(role) == declared(component, Reach.CLUSTER)
 
 
 @pytest.mark.parametrize("component", list(Component), ids=str)
 def test_the_namespaced_role_of_each_component_is_its_access_table(default_install, component):
-    wanted = declared(component, Scope.OWN_NAMESPACE)
+    wanted = declared(component, Reach.OWN_NAMESPACE)
     roles = [r for r in default_install.of_kind("Role") if r["metadata"]["name"] == f"{FULLNAME}-{component}"]
     assert [granted(r) for r in roles] == ([wanted] if wanted else [])
     for role in roles:

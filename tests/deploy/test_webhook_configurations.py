@@ -1,4 +1,4 @@
-"""Both webhook configurations register what the server serves, the way product.md §6 says."""
+"""Both webhook configurations register what the server serves, the way DECISIONS.md §6 says."""
 
 from __future__ import annotations
 

@@ -133,6 +133,17 @@ def test_the_readme_cites_only_files_of_the_repository() -> None:
         assert (ROOT / cited).exists(), cited
 
 
+#: A path of the repository named in code: `webhook/kube/access.py`, `examples/admission/pcs-*.json`.
+_REPOSITORY_PATH = re.compile(r"`((?:webhook|tests|bench|charts|examples|docs)/[^`\s]*)`")
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
+def test_every_repository_path_named_exists(path: Path) -> None:
+    named = _REPOSITORY_PATH.findall(path.read_text())
+    missing = [n for n in named if not (any(ROOT.glob(n)) if any(c in n for c in "*?[") else (ROOT / n).exists())]
+    assert missing == []
+
+
 def examples(text: str) -> list[tuple[str, str]]:
     return [(m["command"], m["output"]) for m in _EXAMPLE.finditer(text)]
 

@@ -1,4 +1,4 @@
-"""What every answer of the webhooks must be, whatever was sent (product.md §2), and the app that is
+"""What every answer of the webhooks must be, whatever was sent (DECISIONS.md §2), and the app that is
 asked: the one ``make run`` serves (the embedded store of ``examples/objects/``), in-process."""
 
 from __future__ import annotations

@@ -6,20 +6,32 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakeapi import FakeApiServer
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from fakeapi import FakeApiServer
 from webhook.kube.access import (
     ACCESS,
     AccessDenied,
     ApiRequest,
     Component,
-    Scope,
+    Reach,
     api_request,
     guarded,
-    markdown_table,
 )
+
+REACH_TEXT = {Reach.CLUSTER: "all namespaces (ClusterRole)", Reach.OWN_NAMESPACE: "its own namespace (Role)"}
+
+
+def markdown_table(component: Component) -> str:
+    """The component's access as docs/reconciler.md shows it (a test keeps the two equal)."""
+    rows = ["| API group | resource | verbs | where |", "|---|---|---|---|"]
+    for rule in ACCESS[component]:
+        group = f"`{rule.resource.group}`" if rule.resource.group else '`""` (core)'
+        verbs = ", ".join(sorted(rule.verbs))
+        rows.append(f"| {group} | `{rule.resource.plural}` | {verbs} | {REACH_TEXT[rule.reach]} |")
+    return "\n".join(rows) + "\n"
+
 
 BASE = "http://127.0.0.1:1"
 
@@ -79,6 +91,7 @@ BASE = "http://127.0.0.1:1"
         "version",
     ],
 )
+
 def test_requests_are_named_as_the_authorizer_names_them(method: str, path: str, expected: ApiRequest | None) -> None:
     assert api_request(method, BASE + path) == expected
 
@@ -136,7 +149,7 @@ def test_an_undeclared_call_is_refused_before_it_is_sent(
 
 
 def test_own_namespace_rules_hold_only_in_the_own_namespace(fake_api: FakeApiServer, kube_api_client: Any) -> None:
-    assert {r.scope for r in ACCESS[Component.RECONCILER] if r.resource.plural == "leases"} == {Scope.OWN_NAMESPACE}
+    assert {r.reach for r in ACCESS[Component.RECONCILER] if r.resource.plural == "leases"} == {Reach.OWN_NAMESPACE}
     api = guarded(kube_api_client, Component.RECONCILER, own_namespace="grove-system")
     leases = client.CoordinationV1Api(api)
     with pytest.raises(ApiException):

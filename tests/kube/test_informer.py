@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakeapi import CuttableProxy, FakeApiServer, new_api_client, wait_until
 from kubernetes import client as k8s_client
 
-from fakeapi import CuttableProxy, FakeApiServer, new_api_client, wait_until
 from webhook.kube.informer import Informer
 from webhook.kube.resources import PODCLIQUES, RESOURCECLAIMS
 
@@ -238,7 +238,7 @@ def test_after_outages_the_informer_is_back_within_seconds_and_says_so_once(
     or a watch works: three attempts take under 2 s in every outage, not only the first, and the
     cache is current within seconds of the server's return. One WARNING when an outage starts
     (the client's own retries are off, as the reconciler's are), one INFO when it ends."""
-    caplog.set_level(logging.INFO, logger="webhook.kube.informer")
+    caplog.set_level(logging.INFO, logger="webhook.kube.attempts")
     recovered: list[int] = []
     with CuttableProxy((fake_api.host, fake_api.port)) as proxy:
         configuration = new_api_client(proxy.write_kubeconfig(tmp_path / "kubeconfig")).configuration
@@ -252,7 +252,7 @@ def test_after_outages_the_informer_is_back_within_seconds_and_says_so_once(
             for outage in range(2):
                 proxy.cut()
                 fake_api.create(clique(f"during-{outage}"))
-                wait_until(lambda: informer._failures >= 3, timeout=4, message=f"three attempts in outage {outage}")
+                wait_until(lambda: informer.attempts.failures >= 3, timeout=4, message=f"three attempts in outage {outage}")
                 proxy.restore()
                 wait_until(lambda: informer.get(NS, f"during-{outage}") is not None, timeout=4, message="back")
                 assert len(recovered) == outage + 1
@@ -261,7 +261,7 @@ def test_after_outages_the_informer_is_back_within_seconds_and_says_so_once(
     lines = [
         (r.levelname, r.getMessage().split(" (")[0].split(" after")[0])
         for r in caplog.records
-        if r.name == "webhook.kube.informer"
+        if r.name == "webhook.kube.attempts"
     ]
     assert lines == [
         ("WARNING", "list/watch of podcliques.grove.io failed"),

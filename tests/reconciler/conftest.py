@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from fakeapi import FakeApiServer, new_api_client, wait_until
 from fakeapi.fixtures import fake_api, fake_api_server, kube_api_client, kubeconfig_path  # noqa: F401
+
 from webhook.reconciler.controller import Controller, reconciler_client
 from webhook.reconciler.settings import ReconcileSettings
 

@@ -1,4 +1,4 @@
-"""The claims as the API server holds them, and as resource-sharing.md §4.5, §4.6 and §6 say they
+"""The claims as the API server holds them, and as BEHAVIOUR.md §4.5, §4.6 and §6 say they
 must be, in one comparable shape: name -> (labels, controller owner, spec)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The Grove operator, played against the fake API server: the objects Grove creates from a
-PodCliqueSet (resource-sharing.md §3.1), with Grove's labels (§4.2, §4.3) and owner references,
+PodCliqueSet (BEHAVIOUR.md §3.1), with Grove's labels (§4.2, §4.3) and owner references,
 so that the fake server's garbage collector removes what Kubernetes' would.
 
 Tests change replicas the way a user does (a merge patch of ``spec.replicas``) and then call

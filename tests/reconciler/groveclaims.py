@@ -1,6 +1,6 @@
 """Grove's own claim controller (v0.1.0-alpha.8 and later), played against the fake API server:
 what ``EnsureResourceClaims`` and ``CleanupStalePerReplicaRCs`` do for every owner
-(resource-sharing.md §4.5 to §4.8, §6), written here from the spec and not from this project's
+(BEHAVIOUR.md §4.5 to §4.8, §6), written here from the spec and not from this project's
 core, so a reconciler running beside it meets an independent writer of the same claims.
 
 Its writes go through the server's hooks, so the request log holds only the reconciler's requests.
@@ -12,6 +12,7 @@ import copy
 from typing import Any
 
 from fakeapi import FakeApiServer
+
 from reconciler.grove import GROVE, GroveOperator
 
 BASE = {"app.kubernetes.io/managed-by": "grove-operator", "app.kubernetes.io/component": "resource-claim"}

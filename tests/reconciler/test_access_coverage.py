@@ -4,6 +4,7 @@ used: the chart's RBAC, written from the table, is exactly what the code needs."
 from __future__ import annotations
 
 from fakeapi import FakeApiServer, wait_until
+
 from reconciler.conftest import Start
 from reconciler.grove import GroveOperator, ext_ns_template, workload
 from reconciler.objects import claim, podcliqueset

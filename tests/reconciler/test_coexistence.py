@@ -1,5 +1,5 @@
 """Beside Grove's own operator (v0.1.0-alpha.8 and later), which creates the same claims: Grove's
-end-to-end scale steps (resource-sharing.md §7.2) played with both writing, the owners' watches
+end-to-end scale steps (BEHAVIOUR.md §7.2) played with both writing, the owners' watches
 lagging behind the claims' so that the operator's new claims reach the reconciler before the
 scaled owners do. The claims converge after every step, the reconciler never deletes a claim that
 should exist, and once converged it writes nothing while resyncs come and go."""
@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from fakeapi import FakeApiServer, wait_until
+
 from reconciler.conftest import Start
 from reconciler.expected import actual
 from reconciler.grove import GroveOperator, ext_ns_template, workload

@@ -6,8 +6,8 @@ import threading
 import time
 
 import pytest
-
 from fakeapi import wait_until
+
 from webhook.reconciler.queue import WorkQueue
 
 

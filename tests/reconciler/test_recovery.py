@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from fakeapi import CuttableProxy, FakeApiServer, wait_until
+
 from reconciler.conftest import Start
 from reconciler.objects import podcliqueset
 
@@ -60,12 +60,12 @@ def test_after_outages_claims_converge_within_seconds_of_the_return_in_a_few_log
         proxy.cut()
         fake_api.faults.clear()
         fake_api.patch("podcliquesets", "default", "solo", {"spec": {"replicas": meanwhile}})
-        wait_until(lambda: all(i._failures >= 4 for i in informers), timeout=15, message=f"outage {outage}")
+        wait_until(lambda: all(i.attempts.failures >= 4 for i in informers), timeout=15, message=f"outage {outage}")
 
         proxy.restore()
         back = time.monotonic()
         wait_until(lambda: claims(fake_api) == meanwhile, timeout=BACK_WITHIN, message=f"converged after {outage}")
-        wait_until(lambda: not any(i._failures for i in informers), timeout=BACK_WITHIN, message="every watch back")
+        wait_until(lambda: not any(i.attempts.failures for i in informers), timeout=BACK_WITHIN, message="every watch back")
         assert time.monotonic() - back < BACK_WITHIN
 
     records = [r for r in caplog.records if r.levelno >= logging.INFO]

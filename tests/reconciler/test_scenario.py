@@ -1,4 +1,4 @@
-"""Grove's end-to-end resource-sharing scenario (resource-sharing.md §7.2), played against the fake
+"""Grove's end-to-end resource-sharing scenario (BEHAVIOUR.md §7.2), played against the fake
 API server: after every step, exactly the claims Grove would have, with their full labels, one
 controller reference to the current owner object, and the spec of their template."""
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from webhook.core.pcs_sharing import PodCliqueSetSharing, project
-from webhook.core.podcliqueset import PodCliqueSet
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.projection import PodCliqueSetSharing, project
 
 
 class MemoryStore:

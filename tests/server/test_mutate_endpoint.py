@@ -10,12 +10,12 @@ from typing import Any
 import jsonpatch
 import orjson
 import pytest
-from server.asgi import call
 from core.workload import grove_pod, pod_review, workload_pcs, workload_pcs_raw
 from prometheus_client.parser import text_string_to_metric_families
 
-from webhook.core.pcs_sharing import PodCliqueSetSharing, project
-from webhook.core.podcliqueset import PodCliqueSet
+from server.asgi import call
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.projection import PodCliqueSetSharing, project
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
 from webhook.stores import EmbeddedStore

@@ -1,4 +1,4 @@
-"""POST /webhooks/validate-podcliqueset: decisions and every malformed input (product.md §2)."""
+"""POST /webhooks/validate-podcliqueset: decisions and every malformed input (DECISIONS.md §2)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,17 @@ import logging
 from typing import Any
 
 import pytest
+
 from server.asgi import call, chunks
 from server.memorystore import MemoryStore
-from server.reviews import BAD_SCOPE_MESSAGE, VALIDATE, bad_scope_pcs, body, review, workload_pcs
-
+from server.reviews import (
+    BAD_SCOPE_MESSAGE,
+    VALIDATE,
+    bad_scope_pcs,
+    body,
+    review,
+    workload_pcs,
+)
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
 
@@ -136,10 +143,10 @@ def test_a_streamed_body_within_the_limit_is_decided() -> None:
 def test_an_internal_error_is_logged_with_the_uid_and_answered_not_allowed(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken(body: bytes, options: Any) -> Any:
+    def broken(self: Any, pcs: Any, old: Any) -> Any:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr("webhook.core.pcs_admission.decide", broken)
+    monkeypatch.setattr("webhook.core.pcs.handler.PodCliqueSetValidator.validate", broken)
     with caplog.at_level(logging.ERROR):
         status, data = post(body(review(workload_pcs())))
     assert status == 200

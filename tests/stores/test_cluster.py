@@ -20,8 +20,8 @@ from fakeapi import FakeApiServer, wait_until
 from kubernetes import client
 from server.asgi import call
 
-from webhook.core.envelope import Decision
-from webhook.core.pod_admission import MutationOptions, decide, pcs_key, read
+from webhook.core.admission import handling
+from webhook.core.pod.handler import PodMutator
 from webhook.kube.access import ACCESS, Component
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
@@ -55,12 +55,8 @@ def pcs(name: str = "rs-test", namespace: str = "default") -> dict[str, Any]:
 
 def admit(store: ClusterStore, pod: dict[str, Any]) -> dict[str, Any]:
     """What the server does with a pod: read, store get, fetch on a miss, decide."""
-    review = read(orjson.dumps(pod_review(pod)))
-    assert not isinstance(review, Decision)
-    key = pcs_key(review)
-    assert key is not None
-    found = store.get(*key) or asyncio.run(store.fetch(*key))
-    return decide(review, found, MutationOptions()).body["response"]
+    answer = asyncio.run(handling.answer(PodMutator(store), "mutate-pod", orjson.dumps(pod_review(pod))))
+    return answer.body["response"]
 
 
 def injected(answer: dict[str, Any]) -> list[str]:

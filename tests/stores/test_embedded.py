@@ -9,7 +9,7 @@ import orjson
 import pytest
 import yaml
 
-from webhook.core.podcliqueset import PodCliqueSet
+from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.stores import EmbeddedStore, StoreError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "objects"

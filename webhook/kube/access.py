@@ -37,7 +37,7 @@ class Component(StrEnum):
     RECONCILER = "reconciler"
 
 
-class Scope(StrEnum):
+class Reach(StrEnum):
     CLUSTER = "cluster"
     """Objects in any namespace (a ClusterRole)."""
     OWN_NAMESPACE = "own-namespace"
@@ -48,21 +48,21 @@ class Scope(StrEnum):
 class Rule:
     resource: Resource
     verbs: tuple[str, ...]
-    scope: Scope
+    reach: Reach
 
 
 ACCESS: dict[Component, tuple[Rule, ...]] = {
-    Component.WEBHOOK: (Rule(PODCLIQUESETS, ("get", "list", "watch"), Scope.CLUSTER),),
+    Component.WEBHOOK: (Rule(PODCLIQUESETS, ("get", "list", "watch"), Reach.CLUSTER),),
     Component.RECONCILER: (
         # get: an owner is read before a claim its cache calls stale is deleted.
-        Rule(PODCLIQUESETS, ("get", "list", "watch"), Scope.CLUSTER),
-        Rule(PODCLIQUESCALINGGROUPS, ("get", "list", "watch"), Scope.CLUSTER),
-        Rule(PODCLIQUES, ("get", "list", "watch"), Scope.CLUSTER),
-        Rule(RESOURCECLAIMS, ("create", "delete", "get", "list", "patch", "watch"), Scope.CLUSTER),
-        # External templates may live in any namespace (resource-sharing.md §6.1).
-        Rule(RESOURCECLAIMTEMPLATES, ("get",), Scope.CLUSTER),
-        Rule(EVENTS, ("create", "patch"), Scope.CLUSTER),
-        Rule(LEASES, ("create", "get", "update"), Scope.OWN_NAMESPACE),
+        Rule(PODCLIQUESETS, ("get", "list", "watch"), Reach.CLUSTER),
+        Rule(PODCLIQUESCALINGGROUPS, ("get", "list", "watch"), Reach.CLUSTER),
+        Rule(PODCLIQUES, ("get", "list", "watch"), Reach.CLUSTER),
+        Rule(RESOURCECLAIMS, ("create", "delete", "get", "list", "patch", "watch"), Reach.CLUSTER),
+        # External templates may live in any namespace (BEHAVIOUR.md §6.1).
+        Rule(RESOURCECLAIMTEMPLATES, ("get",), Reach.CLUSTER),
+        Rule(EVENTS, ("create", "patch"), Reach.CLUSTER),
+        Rule(LEASES, ("create", "get", "update"), Reach.OWN_NAMESPACE),
     ),
 }
 
@@ -142,7 +142,7 @@ class Access:
                 continue
             if request.subresource or request.verb not in rule.verbs:
                 continue
-            if rule.scope is Scope.OWN_NAMESPACE and request.namespace != self.own_namespace:
+            if rule.reach is Reach.OWN_NAMESPACE and request.namespace != self.own_namespace:
                 continue
             with self._lock:
                 self._calls[(res.group, res.plural, request.verb)] += 1
@@ -190,19 +190,6 @@ class GuardedApiClient(client.ApiClient):
         if kwargs.get("_request_timeout") is None and self.request_timeout is not None:
             kwargs["_request_timeout"] = self.request_timeout
         return super().call_api(method, url, *args, **kwargs)
-
-
-SCOPE_TEXT = {Scope.CLUSTER: "all namespaces (ClusterRole)", Scope.OWN_NAMESPACE: "its own namespace (Role)"}
-
-
-def markdown_table(component: Component) -> str:
-    """The component's access as the README shows it (a test keeps the two equal)."""
-    rows = ["| API group | resource | verbs | where |", "|---|---|---|---|"]
-    for rule in ACCESS[component]:
-        group = f"`{rule.resource.group}`" if rule.resource.group else '`""` (core)'
-        verbs = ", ".join(sorted(rule.verbs))
-        rows.append(f"| {group} | `{rule.resource.plural}` | {verbs} | {SCOPE_TEXT[rule.scope]} |")
-    return "\n".join(rows) + "\n"
 
 
 def guarded(

@@ -19,10 +19,10 @@ def is_connection_error(err: BaseException) -> bool:
     return isinstance(err, CONNECTION_ERRORS) or (isinstance(err, ApiException) and err.status == 0)
 
 
-def describe(err: BaseException) -> str:
+def connection_problem(err: BaseException) -> str:
     """One line: what failed, without the client's object names."""
     if isinstance(err, urllib3.exceptions.MaxRetryError) and err.reason is not None:
-        return describe(err.reason)
+        return connection_problem(err.reason)
     if isinstance(err, urllib3.exceptions.NewConnectionError):
         text = str(err).split("Failed to establish a new connection: ", 1)[-1]
         return f"cannot connect to the API server: {text}"

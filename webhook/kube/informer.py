@@ -19,9 +19,7 @@ most every 30 s while it lasts) and once at INFO when it is back, and tells ``on
 from __future__ import annotations
 
 import logging
-import random
 import threading
-import time
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -31,7 +29,8 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
-from webhook.kube.connection import describe
+from webhook.kube.attempts import Attempts
+from webhook.kube.connection import connection_problem
 from webhook.kube.lists import read_list
 from webhook.kube.resources import Resource
 
@@ -57,38 +56,18 @@ def object_key(obj: dict[str, Any]) -> Key:
     return (metadata.get("namespace") or "", metadata.get("name") or "")
 
 
-_KEPT_METADATA = ("namespace", "name", "uid", "resourceVersion", "labels", "ownerReferences")
-REPEAT_WARNING = 30.0
-"""Seconds between WARNING lines about one informer failing over and over (DEBUG in between)."""
-
-
-def _slim_metadata(obj: dict[str, Any]) -> dict[str, Any]:
-    metadata = obj.get("metadata") or {}
-    return {field: metadata[field] for field in _KEPT_METADATA if field in metadata}
-
-
 def _version(obj: dict[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+_KEPT_METADATA = ("namespace", "name", "uid", "resourceVersion", "labels", "ownerReferences")
 
 
 def _last_metadata(value: Any) -> dict[str, Any]:
     """What a deletion found only by a re-list is reported with: the cached object's metadata when
     the cache holds raw objects, else nothing beyond its key and version."""
-    return _slim_metadata(value) if isinstance(value, dict) else {}
-
-
-class Backoff:
-    """Capped exponential delays between failed attempts (with 20 % jitter), reset by a success."""
-
-    def __init__(self, initial: float = 0.2, cap: float = 2.0) -> None:
-        self.initial, self.cap, self.current = initial, cap, initial
-
-    def next(self) -> float:
-        delay, self.current = self.current, min(self.current * 2, self.cap)
-        return delay * random.uniform(0.8, 1.0)
-
-    def reset(self) -> None:
-        self.current = self.initial
+    metadata = (value.get("metadata") or {}) if isinstance(value, dict) else {}
+    return {field: metadata[field] for field in _KEPT_METADATA if field in metadata}
 
 
 class Informer(Generic[T]):
@@ -118,7 +97,6 @@ class Informer(Generic[T]):
         self._api = client.CustomObjectsApi(api)
         self._transform = transform
         self._handler = handler
-        self._on_recovered = on_recovered
         self._watch_timeout = watch_timeout_seconds
         self._request_timeout = request_timeout_seconds
         self._cache: dict[Key, T] = {}
@@ -131,10 +109,7 @@ class Informer(Generic[T]):
         self._lock = threading.Lock()
         self._response: urllib3.BaseHTTPResponse | None = None
         self._thread: threading.Thread | None = None
-        self._backoff = Backoff()
-        self._failures = 0
-        self._failing_since = 0.0
-        self._warned_at = 0.0
+        self.attempts = Attempts(f"list/watch of {resource}", on_recovered)
         self.relists = 0
 
     # --- reading ---------------------------------------------------------------------------------
@@ -180,51 +155,24 @@ class Informer(Generic[T]):
                     self._relist()
                     self._connected()
                 self._watch()
-                self._backoff.reset()
+                self.attempts.reset()
             except ApiException as err:
                 if err.status == GONE:
                     log.info("watch of %s expired (410 Gone); re-listing", self.resource)
                     self._resource_version = ""
                     continue
-                self._pause(describe(err))
+                self._pause(connection_problem(err))
             except Exception as err:  # noqa: BLE001 - any failure of one attempt is retried
                 if self._stopping.is_set():
                     break
-                self._pause(describe(err))
+                self._pause(connection_problem(err))
 
     def _pause(self, why: str) -> None:
-        """One failed attempt: WARNING for the first and then every ``REPEAT_WARNING`` seconds,
-        DEBUG for the others, so an outage costs a few lines rather than one per attempt."""
-        now = time.monotonic()
-        if not self._failures:
-            self._failing_since = now
-        self._failures += 1
-        delay = self._backoff.next()
-        if self._failures == 1 or now - self._warned_at >= REPEAT_WARNING:
-            self._warned_at = now
-            since = f", failing for {now - self._failing_since:.0f}s" if self._failures > 1 else ""
-            log.warning("list/watch of %s failed (%s%s); retrying", self.resource, why, since)
-        else:
-            log.debug("list/watch of %s failed (%s); retrying in %.1fs", self.resource, why, delay)
-        self._stopping.wait(delay)
+        self._stopping.wait(self.attempts.failed(why))
 
     def _connected(self) -> None:
         """A list succeeded or a watch started: the next failure starts from the shortest delay."""
-        self._backoff.reset()
-        if not self._failures:
-            return
-        log.info(
-            "list/watch of %s is back after %d failed attempts in %.0fs",
-            self.resource,
-            self._failures,
-            time.monotonic() - self._failing_since,
-        )
-        self._failures = 0
-        if self._on_recovered is not None:
-            try:
-                self._on_recovered()
-            except Exception:  # noqa: BLE001 - a callback bug must not stop the watch
-                log.exception("recovery callback of %s failed", self.resource)
+        self.attempts.succeeded()
 
     def _call(self, **kwargs: Any) -> Any:
         group, version, plural = self.resource.group, self.resource.version, self.resource.plural

@@ -23,17 +23,21 @@ import time
 from kubernetes import client
 
 from webhook.kube.access import Component, GuardedApiClient, guarded
-from webhook.reconciler.batches import write_pool
-from webhook.reconciler.cache import Caches
-from webhook.reconciler.events import EventRecorder
+from webhook.reconciler.cluster.cache import Caches
+from webhook.reconciler.cluster.index import PcsKey
 from webhook.reconciler.health import HealthServer
-from webhook.reconciler.index import PcsKey
 from webhook.reconciler.leader import LeaderElector
 from webhook.reconciler.metrics import ReconcilerMetrics
-from webhook.reconciler.outcome import Unreachable
 from webhook.reconciler.queue import WorkQueue
-from webhook.reconciler.reconcile import Interrupted, Outcome, PodCliqueSetReconciler
 from webhook.reconciler.settings import ReconcileSettings
+from webhook.reconciler.sync.batches import write_pool
+from webhook.reconciler.sync.events import EventRecorder
+from webhook.reconciler.sync.outcome import Unreachable
+from webhook.reconciler.sync.reconcile import (
+    Interrupted,
+    Outcome,
+    PodCliqueSetReconciler,
+)
 
 log = logging.getLogger(__name__)
 

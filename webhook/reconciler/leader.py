@@ -27,7 +27,7 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.leaderelection import electionconfig, leaderelection
 from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 
-from webhook.reconciler.apierrors import CONFLICT, NOT_FOUND, status_message
+from webhook.kube.apierrors import CONFLICT, NOT_FOUND, status_message
 
 log = logging.getLogger(__name__)
 

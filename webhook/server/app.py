@@ -59,7 +59,7 @@ def create_app(
 
     for webhook in WEBHOOKS:
         endpoint = WebhookEndpoint(
-            webhook.name, webhook.build(settings, store), metrics, settings.max_body_bytes, settings.body_timeout
+            webhook.name, webhook.responder(settings, store), metrics, settings.max_body_bytes, settings.body_timeout
         )
         app.webhook_endpoints[webhook.path] = endpoint
         # Starlette's Route serves any ASGI app; add_route's annotation names only request handlers.

@@ -13,9 +13,10 @@ import time
 
 from starlette.types import Receive, Scope, Send
 
-from webhook.core.envelope import rejected
+from webhook.core.admission.handling import Answer
+from webhook.core.admission.request import Rejection
 from webhook.server.metrics import ServerMetrics
-from webhook.webhooks import Decide, internal_error
+from webhook.webhooks import Respond
 
 log = logging.getLogger(__name__)
 
@@ -36,10 +37,10 @@ class ClientGone(Exception):
 
 class WebhookEndpoint:
     def __init__(
-        self, name: str, decide: Decide, metrics: ServerMetrics, max_body_bytes: int, body_timeout: float = 30.0
+        self, name: str, respond: Respond, metrics: ServerMetrics, max_body_bytes: int, body_timeout: float = 30.0
     ) -> None:
         self.name = name
-        self.decide = decide
+        self.respond = respond
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
@@ -49,18 +50,22 @@ class WebhookEndpoint:
         try:
             body = await self.read_in_time(scope, receive)
         except BodyTooLarge:
-            decision = rejected(f"request body is larger than the limit of {self.max_body_bytes} bytes", 413)
+            decision = Answer.rejected(Rejection(413, f"request body is larger than the limit of {self.max_body_bytes} bytes"))
         except BodyTooSlow:
-            decision = rejected(f"request body not received in full within {self.body_timeout:g} s", 408)
+            decision = Answer.rejected(Rejection(408, f"request body not received in full within {self.body_timeout:g} s"))
         except ClientGone:
             return
         else:
-            try:
-                decision = await self.decide(body)
-            except Exception:
-                decision = internal_error(self.name, body)
-                uid = decision.body["response"]["uid"]
-                log.exception("internal error in webhook %s (request uid %r)", self.name, uid, extra={"uid": uid, "webhook": self.name})
+            decision = await self.respond(body)
+            if decision.error is not None:
+                uid = decision.uid
+                log.error(
+                    "internal error in webhook %s (request uid %r)",
+                    self.name,
+                    uid,
+                    exc_info=decision.error,
+                    extra={"uid": uid, "webhook": self.name},
+                )
         self.metrics.observe(self.name, decision, time.perf_counter() - started)
         content = decision.content()
         headers = JSON_HEADERS + [(b"content-length", str(len(content)).encode())]

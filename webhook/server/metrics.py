@@ -8,7 +8,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from webhook.core.envelope import Decision
+from webhook.core.admission.handling import Answer
 from webhook.stores.base import ObjectStore
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
@@ -55,7 +55,7 @@ class ServerMetrics:
         )
         self.registry.register(_StoreCollector(store))
 
-    def observe(self, webhook: str, decision: Decision, seconds: float) -> None:
+    def observe(self, webhook: str, decision: Answer, seconds: float) -> None:
         self.requests.labels(webhook, decision.operation, decision.outcome).inc()
         self.duration.labels(webhook).observe(seconds)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from webhook.core.pcs_sharing import PodCliqueSetSharing
+from webhook.core.model.projection import PodCliqueSetSharing
 
 
 class StoreError(Exception):

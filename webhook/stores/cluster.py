@@ -21,8 +21,8 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from webhook.core.pcs_sharing import PodCliqueSetSharing, project
-from webhook.core.podcliqueset import PodCliqueSet
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.projection import PodCliqueSetSharing, project
 from webhook.kube.access import Access, Component, GuardedApiClient, guarded
 from webhook.kube.config import KubeConfigError, api_client
 from webhook.kube.informer import Informer
@@ -41,7 +41,7 @@ def _single_attempt(api: GuardedApiClient) -> GuardedApiClient:
     return GuardedApiClient(configuration, api.access)
 
 
-def parse(obj: object) -> PodCliqueSetSharing:
+def project_object(obj: object) -> PodCliqueSetSharing:
     """What the cache holds: the object's sharing projection, made as the object arrives, so requests
     never parse one and the rest of the object (pod specs above all) is dropped at once. A
     ``ValidationError`` (a ``ValueError``) makes the informer log the object and leave it out, and
@@ -114,7 +114,7 @@ class ClusterStore:
             log.warning("GET of PodCliqueSet %s/%s failed: %s", namespace, name, err)
             return None
         try:
-            return parse(obj)
+            return project_object(obj)
         except ValueError as err:
             log.warning("PodCliqueSet %s/%s cannot be read: %s", namespace, name, str(err).splitlines()[0])
             return None
@@ -134,7 +134,7 @@ class ClusterStore:
                 self._api,
                 PODCLIQUESETS,
                 namespace=namespace,
-                transform=parse,
+                transform=project_object,
                 watch_timeout_seconds=self.watch_timeout_seconds,
             )
             self._informers[namespace] = informer

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from webhook.core.pcs_sharing import PodCliqueSetSharing, project
-from webhook.core.podcliqueset import PodCliqueSet
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.projection import PodCliqueSetSharing, project
 from webhook.stores import manifests
 
 

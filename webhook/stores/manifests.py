@@ -19,10 +19,10 @@ import orjson
 import yaml
 from pydantic import ValidationError
 
-from webhook.core.envelope import describe
-from webhook.core.meta import DEFAULT_NAMESPACE
-from webhook.core.pcs_sharing import PodCliqueSetSharing, project
-from webhook.core.podcliqueset import PodCliqueSet
+from webhook.core.admission.request import first_problem
+from webhook.core.model.meta import DEFAULT_NAMESPACE
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.projection import PodCliqueSetSharing, project
 from webhook.stores.base import StoreError
 
 SUFFIXES = (".yaml", ".yml", ".json")
@@ -90,12 +90,12 @@ def _is_podcliqueset(obj: dict[str, Any]) -> bool:
     return obj.get("kind") == KIND and isinstance(api_version, str) and api_version.partition("/")[0] == GROUP
 
 
-def parse(obj: dict[str, Any], where: str) -> PodCliqueSetSharing:
+def project_manifest(obj: dict[str, Any], where: str) -> PodCliqueSetSharing:
     """One PodCliqueSet manifest as the store keeps it (in ``default`` when it names no namespace)."""
     try:
         pcs = PodCliqueSet.model_validate(obj)
     except ValidationError as err:
-        raise StoreError(f"{where}: PodCliqueSet cannot be read: {describe(err)}") from None
+        raise StoreError(f"{where}: PodCliqueSet cannot be read: {first_problem(err)}") from None
     if not pcs.metadata.name:
         raise StoreError(f"{where}: PodCliqueSet has no metadata.name")
     sharing = project(pcs)
@@ -112,7 +112,7 @@ def load(paths: Sequence[Path]) -> dict[Key, PodCliqueSetSharing]:
             for obj in _objects(document, where):
                 if not _is_podcliqueset(obj):
                     continue
-                pcs = parse(obj, where)
+                pcs = project_manifest(obj, where)
                 key = pcs.key
                 if key in found:
                     raise StoreError(f"{where}: PodCliqueSet {key[0]}/{key[1]} is already defined in {origin[key]}")

@@ -1,0 +1,163 @@
+"""The claim JSON Patch: applied to real pods, it yields Grove's lists and is idempotent."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import jsonpatch
+import pytest
+
+from webhook.core.model.pod import Pod
+from webhook.core.pod.patch import claim_patch, pointer
+
+CLAIMS = ["p-all-a", "p-0-b"]
+
+
+def pod_claims(*names: str) -> list[dict[str, str]]:
+    return [{"name": n, "resourceClaimName": n} for n in names]
+
+
+def refs(*names: str) -> list[dict[str, str]]:
+    return [{"name": n} for n in names]
+
+
+def apply(pod: dict[str, Any], claims: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    operations = claim_patch(Pod.model_validate(pod), claims)
+    return operations, jsonpatch.apply_patch(pod, operations)
+
+
+CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+    (
+        "bare pod: lists and resources created",
+        {"spec": {"containers": [{"name": "c"}]}},
+        {"spec": {"containers": [{"name": "c", "resources": {"claims": refs(*CLAIMS)}}],
+                  "resourceClaims": pod_claims(*CLAIMS)}},
+    ),
+    (
+        "existing resources keep their limits and requests",
+        {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1"}, "requests": {"memory": "80Mi"}}}]}},
+        {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1"}, "requests": {"memory": "80Mi"},
+                                                             "claims": refs(*CLAIMS)}}],
+                  "resourceClaims": pod_claims(*CLAIMS)}},
+    ),
+    (
+        "null lists and null resources are replaced",
+        {"spec": {"resourceClaims": None, "containers": [{"name": "c", "resources": None},
+                                                         {"name": "d", "resources": {"claims": None}}]}},
+        {"spec": {"resourceClaims": pod_claims(*CLAIMS),
+                  "containers": [{"name": "c", "resources": {"claims": refs(*CLAIMS)}},
+                                 {"name": "d", "resources": {"claims": refs(*CLAIMS)}}]}},
+    ),
+    (
+        "empty lists are filled",
+        {"spec": {"resourceClaims": [], "containers": [{"name": "c", "resources": {"claims": []}}]}},
+        {"spec": {"resourceClaims": pod_claims(*CLAIMS), "containers": [{"name": "c", "resources": {"claims": refs(*CLAIMS)}}]}},
+    ),
+    (
+        "user claims stay first, ours are appended after them",
+        {"spec": {"resourceClaims": [{"name": "mine", "resourceClaimTemplateName": "gpu"}],
+                  "containers": [{"name": "c", "resources": {"claims": [{"name": "mine", "request": "r"}]}}]}},
+        {"spec": {"resourceClaims": [{"name": "mine", "resourceClaimTemplateName": "gpu"}, *pod_claims(*CLAIMS)],
+                  "containers": [{"name": "c", "resources": {"claims": [{"name": "mine", "request": "r"}, *refs(*CLAIMS)]}}]}},
+    ),
+    (
+        "names already present are skipped, per list",
+        {"spec": {"resourceClaims": pod_claims("p-0-b"),
+                  "containers": [{"name": "c", "resources": {"claims": refs("p-all-a")}}, {"name": "d"}]}},
+        {"spec": {"resourceClaims": pod_claims("p-0-b", "p-all-a"),
+                  "containers": [{"name": "c", "resources": {"claims": refs("p-all-a", "p-0-b")}},
+                                 {"name": "d", "resources": {"claims": refs(*CLAIMS)}}]}},
+    ),
+    (
+        "every container then every init container, grove-initc excepted",
+        {"spec": {"containers": [{"name": "a"}, {"name": "b"}],
+                  "initContainers": [{"name": "setup"}, {"name": "grove-initc"}]}},
+        {"spec": {"containers": [{"name": "a", "resources": {"claims": refs(*CLAIMS)}},
+                                 {"name": "b", "resources": {"claims": refs(*CLAIMS)}}],
+                  "initContainers": [{"name": "setup", "resources": {"claims": refs(*CLAIMS)}}, {"name": "grove-initc"}],
+                  "resourceClaims": pod_claims(*CLAIMS)}},
+    ),
+    (
+        "a container claim of that name limited to one request counts as present",
+        {"spec": {"containers": [{"name": "c", "resources": {"claims": [{"name": "p-all-a", "request": "r"}]}}]}},
+        {"spec": {"resourceClaims": pod_claims(*CLAIMS),
+                  "containers": [{"name": "c", "resources": {"claims": [{"name": "p-all-a", "request": "r"}, *refs("p-0-b")]}}]}},
+    ),
+    (
+        "containers are addressed by index, so two of the same name each get the claims",
+        {"spec": {"containers": [{"name": "c"}, {"name": "c", "resources": {"claims": refs("p-0-b")}}]}},
+        {"spec": {"resourceClaims": pod_claims(*CLAIMS),
+                  "containers": [{"name": "c", "resources": {"claims": refs(*CLAIMS)}},
+                                 {"name": "c", "resources": {"claims": refs("p-0-b", "p-all-a")}}]}},
+    ),
+    (
+        "a regular container named grove-initc is the user's and gets the claims",
+        {"spec": {"containers": [{"name": "grove-initc"}], "initContainers": [{"name": "grove-initc"}]}},
+        {"spec": {"resourceClaims": pod_claims(*CLAIMS),
+                  "containers": [{"name": "grove-initc", "resources": {"claims": refs(*CLAIMS)}}],
+                  "initContainers": [{"name": "grove-initc"}]}},
+    ),
+    (
+        "an init container with null resources",
+        {"spec": {"containers": [], "initContainers": [{"name": "setup", "resources": None}]}},
+        {"spec": {"resourceClaims": pod_claims(*CLAIMS), "containers": [],
+                  "initContainers": [{"name": "setup", "resources": {"claims": refs(*CLAIMS)}}]}},
+    ),
+    (
+        "a pod without a spec gets one",
+        {"metadata": {"name": "p"}},
+        {"metadata": {"name": "p"}, "spec": {"resourceClaims": pod_claims(*CLAIMS)}},
+    ),
+    (
+        "unknown fields are kept as they are",
+        {"spec": {"nodeName": "n", "containers": [{"name": "c", "image": "busybox", "env": [{"name": "E", "value": "1"}]}]}},
+        {"spec": {"nodeName": "n", "resourceClaims": pod_claims(*CLAIMS),
+                  "containers": [{"name": "c", "image": "busybox", "env": [{"name": "E", "value": "1"}],
+                                  "resources": {"claims": refs(*CLAIMS)}}]}},
+    ),
+]
+
+
+@pytest.mark.parametrize(("pod", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_patch_applied_gives_grove_lists(pod: dict[str, Any], expected: dict[str, Any]) -> None:
+    original = copy.deepcopy(pod)
+    operations, patched = apply(pod, CLAIMS)
+    assert patched == expected
+    assert pod == original
+    again, _ = apply(patched, CLAIMS)
+    assert again == []
+
+
+def test_duplicate_names_in_the_claim_list_are_added_once() -> None:
+    _, patched = apply({"spec": {"containers": [{"name": "c"}]}}, ["x", "y", "x"])
+    assert patched["spec"]["resourceClaims"] == pod_claims("x", "y")
+    assert patched["spec"]["containers"][0]["resources"]["claims"] == refs("x", "y")
+
+
+def test_no_claims_no_operations() -> None:
+    assert claim_patch(Pod.model_validate({"spec": {"containers": [{"name": "c"}]}}), []) == []
+
+
+def test_operations_are_the_smallest_set() -> None:
+    pod = {"spec": {"resourceClaims": pod_claims("u"), "containers": [{"name": "c", "resources": {"limits": {}}}]}}
+    assert claim_patch(Pod.model_validate(pod), ["x"]) == [
+        {"op": "add", "path": "/spec/resourceClaims/-", "value": {"name": "x", "resourceClaimName": "x"}},
+        {"op": "add", "path": "/spec/containers/0/resources/claims", "value": [{"name": "x"}]},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("tokens", "expected"),
+    [
+        (("spec", "containers", 0), "/spec/containers/0"),
+        (("a/b",), "/a~1b"),
+        (("a~b",), "/a~0b"),
+        (("~/",), "/~0~1"),
+        (("~1",), "/~01"),
+    ],
+    ids=["plain", "slash", "tilde", "both", "tilde before one"],
+)
+def test_pointer_escapes_tokens(tokens: tuple[str | int, ...], expected: str) -> None:
+    assert pointer(*tokens) == expected
+    assert jsonpatch.JsonPointer(expected).parts == [str(t) for t in tokens]

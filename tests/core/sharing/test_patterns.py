@@ -1,0 +1,170 @@
+"""Claim-name families against the claims themselves: for small specs every family is listed out and
+compared with the names an independent reading of the spec gives (``oracle``), so the patterns (which do
+not depend on replica counts) are exactly those names, and the shared names they find are exactly
+the names two families have in common."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import time
+from typing import Any
+
+import pytest
+
+from core.sharing.oracle import claim_names
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.projection import project
+from webhook.core.sharing.patterns import (
+    NamePattern,
+    first_longer_than,
+    name_patterns,
+    shared_names,
+)
+
+TOKENS = ["a", "0", "1", "10", "all", "x"]
+SCOPES = ["AllReplicas", "PerReplica"]
+
+
+def _name(rng: random.Random, parts: int = 3) -> str:
+    return "-".join(rng.choice(TOKENS) for _ in range(rng.randint(1, parts)))
+
+
+def _entries(rng: random.Random, most: int, echoes: list[str] | None = None) -> list[dict[str, str]]:
+    """Entries named at random or, from ``echoes``, after another owner's claims, which is how claims
+    of different owners come to share names (BEHAVIOUR.md §9 items 1 and 8)."""
+    entries = []
+    for _ in range(rng.randint(0, most)):
+        if echoes and rng.random() < 0.6:
+            entries.append({"name": rng.choice(echoes), "scope": "PerReplica"})
+        else:
+            entries.append({"name": _name(rng), "scope": rng.choice(SCOPES)})
+    return entries
+
+
+def random_spec(seed: int) -> dict[str, Any]:
+    """A spec whose names are made of hyphenated numbers and keywords, so that claim names collide."""
+    rng = random.Random(seed)
+    cliques = [{"name": c, "spec": {"replicas": rng.randint(0, 11)}, "resourceSharing": _entries(rng, 2)}
+               for c in dict.fromkeys(_name(rng, 2) for _ in range(rng.randint(1, 4)))]
+    echoes = [
+        f"{c['name']}-{'all' if e['scope'] == 'AllReplicas' else rng.choice(['0', '1'])}-{e['name']}"
+        for c in cliques
+        for e in c["resourceSharing"]
+    ]
+    grouped: set[str] = set()
+    groups = []
+    for _ in range(rng.randint(0, 2)):
+        members = [c["name"] for c in cliques if c["name"] not in grouped and rng.random() < 0.5]
+        grouped.update(members)
+        groups.append({"name": _name(rng, 2), "cliqueNames": members, "replicas": rng.randint(0, 11), "resourceSharing": _entries(rng, 2, echoes)})
+    return {
+        "metadata": {"name": _name(rng, 2)},
+        "spec": {
+            "replicas": rng.randint(0, 11),
+            "template": {"resourceSharing": _entries(rng, 3, echoes), "cliques": cliques, "podCliqueScalingGroups": groups},
+        },
+    }
+
+
+def listed(pattern: NamePattern) -> set[str]:
+    return {pattern.name(indices) for indices in itertools.product(*(range(n) for n in pattern.open_sizes()))}
+
+
+SEEDS = range(400)
+
+
+@pytest.mark.parametrize("seed", [pytest.param(s, id=f"seed-{s}") for s in (0, 1, 2, 3)])
+def test_families_are_the_reconcilers_names(seed: int) -> None:
+    for s in range(seed, len(SEEDS), 4):
+        pcs = PodCliqueSet.model_validate(random_spec(s))
+        families: dict[str, set[str]] = {}
+        for pattern in name_patterns(project(pcs)):
+            families.setdefault(pattern.source, set()).update(listed(pattern))
+        assert families == claim_names(pcs), s
+
+
+def test_shared_names_are_exactly_the_common_names() -> None:
+    found_any = 0
+    for seed in SEEDS:
+        pcs = PodCliqueSet.model_validate(random_spec(seed))
+        patterns = name_patterns(project(pcs))
+        families = [listed(p) for p in patterns]
+        expected = {(a, b) for a, b in itertools.combinations(range(len(patterns)), 2) if families[a] & families[b]}
+        found = {}
+        for a, b, name in shared_names(patterns):
+            assert a < b
+            assert name in families[a] and name in families[b], (seed, name)
+            found[(a, b)] = name
+        assert set(found) == expected, seed
+        found_any += len(found)
+    assert found_any > 100, "the random specs should produce collisions"
+
+
+@pytest.mark.parametrize(
+    ("segments", "limit", "expected"),
+    [
+        pytest.param(("p", 5, "x"), 5, None, id="never-too-long"),
+        pytest.param(("p", 5, "xyz"), 5, "p-0-xyz", id="first-already-too-long"),
+        pytest.param(("p", 100, "x"), 5, "p-10-x", id="first-index-with-two-digits"),
+        pytest.param(("p", 1000, "q", 1000, "x"), 10, "p-0-q-100-x", id="outer-index-kept-small"),
+        pytest.param(("p", 1000, "q", 1000, "x"), 11, "p-10-q-100-x", id="outer-index-grows-as-little-as-needed"),
+        pytest.param(("p", 1000, "q", 10, "x"), 10, "p-100-q-0-x", id="outer-index-grows-when-the-inner-cannot"),
+    ],
+)
+def test_first_name_longer_than_a_limit(segments: tuple[str | int, ...], limit: int, expected: str | None) -> None:
+    pattern = NamePattern.of("spec.template.resourceSharing[0]", segments)
+    first = next(
+        (pattern.name(i) for i in itertools.product(*(range(n) for n in pattern.open_sizes())) if len(pattern.name(i)) > limit),
+        None,
+    )
+    assert first_longer_than(pattern, limit) == first == expected
+
+
+def test_cost_does_not_grow_with_replicas() -> None:
+    spec = random_spec(7)
+    spec["spec"]["replicas"] = 2**31 - 1
+    for clique in spec["spec"]["template"]["cliques"]:
+        clique["spec"]["replicas"] = 2**31 - 1
+    for group in spec["spec"]["template"]["podCliqueScalingGroups"]:
+        group["replicas"] = 2**31 - 1
+    pcs = PodCliqueSet.model_validate(spec)
+    started = time.perf_counter()
+    patterns = name_patterns(project(pcs))
+    list(shared_names(patterns))
+    for pattern in patterns:
+        first_longer_than(pattern, 63)
+    assert time.perf_counter() - started < 0.5
+
+
+@pytest.mark.parametrize(
+    ("size", "literal", "shared"),
+    [
+        pytest.param(3, "2", True, id="literal-within-the-open-index"),
+        pytest.param(3, "3", False, id="literal-just-beyond"),
+        pytest.param(2**31 - 1, "9" * 5000, False, id="literal-of-5000-digits-beyond-any-index"),
+    ],
+)
+def test_an_index_meets_a_literal_number_of_any_length(size: int, literal: str, shared: bool) -> None:
+    """A numeric name segment longer than ``int`` reads (4,300 digits) failed the validating webhook
+    with code 500 when it was compared with an open index."""
+    patterns = [
+        NamePattern.of("spec.template.resourceSharing[0]", ("p", size, "x")),
+        NamePattern.of("spec.template.resourceSharing[1]", ("p", literal, "x")),
+        NamePattern.of("spec.template.resourceSharing[2]", ("p", "9" * 5000, "x")),
+    ]
+    found = {(a, b): name for a, b, name in shared_names(patterns)}
+    assert ((0, 1) in found) == shared
+    assert found.get((1, 2)) == (f"p-{literal}-x" if literal == "9" * 5000 else None)
+
+
+def test_a_search_beyond_the_work_limit_stops_and_says_so() -> None:
+    patterns = [NamePattern.of(f"spec.template.cliques[{c}].resourceSharing[0]", ("p", 3, "x")) for c in range(1000)]
+    started = time.perf_counter()
+    cut = shared_names(patterns, work_limit=5000)
+    assert time.perf_counter() - started < 0.5
+    assert not cut.complete
+    assert 0 < len(cut.pairs) <= 5000
+    assert cut.pairs[0] == (0, 1, "p-0-x")
+    whole = shared_names(patterns[:50])
+    assert whole.complete and len(whole.pairs) == 50 * 49 // 2

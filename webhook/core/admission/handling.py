@@ -1,0 +1,100 @@
+"""One review, from the bytes of its body to the bytes of its answer: the seam every webhook uses.
+
+The body is decoded once (``request.decode``); a review of another kind than the handler's is
+answered without it; otherwise the handler decides (``Handler.handle``, controller-runtime's
+``Handle(ctx, Request) Response``). A handler that raises is a bug of ours, not the caller's: the
+review is answered not allowed, code 500, with the uid already decoded, and the exception is
+handed back for the caller to log. The HTTP server and ``webhook review`` both answer through
+``answer``, so they give the same bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import orjson
+
+from webhook.core.admission import response
+from webhook.core.admission.request import (
+    DEFAULT_API_VERSION,
+    AdmissionRequest,
+    AdmissionReview,
+    ExpectedKind,
+    Rejection,
+    decode,
+    kind_mismatch,
+)
+
+
+class Handler(Protocol):
+    @property
+    def kind(self) -> ExpectedKind:
+        """The one kind the handler decides."""
+
+    async def handle(self, request: AdmissionRequest) -> response.AdmissionResponse:
+        """The answer to one request of ``kind``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A webhook's answer: the HTTP status and JSON body, and what metrics and logs say of it."""
+
+    status: int
+    body: dict[str, Any]
+    operation: str = ""
+    outcome: str = "rejected"
+    """``allowed``, ``patched``, ``denied``, ``error`` (HTTP 200, not decided) or ``rejected`` (HTTP 4xx)."""
+    uid: str = ""
+    name: str = ""
+    """``namespace/name`` of the object, as the request says it."""
+    error: BaseException | None = None
+    """The exception a handler raised (answered code 500)."""
+
+    def content(self) -> bytes:
+        return orjson.dumps(self.body)
+
+    @classmethod
+    def rejected(cls, rejection: Rejection) -> Answer:
+        return cls(rejection.status, {"error": rejection.message})
+
+
+def _object_name(request: AdmissionRequest) -> str:
+    return f"{request.namespace}/{request.name}" if request.namespace else request.name
+
+
+async def answer(handler: Handler, webhook: str, body: bytes) -> Answer:
+    """The answer of ``handler`` (the webhook named ``webhook``) to ``body``. Never raises: a bug
+    of ours is answered code 500 and handed back in ``Answer.error``."""
+    try:
+        review = decode(body)
+    except Exception as err:  # noqa: BLE001 - decoding has no such bug known; answered all the same
+        return Answer(200, response.review_body(DEFAULT_API_VERSION, "", _internal(webhook)), outcome="error", error=err)
+    if isinstance(review, Rejection):
+        return Answer.rejected(review)
+    return await respond(handler, webhook, review)
+
+
+async def respond(handler: Handler, webhook: str, review: AdmissionReview) -> Answer:
+    """The answer of ``handler`` to a decoded review."""
+    request = review.request
+    error: BaseException | None = None
+    decided = kind_mismatch(request, handler.kind)
+    if decided is None:
+        try:
+            decided = await handler.handle(request)
+        except Exception as err:  # noqa: BLE001 - a bug of ours: answered, and handed back to be logged
+            decided, error = _internal(webhook), err
+    return Answer(
+        200,
+        response.review_body(review.api_version, request.uid, decided),
+        request.operation,
+        decided.outcome,
+        request.uid,
+        _object_name(request),
+        error,
+    )
+
+
+def _internal(webhook: str) -> response.AdmissionResponse:
+    return response.errored(500, f"internal error in the {webhook} webhook; the server log has the details")

@@ -1,0 +1,192 @@
+"""An AdmissionReview body decoded once into a typed request (controller-runtime's ``http.go``).
+
+Both webhooks read their body the same way: JSON, an AdmissionReview of a supported version, a
+request with a uid. Problems with the envelope are the caller's fault and get HTTP 400 with
+``{"error": ...}`` (``Rejection``); everything after that is answered with an AdmissionReview. The
+request keeps its objects raw: each webhook reads them as its kind (``read_objects``), as much of
+them as it needs (the pod webhook reads only the labels of pods it does not mutate).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import orjson
+from pydantic import BaseModel, Field, ValidationError
+
+from webhook.core.admission import response
+from webhook.core.admission.response import AdmissionResponse
+from webhook.core.model.meta import GoStr, KubeModel
+
+DEFAULT_API_VERSION = "admission.k8s.io/v1"
+SUPPORTED_API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+REVIEW_KIND = "AdmissionReview"
+NO_CONTENT = "there is no content to decode"
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+class GroupVersionKind(KubeModel):
+    group: GoStr = ""
+    version: GoStr = ""
+    kind: GoStr = ""
+
+    def __str__(self) -> str:
+        """Rendered as apimachinery's ``GroupVersionKind.String()``: ``group/version, Kind=kind``."""
+        group_version = f"{self.group}/{self.version}" if self.group else self.version
+        return f"{group_version}, Kind={self.kind}"
+
+
+class AdmissionRequest(KubeModel):
+    uid: str
+    kind: GroupVersionKind = Field(default_factory=GroupVersionKind)
+    name: GoStr = ""
+    namespace: GoStr = ""
+    operation: GoStr = ""
+    dry_run: bool | None = Field(None, alias="dryRun")
+    object: Any = None
+    old_object: Any = Field(None, alias="oldObject")
+
+
+class AdmissionReview(KubeModel):
+    api_version: GoStr = Field("", alias="apiVersion")
+    kind: GoStr = ""
+    request: AdmissionRequest
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A body that is no usable AdmissionReview: answered with an HTTP error, not a review."""
+
+    status: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedKind:
+    """The one kind an endpoint serves, e.g. ``grove.io/v1alpha1, Kind=PodCliqueSet``."""
+
+    group: str
+    version: str
+    kind: str
+
+    def __str__(self) -> str:
+        return str(GroupVersionKind(group=self.group, version=self.version, kind=self.kind))
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def mismatch(self, actual: GroupVersionKind) -> bool:
+        return (actual.group, actual.version, actual.kind) != (self.group, self.version, self.kind)
+
+
+SHOWN_LENGTH = 80
+
+
+def shown(value: Any) -> str:
+    """A value from the body, as JSON, for an error message: arrays and objects by their type and
+    long text cut short, so that the one-line error never echoes a large or deeply nested value
+    (orjson cannot even write one nested more than 255 levels deep)."""
+    if isinstance(value, list | dict):
+        return "(an array)" if isinstance(value, list) else "(an object)"
+    return _cut(orjson.dumps(value).decode())
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SHOWN_LENGTH else f"{text[: SHOWN_LENGTH - 4]}...{text[-1]}"
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def first_problem(err: ValidationError) -> str:
+    """The first problem pydantic found, as ``path: problem`` (paths in the object's own terms)."""
+    first = err.errors(include_url=False)[0]
+    where = _location(tuple(first["loc"]))
+    return f"{where}: {first['msg']}" if where else str(first["msg"])
+
+
+def decode(body: bytes) -> AdmissionReview | Rejection:
+    """The review in ``body``, or why there is none to answer."""
+    if not body.strip():
+        return Rejection(400, "request body is empty: expected an AdmissionReview")
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as err:
+        return Rejection(400, f"request body is not valid JSON: {err}")
+    if not isinstance(data, dict):
+        return Rejection(400, "request body must be a JSON object (an AdmissionReview)")
+    data.setdefault("apiVersion", DEFAULT_API_VERSION)
+    data.setdefault("kind", REVIEW_KIND)
+    if data["apiVersion"] not in SUPPORTED_API_VERSIONS:
+        return Rejection(
+            400,
+            f"unsupported AdmissionReview apiVersion {shown(data['apiVersion'])}: "
+            f"expected one of {', '.join(SUPPORTED_API_VERSIONS)}",
+        )
+    if data["kind"] != REVIEW_KIND:
+        return Rejection(400, f"unsupported kind {shown(data['kind'])}: expected AdmissionReview")
+    request = data.get("request")
+    if not isinstance(request, dict):
+        return Rejection(400, "AdmissionReview has no request")
+    if not isinstance(request.get("uid"), str) or not request["uid"]:
+        return Rejection(400, "AdmissionReview request has no uid")
+    try:
+        return AdmissionReview.model_validate(data)
+    except ValidationError as err:
+        return Rejection(400, f"AdmissionReview is malformed: {first_problem(err)}")
+
+
+def _other_kind(obj: Any, expected: ExpectedKind) -> GroupVersionKind | None:
+    """The apiVersion and kind an object states, when they are not the endpoint's: filled in from
+    the endpoint's where left out, as Go's decoder fills them in from the type it decodes into
+    (``gvkWithDefaults``). None for an object that states the endpoint's kind, or none at all (or
+    is not an object: reading it says so)."""
+    if not isinstance(obj, dict):
+        return None
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    api_version = api_version if isinstance(api_version, str) else ""
+    kind = kind if isinstance(kind, str) else ""
+    if api_version == expected.api_version and kind == expected.kind or not (api_version or kind):
+        return None
+    group, _, version = api_version.rpartition("/")
+    if not version and not group:
+        group, version = expected.group, expected.version
+    elif not version and group == expected.group:
+        version = expected.version
+    actual = GroupVersionKind(group=group, version=version, kind=kind or expected.kind)
+    return actual if expected.mismatch(actual) else None
+
+
+def kind_mismatch(request: AdmissionRequest, expected: ExpectedKind) -> AdmissionResponse | None:
+    """A review of another kind than the endpoint serves (a misrouted webhook), or whose object or
+    old object says it is of another kind, is answered, not decided: controller-runtime's decoder
+    refuses to decode one kind into another."""
+    actual = request.kind if request.kind.kind and expected.mismatch(request.kind) else None
+    actual = actual or _other_kind(request.object, expected) or _other_kind(request.old_object, expected)
+    if actual is None:
+        return None
+    return response.errored(400, f"unable to decode {_cut(str(actual))} into {expected}")
+
+
+def read_objects(
+    request: AdmissionRequest, model: type[ModelT], expected: ExpectedKind
+) -> tuple[ModelT | None, ModelT | None] | AdmissionResponse:
+    """``object`` and ``oldObject`` read as ``model`` (None where absent), or the answer (code 400)
+    to a review whose objects Go's decoder would refuse."""
+    read: list[ModelT | None] = []
+    for field, raw in (("object", request.object), ("oldObject", request.old_object)):
+        if raw is None:
+            read.append(None)
+            continue
+        try:
+            read.append(model.model_validate(raw))
+        except ValidationError as err:
+            return response.errored(400, f"cannot decode request.{field} as {expected}: {first_problem(err)}")
+    return read[0], read[1]

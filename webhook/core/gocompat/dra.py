@@ -1,0 +1,125 @@
+"""The Go types of a ``resourceClaimTemplates[]`` entry, as Grove's webhook decodes it.
+
+``ResourceClaimTemplateConfig`` holds a ``resource.k8s.io/v1`` ``ResourceClaimTemplateSpec`` (as of
+k8s.io/api v0.35, the version Grove pins). The fields, their order and their ``omitempty`` tags are
+copied from the Go declarations because the U1 message prints the templates as ``json.Marshal``
+does: ``metadata`` always present (a struct), ``devices`` and ``requests`` never omitted, the zero
+``creationTimestamp`` left out (``omitzero``, apimachinery 0.33 onwards), opaque ``parameters`` as
+sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from webhook.core.gocompat.apimachinery import QUANTITY, RAW, TIME
+from webhook.core.gocompat.fielderrors import Path
+from webhook.core.gocompat.gotypes import (
+    BOOL,
+    INT64,
+    STRING,
+    DecodeError,
+    Field,
+    GoType,
+    Map,
+    Ptr,
+    Slice,
+    Struct,
+)
+
+_OWNER_REFERENCE = Struct("v1.OwnerReference", (
+    Field("apiVersion", STRING), Field("kind", STRING), Field("name", STRING), Field("uid", STRING),
+    Field("controller", Ptr(BOOL), omitempty=True), Field("blockOwnerDeletion", Ptr(BOOL), omitempty=True),
+))
+_MANAGED_FIELDS_ENTRY = Struct("v1.ManagedFieldsEntry", (
+    Field("manager", STRING, omitempty=True), Field("operation", STRING, omitempty=True),
+    Field("apiVersion", STRING, omitempty=True), Field("time", Ptr(TIME), omitempty=True),
+    Field("fieldsType", STRING, omitempty=True), Field("fieldsV1", Ptr(RAW), omitempty=True),
+    Field("subresource", STRING, omitempty=True),
+))
+OBJECT_META = Struct("v1.ObjectMeta", (
+    Field("name", STRING, omitempty=True), Field("generateName", STRING, omitempty=True),
+    Field("namespace", STRING, omitempty=True), Field("selfLink", STRING, omitempty=True),
+    Field("uid", STRING, omitempty=True), Field("resourceVersion", STRING, omitempty=True),
+    Field("generation", INT64, omitempty=True), Field("creationTimestamp", TIME, omitempty=True, omitzero=True),
+    Field("deletionTimestamp", Ptr(TIME), omitempty=True),
+    Field("deletionGracePeriodSeconds", Ptr(INT64), omitempty=True),
+    Field("labels", Map(STRING), omitempty=True), Field("annotations", Map(STRING), omitempty=True),
+    Field("ownerReferences", Slice(_OWNER_REFERENCE), omitempty=True),
+    Field("finalizers", Slice(STRING), omitempty=True),
+    Field("managedFields", Slice(_MANAGED_FIELDS_ENTRY), omitempty=True),
+))
+
+_SELECTOR = Struct("v1.DeviceSelector", (
+    Field("cel", Ptr(Struct("v1.CELDeviceSelector", (Field("expression", STRING),))), omitempty=True),
+))
+_TOLERATION = Struct("v1.DeviceToleration", (
+    Field("key", STRING, omitempty=True), Field("operator", STRING, omitempty=True),
+    Field("value", STRING, omitempty=True), Field("effect", STRING, omitempty=True),
+    Field("tolerationSeconds", Ptr(INT64), omitempty=True),
+))
+_CAPACITY = Struct("v1.CapacityRequirements", (Field("requests", Map(QUANTITY), omitempty=True),))
+
+
+def _device_request_fields(admin_access: bool) -> tuple[Field, ...]:
+    """The fields ``ExactDeviceRequest`` and ``DeviceSubRequest`` share (only the former has adminAccess)."""
+    return (
+        Field("deviceClassName", STRING),
+        Field("selectors", Slice(_SELECTOR), omitempty=True),
+        Field("allocationMode", STRING, omitempty=True),
+        Field("count", INT64, omitempty=True),
+        *((Field("adminAccess", Ptr(BOOL), omitempty=True),) if admin_access else ()),
+        Field("tolerations", Slice(_TOLERATION), omitempty=True),
+        Field("capacity", Ptr(_CAPACITY), omitempty=True),
+    )
+
+
+_DEVICE_REQUEST = Struct("v1.DeviceRequest", (
+    Field("name", STRING),
+    Field("exactly", Ptr(Struct("v1.ExactDeviceRequest", _device_request_fields(True))), omitempty=True),
+    Field("firstAvailable", Slice(Struct("v1.DeviceSubRequest", (
+        Field("name", STRING), *_device_request_fields(False),
+    ))), omitempty=True),
+))
+_DEVICE_CLAIM = Struct("v1.DeviceClaim", (
+    Field("requests", Slice(_DEVICE_REQUEST)),
+    Field("constraints", Slice(Struct("v1.DeviceConstraint", (
+        Field("requests", Slice(STRING), omitempty=True),
+        Field("matchAttribute", Ptr(STRING), omitempty=True),
+        Field("distinctAttribute", Ptr(STRING), omitempty=True),
+    ))), omitempty=True),
+    Field("config", Slice(Struct("v1.DeviceClaimConfiguration", (
+        Field("requests", Slice(STRING), omitempty=True),
+        Field("opaque", Ptr(Struct("v1.OpaqueDeviceConfiguration", (
+            Field("driver", STRING), Field("parameters", RAW),
+        ))), omitempty=True),
+    ))), omitempty=True),
+))
+TEMPLATE_SPEC = Struct("v1.ResourceClaimTemplateSpec", (
+    Field("metadata", OBJECT_META, omitempty=True),
+    Field("spec", Struct("v1.ResourceClaimSpec", (Field("devices", _DEVICE_CLAIM),))),
+))
+TEMPLATE_CONFIG = Struct("v1alpha1.ResourceClaimTemplateConfig", (
+    Field("name", STRING), Field("templateSpec", TEMPLATE_SPEC),
+))
+TEMPLATE_CONFIGS: GoType = Slice(TEMPLATE_CONFIG)
+
+PATH = Path("spec").child("template", "resourceClaimTemplates")
+"""Where the templates are, for the path of a ``DecodeError`` (``err.at(PATH)``)."""
+
+
+def decode_templates(templates: Sequence[tuple[str, dict[str, Any]]] | None) -> list[dict[str, Any]] | None:
+    """(name, raw templateSpec) pairs as Go holds them; None for an absent list (a nil slice).
+
+    Raises ``gotypes.DecodeError`` where Go's decoder would refuse the object.
+    """
+    if templates is None:
+        return None
+    decoded = []
+    for i, (name, spec) in enumerate(templates):
+        try:
+            decoded.append({"name": name, "templateSpec": TEMPLATE_SPEC.decode(spec)})
+        except DecodeError as err:
+            raise err.within("templateSpec").within(i) from None
+    return decoded

@@ -1,0 +1,122 @@
+"""Object metadata and the Go-like field types every model here shares.
+
+Go decodes JSON ``null`` into a field's zero value, and the API server may send ``null`` for empty
+strings and lists, so these types accept ``null`` as "" or []. Everything else is strict: a number
+where Go expects a string (or the reverse) is a decode error, as it is for Grove.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Annotated, Any, NamedTuple, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator
+
+T = TypeVar("T")
+
+DEFAULT_NAMESPACE = "default"
+"""Where an object that names no namespace goes, as ``kubectl`` puts it."""
+
+
+def _none_to_empty_str(value: Any) -> Any:
+    return "" if value is None else value
+
+
+def _none_to_empty_list(value: Any) -> Any:
+    return [] if value is None else value
+
+
+def _none_to_empty_dict(value: Any) -> Any:
+    return {} if value is None else value
+
+
+GoStr = Annotated[str, BeforeValidator(_none_to_empty_str)]
+GoList = Annotated[list[T], BeforeValidator(_none_to_empty_list)]
+GoStrList = GoList[GoStr]
+GoStrMap = Annotated[dict[str, GoStr], BeforeValidator(_none_to_empty_dict)]
+Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
+
+
+class KubeModel(BaseModel):
+    """Base for read models: strict types, camelCase names, unknown fields ignored (never rewritten).
+
+    Only the camelCase name reads a field: a member spelled the Python way (``init_containers``) is
+    unknown to Kubernetes and to Grove, and reading it as the field would make the pod webhook patch
+    a list the pod does not have."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+
+
+GROVE_API_VERSION = "grove.io/v1alpha1"
+
+
+class OwnerReference(NamedTuple):
+    """An entry of ``metadata.ownerReferences``: the one shape the models, the claim cache and the
+    claims written share (a tuple, so the claim cache can keep one copy per owner)."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+    @classmethod
+    def controlling(cls, kind: str, name: str, uid: str) -> OwnerReference:
+        """The controller reference Grove sets on what an object owns (``SetControllerReference``)."""
+        return cls(GROVE_API_VERSION, kind, name, uid, True, True)
+
+    @classmethod
+    def from_api(cls, value: Any) -> OwnerReference:
+        """One ``ownerReferences`` entry as the API sends it; ``ValueError`` when it is not one."""
+        if not isinstance(value, dict):
+            raise ValueError("an owner reference must be an object")
+        api_version, kind, name, uid = (value.get(k) or "" for k in ("apiVersion", "kind", "name", "uid"))
+        controller, block = value.get("controller"), value.get("blockOwnerDeletion")
+        if not all(isinstance(t, str) for t in (api_version, kind, name, uid)):
+            raise ValueError("owner reference apiVersion, kind, name and uid must be strings")
+        if not all(f is None or isinstance(f, bool) for f in (controller, block)):
+            raise ValueError("owner reference controller and blockOwnerDeletion must be booleans")
+        return cls(api_version, kind, name, uid, controller, block)
+
+    def to_api(self) -> dict[str, Any]:
+        result: dict[str, Any] = {"apiVersion": self.api_version, "kind": self.kind, "name": self.name, "uid": self.uid}
+        if self.controller is not None:
+            result["controller"] = self.controller
+        if self.block_owner_deletion is not None:
+            result["blockOwnerDeletion"] = self.block_owner_deletion
+        return result
+
+    def same_object(self, other: OwnerReference) -> bool:
+        """Same group, kind and name: the UID is not compared, as in controller-runtime, so a
+        re-created owner is the same object."""
+        return (
+            self.api_version.rpartition("/")[0] == other.api_version.rpartition("/")[0]
+            and self.kind == other.kind
+            and self.name == other.name
+        )
+
+
+def controller_of(references: Iterable[OwnerReference]) -> OwnerReference | None:
+    return next((r for r in references if r.controller is True), None)
+
+
+def _owner_references(value: Any) -> list[OwnerReference]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError("ownerReferences must be a list")
+    return [OwnerReference.from_api(v) for v in value]
+
+
+class ObjectMeta(KubeModel):
+    name: GoStr = ""
+    generate_name: GoStr = Field("", alias="generateName")
+    namespace: GoStr = ""
+    uid: GoStr = ""
+    resource_version: GoStr = Field("", alias="resourceVersion")
+    labels: GoStrMap = Field(default_factory=dict)
+    owner_references: Annotated[list[OwnerReference], PlainValidator(_owner_references)] = Field(
+        default_factory=list, alias="ownerReferences"
+    )
+    deletion_timestamp: str | None = Field(None, alias="deletionTimestamp")

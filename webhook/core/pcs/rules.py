@@ -1,0 +1,148 @@
+"""Grove's create-time resource-sharing rules (BEHAVIOUR.md §2.5 to §2.8), in Grove's order.
+
+``validate_create`` mirrors the part of Grove's ``validate()`` that concerns resource sharing: templates
+(T1 to T3), the PodCliqueSet list (R1 to R4, then F1 to F3), each clique's list (R1 to R4), each
+scaling group's list (R1 to R4, then G1 and G2). The same entry checks run at every level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from webhook.core.gocompat.fielderrors import (
+    ErrorList,
+    GoString,
+    Path,
+    duplicate,
+    invalid,
+    not_found,
+    not_supported,
+    required,
+)
+from webhook.core.model.podcliqueset import (
+    SUPPORTED_SCOPES,
+    PCSGResourceSharingSpec,
+    PCSResourceSharingSpec,
+    PodCliqueScalingGroupConfig,
+    PodCliqueSet,
+    ResourceClaimTemplateConfig,
+    ResourceSharingSpec,
+)
+
+TEMPLATE = Path("spec").child("template")
+CLIQUES = TEMPLATE.child("cliques")
+GROUPS = TEMPLATE.child("podCliqueScalingGroups")
+
+
+def validate_create(pcs: PodCliqueSet) -> ErrorList:
+    """Every resource-sharing error of one PodCliqueSet, in the order Grove reports them."""
+    template = pcs.spec.template
+    internal = {t.name for t in template.resource_claim_templates}
+    errors = _templates(TEMPLATE.child("resourceClaimTemplates"), template.resource_claim_templates)
+
+    pcs_path = TEMPLATE.child("resourceSharing")
+    errors += _entries(pcs_path, template.resource_sharing, internal)
+    clique_names = {c.name for c in template.cliques}
+    group_names = {g.name for g in template.pod_clique_scaling_groups}
+    for i, entry in enumerate(template.resource_sharing):
+        if entry.filter is not None:
+            errors += _pcs_filter(pcs_path.index(i), entry, clique_names, group_names)
+
+    for c, clique in enumerate(template.cliques):
+        if clique.resource_sharing:
+            errors += _entries(CLIQUES.index(c).child("resourceSharing"), clique.resource_sharing, internal)
+
+    for g, group in enumerate(template.pod_clique_scaling_groups):
+        if group.resource_sharing:
+            errors += _group(GROUPS.index(g).child("resourceSharing"), group, internal)
+    return errors
+
+
+def _templates(path: Path, templates: Sequence[ResourceClaimTemplateConfig]) -> ErrorList:
+    errors: ErrorList = []
+    for i, tpl in enumerate(templates):
+        if tpl.name == "":
+            errors.append(required(path.index(i).child("name"), "template name is required"))
+        if tpl.device_request_count() == 0:
+            errors.append(
+                required(
+                    path.index(i).child("templateSpec", "spec", "devices", "requests"),
+                    "at least one device request is required",
+                )
+            )
+    counts: dict[str, int] = {}
+    for tpl in templates:
+        counts[tpl.name] = counts.get(tpl.name, 0) + 1
+    duplicated = [name for name, count in counts.items() if count > 1]
+    if duplicated:
+        errors.append(duplicate(path.child("name"), duplicated))
+    return errors
+
+
+def _entries(path: Path, entries: Sequence[ResourceSharingSpec], internal: set[str]) -> ErrorList:
+    """R1 to R4 for one list: the checks every level shares."""
+    errors: ErrorList = []
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        if entry.name == "":
+            errors.append(required(path.index(i).child("name"), "reference name is required"))
+        elif entry.name in seen:
+            errors.append(duplicate(path.index(i).child("name"), GoString(entry.name)))
+        seen.add(entry.name)
+        if entry.namespace and entry.name and entry.name in internal:
+            errors.append(
+                invalid(
+                    path.index(i).child("namespace"),
+                    GoString(entry.namespace),
+                    "namespace must be empty when name matches an internal resourceClaimTemplate",
+                )
+            )
+        if entry.scope not in SUPPORTED_SCOPES:
+            errors.append(not_supported(path.index(i).child("scope"), entry.scope, SUPPORTED_SCOPES))
+    return errors
+
+
+def _pcs_filter(
+    entry_path: Path, entry: PCSResourceSharingSpec, clique_names: set[str], group_names: set[str]
+) -> ErrorList:
+    """F1 to F3: a PodCliqueSet filter names at least one child, and only children that exist."""
+    flt = entry.filter
+    if flt is None:
+        return []
+    path = entry_path.child("filter")
+    errors: ErrorList = []
+    if not flt.child_clique_names and not flt.child_scaling_group_names:
+        errors.append(
+            required(path, "filter must specify at least one childCliqueNames or childScalingGroupNames entry")
+        )
+    for j, name in enumerate(flt.child_clique_names):
+        if name not in clique_names:
+            errors.append(not_found(path.child("childCliqueNames").index(j), GoString(name)))
+    for j, name in enumerate(flt.child_scaling_group_names):
+        if name not in group_names:
+            errors.append(not_found(path.child("childScalingGroupNames").index(j), GoString(name)))
+    return errors
+
+
+def _group(path: Path, group: PodCliqueScalingGroupConfig, internal: set[str]) -> ErrorList:
+    """R1 to R4 for a scaling group's list, then G1 and G2 for each filtered entry."""
+    errors = _entries(path, group.resource_sharing, internal)
+    members = set(group.clique_names)
+    for i, entry in enumerate(group.resource_sharing):
+        if entry.filter is not None:
+            errors += _group_filter(path.index(i), entry, members)
+    return errors
+
+
+def _group_filter(entry_path: Path, entry: PCSGResourceSharingSpec, members: set[str]) -> ErrorList:
+    flt = entry.filter
+    if flt is None:
+        return []
+    path = entry_path.child("filter")
+    errors: ErrorList = []
+    if not flt.child_clique_names:
+        errors.append(required(path, "filter must specify at least one childCliqueNames entry"))
+    for j, name in enumerate(flt.child_clique_names):
+        if name not in members:
+            errors.append(not_found(path.child("childCliqueNames").index(j), GoString(name)))
+    return errors

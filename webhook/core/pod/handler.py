@@ -1,0 +1,115 @@
+"""The mutating webhook for Pods (DECISIONS.md §4): a Grove pod being created gets its shared claims.
+
+Only CREATE of a Grove pod is mutated; every other review is answered after reading no more than
+the pod's labels. A Grove pod is placed by its labels (BEHAVIOUR.md §5.1), its PodCliqueSet is
+looked up in the object store (from memory; one bounded read from the source on a miss), and the
+pod gets the claims ``claims_for_pod`` names as a JSON Patch.
+
+Label errors and an unknown PodCliqueSet are denials (code 403, reason Forbidden), like the
+validating webhook's: the pod is refused because of what it says, as Grove would refuse to build
+it. Code 400 is kept for reviews whose object cannot be read at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol
+
+import orjson
+
+from webhook.core.admission import response
+from webhook.core.admission.request import (
+    NO_CONTENT,
+    AdmissionRequest,
+    ExpectedKind,
+    read_objects,
+)
+from webhook.core.admission.response import AdmissionResponse
+from webhook.core.model import labels
+from webhook.core.model.meta import DEFAULT_NAMESPACE
+from webhook.core.model.pod import Pod, PodHeader
+from webhook.core.model.projection import PodCliqueSetSharing
+from webhook.core.pod.patch import claim_patch
+from webhook.core.sharing.placement import IdentityError, clique_identity, pod_index
+from webhook.core.sharing.podclaims import claims_for_pod
+
+POD = ExpectedKind("", "v1", "Pod")
+
+
+class PodCliqueSetSource(Protocol):
+    """Where PodCliqueSets are found: the object stores."""
+
+    def get(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+        """From memory, at once."""
+
+    async def fetch(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+        """After a ``get`` miss: at most one bounded read from the source."""
+
+
+def is_grove_pod(pod_labels: Mapping[str, Any]) -> bool:
+    return labels.PODCLIQUE in pod_labels and labels.PART_OF in pod_labels
+
+
+def _mutated(request: AdmissionRequest) -> bool:
+    """Whether the request is a CREATE of a pod with Grove's labels: only then is it read whole."""
+    if request.operation != "CREATE":
+        return False
+    obj = request.object
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    pod_labels = metadata.get("labels") if isinstance(metadata, dict) else None
+    return isinstance(pod_labels, dict) and is_grove_pod(pod_labels)
+
+
+def _missing_pcs(namespace: str, name: str, consequence: str) -> str:
+    return f"PodCliqueSet {namespace}/{name} (label {labels.PART_OF} of the pod) not found: {consequence}"
+
+
+class PodMutator:
+    kind = POD
+
+    def __init__(self, store: PodCliqueSetSource, on_missing_pcs: Literal["deny", "allow"] = "deny") -> None:
+        self.store = store
+        self.on_missing_pcs = on_missing_pcs
+        """Whether a Grove pod whose PodCliqueSet cannot be found is refused or admitted unchanged."""
+
+    async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
+        mutated = _mutated(request)
+        objects = read_objects(request, Pod if mutated else PodHeader, POD)
+        if isinstance(objects, AdmissionResponse):
+            return objects
+        pod = objects[0]
+        if request.operation != "CREATE":
+            return response.allowed()
+        if pod is None:
+            return response.errored(400, f"{NO_CONTENT}: request.object is missing")
+        if not isinstance(pod, Pod) or not mutated:
+            return response.allowed()
+        return await self.mutate(request, pod)
+
+    async def mutate(self, request: AdmissionRequest, pod: Pod) -> AdmissionResponse:
+        """A Grove pod being created. The API server always sends ``request.namespace`` for a pod; a
+        review written by hand may leave both it and the pod's namespace out, and then means
+        ``default``, as ``kubectl`` would."""
+        namespace = request.namespace or pod.metadata.namespace or DEFAULT_NAMESPACE
+        pod_labels = pod.metadata.labels
+        pcs_name = pod_labels[labels.PART_OF]
+        try:
+            identity = clique_identity(namespace, pcs_name, pod_labels[labels.PODCLIQUE], pod_labels)
+        except IdentityError as err:
+            return response.denied(str(err))
+        pcs = self.store.get(namespace, pcs_name) or await self.store.fetch(namespace, pcs_name)
+        if pcs is None:
+            if self.on_missing_pcs == "allow":
+                return response.allowed([_missing_pcs(namespace, pcs_name, "pod admitted without shared ResourceClaims")])
+            reason = "the pod's shared ResourceClaims cannot be determined"
+            return response.denied(_missing_pcs(namespace, pcs_name, reason))
+
+        pod_key = f"{namespace}/{pod.metadata.name or pod.metadata.generate_name}"
+        try:
+            claims = claims_for_pod(pcs, identity, lambda: pod_index(pod_labels, pod_key))
+        except IdentityError as err:
+            return response.denied(str(err))
+        operations = claim_patch(pod, claims)
+        if not operations:
+            return response.allowed()
+        return response.patched(orjson.dumps(operations))

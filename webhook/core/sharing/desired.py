@@ -1,0 +1,76 @@
+"""The claims each owner must have, in Grove's order, produced lazily (BEHAVIOUR.md §4.5 to §4.7).
+
+An owner needs one claim per AllReplicas entry, then one per PerReplica entry and replica, in that
+order. The reconciler asks for them a chunk at a time (``claim_slots``, ``desired_claim``): a
+position is found arithmetically, so an owner of a million replicas costs nothing until its claims
+are asked for, and ``claim_count`` says how many there are without listing them. Filters do not
+limit creation (§5.3, §9 item 12): a claim exists for every entry even if no pod uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from webhook.core.model.meta import OwnerReference
+from webhook.core.model.podcliqueset import Scope
+from webhook.core.model.projection import SharingEntry
+from webhook.core.sharing.owners import Level, OwnedSharing
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredClaim:
+    """One ResourceClaim that must exist, and the entry it comes from."""
+
+    name: str
+    labels: dict[str, str]
+    owner: OwnerReference
+    entry: SharingEntry
+    source: str
+    """The entry's field path, e.g. ``spec.template.cliques[0].resourceSharing[1]``."""
+    level: Level
+    replica: int | None = None
+
+
+def _scoped(owned: OwnedSharing) -> tuple[list[tuple[int, SharingEntry]], list[tuple[int, SharingEntry]]]:
+    return list(owned.owner.in_scope(Scope.ALL_REPLICAS)), list(owned.owner.in_scope(Scope.PER_REPLICA))
+
+
+def claim_count(owned: OwnedSharing) -> int:
+    """How many claims the owner needs, counted without listing them: one per AllReplicas entry,
+    plus one per PerReplica entry and replica (none for zero or fewer replicas)."""
+    all_replicas, per_replica = _scoped(owned)
+    return len(all_replicas) + len(per_replica) * max(owned.replicas, 0)
+
+
+def claim_slots(owned: OwnedSharing, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, SharingEntry, int | None]]:
+    """(entry index, entry, replica) of the owner's claims at positions ``start`` to ``stop`` in
+    Grove's order: AllReplicas entries first, then the PerReplica entries of replica 0, of replica
+    1, and so on, one at a time."""
+    all_replicas, per_replica = _scoped(owned)
+    count = len(all_replicas) + len(per_replica) * max(owned.replicas, 0)
+    end = count if stop is None else min(stop, count)
+    for position in range(max(start, 0), end):
+        if position < len(all_replicas):
+            yield (*all_replicas[position], None)
+        else:
+            replica, k = divmod(position - len(all_replicas), len(per_replica))
+            yield (*per_replica[k], replica)
+
+
+def desired_claim(owned: OwnedSharing, index: int, entry: SharingEntry, replica: int | None) -> DesiredClaim:
+    owner = owned.owner
+    return DesiredClaim(
+        owner.claim_name(entry, replica),
+        owner.claim_labels(replica),
+        owned.reference,
+        entry,
+        f"{owner.source}[{index}]",
+        owner.level,
+        replica,
+    )
+
+
+def desired_claims(owned: OwnedSharing, start: int = 0, stop: int | None = None) -> Iterator[DesiredClaim]:
+    """The owner's claims at positions ``start`` to ``stop`` (all by default), one at a time."""
+    return (desired_claim(owned, i, e, replica) for i, e, replica in claim_slots(owned, start, stop))

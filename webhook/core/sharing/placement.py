@@ -1,0 +1,152 @@
+"""Where a PodClique (or one of its pods) sits in its PodCliqueSet, read from Grove's labels (§5.1).
+
+Grove derives these values from the PodClique's name and labels while it builds a pod; a pod carries
+the same labels, so the pod webhook derives them from the pod and the claim reconciler from the
+PodClique object, both through ``clique_identity``. Error texts are Grove's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from webhook.core.gocompat import gojson
+from webhook.core.gocompat.strconv import atoi
+from webhook.core.model import labels
+from webhook.core.model.projection import (
+    CliqueSharing,
+    PodCliqueSetSharing,
+    ScalingGroupSharing,
+)
+from webhook.core.sharing import naming
+
+
+class IdentityError(ValueError):
+    """Grove's labels on a PodClique or pod do not place it in its PodCliqueSet."""
+
+
+@dataclass(frozen=True, slots=True)
+class CliqueIdentity:
+    """A PodClique's place: PodCliqueSet replica, clique template and, for members, scaling group."""
+
+    namespace: str
+    pcs_name: str
+    pcs_replica: int
+    clique_fqn: str
+    clique_name: str
+    scaling_group_fqn: str = ""
+    scaling_group_replica: int = 0
+
+    @property
+    def key(self) -> str:
+        """``<namespace>/<clique>`` as Go prints a ``client.ObjectKey``."""
+        return f"{self.namespace}/{self.clique_fqn}"
+
+
+def _pcs_replica_from_fqn(pcs_name: str, clique_fqn: str) -> int:
+    """Grove's ``GetPodCliqueSetReplicaIndexFromPodCliqueFQN``: the digits after ``<pcs>-``."""
+    start = len(pcs_name) + 1
+    hyphen = clique_fqn.find("-", start) if start <= len(clique_fqn) else -1
+    if hyphen == -1:
+        raise ValueError(
+            "PodClique FQN is not in the expected format of "
+            f"<pcs-name>-<pcs-replica-index>-<pclq-template-name>: {clique_fqn}"
+        )
+    return atoi(clique_fqn[start:hyphen])
+
+
+def _strip_prefix(fqn: str, owner: str, replica: int) -> str:
+    prefix = f"{owner}-{replica}-"
+    if not fqn.startswith(prefix):
+        raise ValueError(f"FQN {gojson.quote(fqn)} does not have expected prefix {gojson.quote(prefix)}")
+    return fqn[len(prefix) :]
+
+
+def _index_label(object_labels: Mapping[str, str], key: str, object_key: str) -> int:
+    if key not in object_labels:
+        raise ValueError(f"missing label {key} on PodClique: {object_key}")
+    try:
+        return atoi(object_labels[key])
+    except ValueError as err:
+        raise ValueError(f"invalid label {key} on PodClique: {object_key}: {err}") from None
+
+
+def clique_identity(
+    namespace: str, pcs_name: str, clique_fqn: str, object_labels: Mapping[str, str]
+) -> CliqueIdentity:
+    """Place a PodClique named ``clique_fqn`` (or a pod of it) from its labels, as Grove does."""
+    object_key = f"{namespace}/{clique_fqn}"
+    try:
+        pcs_replica = _pcs_replica_from_fqn(pcs_name, clique_fqn)
+    except ValueError as err:
+        raise IdentityError(f"error extracting PCS replica index for PodClique {object_key}: {err}") from None
+    try:
+        if labels.PCSG in object_labels:
+            group = object_labels[labels.PCSG]
+            group_replica = _index_label(object_labels, labels.PCSG_REPLICA_INDEX, object_key)
+            clique_name = _strip_prefix(clique_fqn, group, group_replica)
+            return CliqueIdentity(
+                namespace, pcs_name, pcs_replica, clique_fqn, clique_name, group, group_replica
+            )
+        if labels.PART_OF not in object_labels:
+            raise ValueError(f"missing label {labels.PART_OF} on PodClique: {object_key}")
+        replica_in_label = _index_label(object_labels, labels.PCS_REPLICA_INDEX, object_key)
+        clique_name = _strip_prefix(clique_fqn, object_labels[labels.PART_OF], replica_in_label)
+    except ValueError as err:
+        raise IdentityError(f"failed to get PodClique name: {err}") from None
+    return CliqueIdentity(namespace, pcs_name, pcs_replica, clique_fqn, clique_name)
+
+
+def clique_of(pcs: PodCliqueSetSharing, identity: CliqueIdentity) -> CliqueSharing:
+    """The clique template the PodClique (or its pod) was built from: the first of its name."""
+    clique = pcs.clique(identity.clique_name)
+    if clique is None:
+        raise template_not_found(identity)
+    return clique
+
+
+def scaling_group_of(pcs: PodCliqueSetSharing, identity: CliqueIdentity) -> ScalingGroupSharing | None:
+    """The scaling-group config of a member PodClique (None for a standalone one)."""
+    if not identity.scaling_group_fqn:
+        return None
+    for group in pcs.scaling_groups:
+        if naming.scaling_group_name(pcs.name, identity.pcs_replica, group.name) == identity.scaling_group_fqn:
+            return group
+    raise scaling_group_not_found(identity, pcs.name)
+
+
+def template_not_found(identity: CliqueIdentity) -> IdentityError:
+    return IdentityError(f"PodClique template {gojson.quote(identity.clique_name)} not found in PCS spec")
+
+
+def scaling_group_not_found(identity: CliqueIdentity, pcs_name: str) -> IdentityError:
+    return IdentityError(
+        f"PCSG label {gojson.quote(identity.scaling_group_fqn)} present on PodClique "
+        f"{gojson.quote(identity.clique_fqn)} but no matching PodCliqueScalingGroupConfig found in PCS "
+        f"{gojson.quote(pcs_name)}"
+    )
+
+
+def pod_index(pod_labels: Mapping[str, str], pod_key: str) -> int:
+    """The pod index ``k`` a clique-level PerReplica claim is keyed by.
+
+    Grove numbers pods from 0 and creates claims for indices 0..replicas-1 only, so a negative
+    index would name a claim that never exists and leave the pod waiting for it: refused instead.
+    """
+    if labels.POD_INDEX not in pod_labels:
+        raise IdentityError(f"missing label {labels.POD_INDEX} on Pod: {pod_key}")
+    try:
+        index = atoi(pod_labels[labels.POD_INDEX])
+    except ValueError as err:
+        raise IdentityError(f"invalid label {labels.POD_INDEX} on Pod: {pod_key}: {err}") from None
+    if index < 0:
+        raise IdentityError(f"invalid label {labels.POD_INDEX} on Pod: {pod_key}: must be greater than or equal to 0")
+    return index
+
+
+def index_below(value: str, replicas: int) -> bool:
+    """Whether a replica-index label names one of ``0..replicas-1``, as Grove's cleanup selector
+    spells them (``notin (0,1,...)`` compares text: ``01`` or ``+1`` is no valid index)."""
+    if not (value.isascii() and value.isdigit()) or (len(value) > 1 and value[0] == "0"):
+        return False
+    return len(value) <= len(str(replicas)) and int(value) < replicas

@@ -1,0 +1,31 @@
+"""Reading the API server's answers: status codes and the one-line message of a failure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from kubernetes.client.exceptions import ApiException
+
+NOT_FOUND = 404
+CONFLICT = 409
+
+
+def status_message(err: ApiException) -> str:
+    """The ``message`` of the ``Status`` the server answered with, else the HTTP reason."""
+    try:
+        body = orjson.loads(err.body or b"")
+    except (orjson.JSONDecodeError, TypeError):
+        body = None
+    message = body.get("message") if isinstance(body, dict) else None
+    text = str(message) if message else f"{err.status} {err.reason}".strip()
+    return " ".join(text.split())
+
+
+def read_json(response: Any) -> Any:
+    """The JSON body of a raw (``_preload_content=False``) response; the connection goes back to
+    the pool."""
+    try:
+        return orjson.loads(response.data)
+    finally:
+        response.release_conn()
