@@ -2,12 +2,12 @@
 
 The validating webhook sees the same PodCliqueSet many times: every UPDATE carries the object twice,
 controllers update metadata and replicas over and over, and a retried or dry-run request repeats a
-CREATE. Everything the rules decide depends only on the members the read model declares
-(``model.members``), and of those not on the ones that change on every write (uid,
-resourceVersion, owner references, deletion timestamp), once they are known to be readable. So a
-PodCliqueSet is keyed by the JSON of the other members, and the key finds the parsed model, whether
-its templates decode, the create-time errors and warnings, and the text the immutability rules
-compare, each computed the first time it is asked for.
+CREATE. Everything the rules decide depends only on the members the read model declares, and of those not
+on the ones that change on every write (uid, resourceVersion, owner references, deletion
+timestamp), once they are known to be readable. So a PodCliqueSet is keyed by the JSON of its
+``sharing_members``: the object without its status, pod specs and the metadata no rule reads. The
+key finds the parsed model, whether its templates decode, the create-time errors and warnings, and
+the text the immutability rules compare, each computed the first time it is asked for.
 
 The cache holds ``SIZE`` objects, least recently used first out; an object whose key is larger than
 ``LARGEST`` bytes, or too deep to write as JSON, is read every time instead.
@@ -26,7 +26,6 @@ from webhook.core.admission.request import first_problem
 from webhook.core.gocompat import dra
 from webhook.core.gocompat.gotypes import DecodeError
 from webhook.core.model.meta import ObjectMeta
-from webhook.core.model.members import read_members
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.projection import project
 from webhook.core.pcs.immutability import raw_templates
@@ -51,6 +50,7 @@ class PodCliqueSetRead:
     _templates_problem: Any = field(default=_UNSET)
     _checked: Any = field(default=_UNSET)
     _immutable_text: Any = field(default=_UNSET)
+    _templates_text: Any = field(default=_UNSET)
 
     @property
     def pcs(self) -> PodCliqueSet:
@@ -75,6 +75,14 @@ class PodCliqueSetRead:
             self._checked = ([str(e) for e in validate_create(pcs)], claim_warnings(project(pcs)))
         messages, warnings = self._checked
         return list(messages), list(warnings)
+
+    def templates_text(self) -> bytes | None:
+        """The claim templates as sent, as JSON text (an absent list as an empty one); None when the
+        text cannot be written (nested deeper than orjson writes)."""
+        if self._templates_text is _UNSET:
+            self._templates_text = _text(raw_templates(self.pcs.spec.template) or [])
+        text: bytes | None = self._templates_text
+        return text
 
     def immutable_text(self) -> bytes | None:
         """The members the immutability rules compare, as JSON text: two objects with the same text
@@ -120,6 +128,42 @@ def _volatile_readable(obj: dict[str, Any]) -> bool:
     return True
 
 
+KEPT_METADATA = ("name", "generateName", "namespace", "labels")
+"""The metadata the read model declares, less ``VOLATILE``."""
+
+
+def _only(value: Any, names: tuple[str, ...]) -> Any:
+    return {name: value[name] for name in names if name in value} if isinstance(value, dict) else value
+
+
+def sharing_members(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object with what no decision reads left out: members of the object, its metadata, spec,
+    template and clique specs other than those the model declares (pod specs, status, managed
+    fields). Other members are kept as they are: they only make the key more particular. A member
+    of the wrong type is kept as it is, so reading the result fails as reading the object would."""
+    kept = _only(obj, ("apiVersion", "kind", "metadata", "spec"))
+    if "metadata" in kept:
+        kept["metadata"] = _only(kept["metadata"], KEPT_METADATA)
+    spec = kept.get("spec")
+    if isinstance(spec, dict):
+        spec = kept["spec"] = _only(spec, ("replicas", "template"))
+        template = spec.get("template")
+        if isinstance(template, dict):
+            template = spec["template"] = _only(
+                template, ("cliques", "podCliqueScalingGroups", "resourceClaimTemplates", "resourceSharing")
+            )
+            cliques = template.get("cliques")
+            if isinstance(cliques, list):
+                template["cliques"] = [_clique(c) for c in cliques]
+    return kept
+
+
+def _clique(clique: Any) -> Any:
+    if not isinstance(clique, dict) or not isinstance(clique.get("spec"), dict):
+        return clique
+    return {**clique, "spec": _only(clique["spec"], ("replicas",))}
+
+
 class PodCliqueSetReads:
     def __init__(self, size: int = SIZE) -> None:
         self.size = size
@@ -132,11 +176,7 @@ class PodCliqueSetReads:
         """The object read as a PodCliqueSet: from memory when the same content was read lately."""
         if not isinstance(obj, dict) or not _volatile_readable(obj):
             return _read(obj)
-        members = read_members(PodCliqueSet, obj)
-        metadata = members.get("metadata")
-        if isinstance(metadata, dict):
-            for name in VOLATILE:
-                metadata.pop(name, None)
+        members = sharing_members(obj)
         key = _text(members)
         if key is None or len(key) > LARGEST:
             return _read(members)

@@ -16,13 +16,20 @@ from webhook.core.admission.response import AdmissionResponse
 from webhook.core.gocompat import gojson
 from webhook.core.gocompat.fielderrors import aggregate
 from webhook.core.pcs.decisions import PodCliqueSetRead, PodCliqueSetReads
-from webhook.core.pcs.immutability import raw_templates, same_text, validate_update
+from webhook.core.pcs.immutability import validate_update
 
 PODCLIQUESET = ExpectedKind("grove.io", "v1alpha1", "PodCliqueSet")
 
 
 def _undecodable(field: str, problem: str) -> AdmissionResponse:
     return response.errored(400, f"cannot decode request.{field} as {PODCLIQUESET}: {problem}")
+
+
+def _same_templates(old: PodCliqueSetRead, new: PodCliqueSetRead) -> bool:
+    """Templates sent as the same JSON are the same (Go compares RawExtensions as bytes); templates
+    too deep to write as text are decoded and compared instead."""
+    text = new.templates_text()
+    return old is new or (text is not None and text == old.templates_text())
 
 
 class PodCliqueSetValidator:
@@ -59,7 +66,7 @@ class PodCliqueSetValidator:
         problem = new.templates_problem()
         if problem:
             return _undecodable("object", problem)
-        if old is not None and not same_text(raw_templates(old.pcs.spec.template), raw_templates(new.pcs.spec.template)):
+        if old is not None and not _same_templates(old, new):
             problem = old.templates_problem()
             if problem:
                 return _undecodable("oldObject", problem)
