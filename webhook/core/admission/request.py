@@ -177,19 +177,19 @@ def _common_shape(api_version: str, request: dict[str, Any]) -> AdmissionReview 
     """The review read directly when every member has the type it should (as the API server sends
     it): no pydantic model is built on the request path. None when anything is unusual."""
     kind = request.get("kind", _ABSENT)
-    name, namespace, operation = (request.get(k, "") for k in ("name", "namespace", "operation"))
+    name, namespace, operation = request.get("name", ""), request.get("namespace", ""), request.get("operation", "")
     dry_run = request.get("dryRun")
-    if not (isinstance(name, str) and isinstance(namespace, str) and isinstance(operation, str)):
+    if type(name) is not str or type(namespace) is not str or type(operation) is not str:
         return None
     if dry_run is not None and not isinstance(dry_run, bool):
         return None
     if kind is _ABSENT:
         gvk = GroupVersionKind()
     elif isinstance(kind, dict):
-        parts = [kind.get(k, "") for k in ("group", "version", "kind")]
-        if not all(isinstance(p, str) for p in parts):
+        group, version, kind_name = kind.get("group", ""), kind.get("version", ""), kind.get("kind", "")
+        if type(group) is not str or type(version) is not str or type(kind_name) is not str:
             return None
-        gvk = GroupVersionKind(*parts)
+        gvk = GroupVersionKind(group, version, kind_name)
     else:
         return None
     read = AdmissionRequest(
