@@ -21,7 +21,7 @@ from pydantic_settings import BaseSettings
 from webhook import __version__, options
 from webhook.errors import CommandError
 from webhook.reconciler.settings import ReconcileSettings
-from webhook.settings import CertsSettings, ReviewSettings, ServeSettings
+from webhook.settings import CertsSettings, ClaimsSettings, ReviewSettings, ServeSettings
 
 USAGE_EXIT = 2
 
@@ -47,6 +47,13 @@ COMMANDS: tuple[Command, ...] = (
         "(exit 0 allowed, 1 denied, 2 unusable input).",
         ReviewSettings,
         "webhook.review:review",
+    ),
+    Command(
+        "claims",
+        "List the ResourceClaims PodCliqueSet manifests make and each pod's claims, with the "
+        "validating webhook's warnings (exit 0, 1 denied, 2 unusable input).",
+        ClaimsSettings,
+        "webhook.claims:claims",
     ),
     Command(
         "certs",
