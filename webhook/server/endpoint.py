@@ -15,6 +15,7 @@ from starlette.types import Receive, Scope, Send
 
 from webhook.core.admission.handling import Answer
 from webhook.core.admission.request import Rejection
+from webhook.server import decisions
 from webhook.server.metrics import ServerMetrics
 from webhook.webhooks import Respond
 
@@ -44,8 +45,16 @@ class WebhookEndpoint:
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
+        self.in_flight = metrics.in_flight.labels(name)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.in_flight.inc()
+        try:
+            await self.answer(scope, receive, send)
+        finally:
+            self.in_flight.dec()
+
+    async def answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         try:
             body = await self.read_in_time(scope, receive)
@@ -66,7 +75,11 @@ class WebhookEndpoint:
                     exc_info=decision.error,
                     extra={"uid": uid, "webhook": self.name},
                 )
-        self.metrics.observe(self.name, decision, time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        self.metrics.observe(self.name, decision, seconds)
+        level = decisions.level_of(decision)
+        if decisions.log.isEnabledFor(level):
+            decisions.log_decision(level, self.name, decision, seconds)
         content = decision.content()
         headers = JSON_HEADERS + [(b"content-length", str(len(content)).encode())]
         if decision.status in (408, 413):
