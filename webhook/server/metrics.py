@@ -1,15 +1,22 @@
-"""The server's Prometheus metrics, in a registry of its own so every app (and test) counts alone."""
+"""The server's Prometheus metrics, in a registry of its own so every app (and test) counts alone.
+
+The names and what they count map onto controller-runtime's webhook metrics (docs/metrics.md).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from webhook.core.admission.handling import Answer
+from webhook.exposition import new_registry
 from webhook.stores.base import ObjectStore
+
+UNKNOWN = "unknown"
+"""The operation of a request whose body could not be read (rejected before any decision)."""
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 """Webhook calls take well under a millisecond to decide; the API server's timeout is at most 30 s."""
@@ -30,7 +37,7 @@ class _StoreCollector(Collector):
 
 class ServerMetrics:
     def __init__(self, store: ObjectStore) -> None:
-        self.registry = CollectorRegistry(auto_describe=True)
+        self.registry = new_registry()
         self.requests = Counter(
             "webhook_requests",
             "Admission requests answered, by webhook, operation and decision "
@@ -45,6 +52,12 @@ class ServerMetrics:
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
+        self.in_flight = Gauge(
+            "webhook_requests_in_flight",
+            "Admission requests being read or decided, by webhook.",
+            ["webhook"],
+            registry=self.registry,
+        )
         self.certificate_reloads = Counter(
             "webhook_certificate_reloads", "Serving certificate reloads after the files changed.", registry=self.registry
         )
@@ -56,7 +69,7 @@ class ServerMetrics:
         self.registry.register(_StoreCollector(store))
 
     def observe(self, webhook: str, decision: Answer, seconds: float) -> None:
-        self.requests.labels(webhook, decision.operation, decision.outcome).inc()
+        self.requests.labels(webhook, decision.operation or UNKNOWN, decision.outcome).inc()
         self.duration.labels(webhook).observe(seconds)
 
     def exposition(self) -> bytes:
