@@ -80,6 +80,8 @@ class Parser(argparse.ArgumentParser):
     """argparse that reports a usage mistake as one line instead of the usage text and a message."""
 
     def error(self, message: str) -> NoReturn:
+        if message == "the following arguments are required: COMMAND":
+            message = f"no command given: choose one of {', '.join(c.name for c in COMMANDS)}"
         raise UsageError(self.prog, f"{message} (see '{self.prog} --help')")
 
 
@@ -96,9 +98,26 @@ def build_parser() -> Parser:
     return parser
 
 
+def _before_the_command(argv: Sequence[str]) -> None:
+    """argparse reports an option given before the command as a missing command; this names it."""
+    for token in argv:
+        if not token.startswith("-") or token in ("-h", "--help", "--version"):
+            return
+        flag = token.split("=", 1)[0]
+        owners = [c.name for c in COMMANDS if flag in {o.flag for o in options.options(c.settings)}]
+        if not owners:
+            raise UsageError("webhook", f"unrecognized arguments: {token} (see 'webhook --help')")
+        raise UsageError(
+            "webhook",
+            f"{flag} is an option of {', '.join(owners)}: give it after the command, as in "
+            f"'webhook {owners[0]} {flag} ...' (see 'webhook {owners[0]} --help')",
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     prog = "webhook"
     try:
+        _before_the_command(sys.argv[1:] if argv is None else argv)
         arguments, unknown = build_parser().parse_known_args(argv)
         command = next(c for c in COMMANDS if c.name == arguments.command)
         prog = f"webhook {command.name}"
