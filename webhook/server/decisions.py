@@ -4,8 +4,8 @@ Denials, errors and rejected requests are logged at INFO, allowed and patched re
 busy cluster admits thousands of pods a minute). The fields (``uid``, ``webhook``, ``operation``,
 ``object``, ``decision``, ``code``, ``duration_ms`` and, when the answer has one, ``detail``) are
 top-level keys in ``--log-format json``; the text line says the same in one sentence. The endpoint
-asks ``level_of`` and ``log.isEnabledFor`` first, so a request whose line is not written pays for
-neither the fields nor the text.
+asks ``log.isEnabledFor`` first, so a request whose line is not written pays for neither the fields
+nor the text.
 """
 
 from __future__ import annotations
@@ -19,10 +19,6 @@ from webhook.server.metrics import UNKNOWN
 log = logging.getLogger(__name__)
 
 QUIET = frozenset({"allowed", "patched"})
-
-
-def level_of(decision: Answer) -> int:
-    return logging.DEBUG if decision.outcome in QUIET else logging.INFO
 
 
 def _status(decision: Answer) -> tuple[int, str]:
@@ -66,5 +62,8 @@ def text(entry: dict[str, Any]) -> str:
 
 
 def log_decision(level: int, webhook: str, decision: Answer, seconds: float) -> None:
+    """Writes the line (the caller has checked the level). The record is made here rather than by
+    ``log.log``, which would walk the stack for the caller's file and line: the same line of this
+    module every time."""
     entry = fields(webhook, decision, seconds)
-    log.log(level, "%s", text(entry), extra=entry)
+    log.handle(log.makeRecord(log.name, level, __file__, 0, text(entry), (), None, extra=entry))
