@@ -39,7 +39,11 @@ def test_text_lines(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().err.splitlines()[0].endswith(" WARNING webhook.server.tls: cannot load tls.crt")
 
 
-def test_uvicorns_lines_carry_the_projects_logger_names(capsys: pytest.CaptureFixture[str]) -> None:
+def test_uvicorns_lines_carry_the_projects_logger_names(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):  # as uvicorn's defaults, used by another test, may leave them
+        for attribute, value in (("level", logging.NOTSET), ("propagate", True), ("disabled", False), ("handlers", [])):
+            monkeypatch.setattr(logging.getLogger(name), attribute, value)
+    logging.getLogger().manager._clear_cache()
     logs.configure("info", "json")
     logging.getLogger("uvicorn.error").info("Started server process [%d]", 42)
     logging.getLogger("uvicorn.access").info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5000", "GET", "/readyz", "1.1", 503)
