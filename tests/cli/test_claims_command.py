@@ -233,6 +233,14 @@ ORPHAN = {
 }
 
 
+UNPLACED = {
+    "apiVersion": "grove.io/v1alpha1",
+    "kind": "PodClique",
+    "metadata": {"labels": {"app.kubernetes.io/part-of": "rs-test", "grove.io/podcliqueset-replica-index": "0"}},
+    "spec": {"replicas": 1},
+}
+
+
 @pytest.mark.parametrize(
     ("files", "error"),
     [
@@ -250,6 +258,12 @@ ORPHAN = {
             {"unlabelled.yaml": yaml.safe_dump_all([rs_test(), {**ORPHAN, "metadata": {"name": "x"}}])},
             "{dir}/unlabelled.yaml: document 2: PodCliqueScalingGroup default/x has no label app.kubernetes.io/part-of naming its PodCliqueSet",
             id="child-without-podcliqueset-label",
+        ),
+        pytest.param(
+            {"unplaced.yaml": yaml.safe_dump_all([rs_test(), {**UNPLACED, "metadata": {**UNPLACED["metadata"], "name": "other-0-worker-a"}}])},
+            "PodClique default/other-0-worker-a cannot be placed in PodCliqueSet rs-test: error extracting PCS replica index "
+            'for PodClique default/other-0-worker-a: strconv.Atoi: parsing "worker": invalid syntax',
+            id="child-grove-labels-do-not-place",
         ),
         pytest.param(
             {"twice.yaml": yaml.safe_dump_all([rs_test(), rs_test()])},

@@ -72,8 +72,13 @@ def _owners(workload: Workload) -> list[OwnedSharing]:
     sharing = workload.sharing
     if workload.live:
 
+        groups = {group.metadata.name for group in workload.groups}
+
         def unplaced(name: str, message: str) -> None:
-            raise CommandError(f"{sharing.namespace}/{name} cannot be placed in PodCliqueSet {sharing.name}: {message}", UNUSABLE)
+            kind = "PodCliqueScalingGroup" if name in groups else "PodClique"
+            raise CommandError(
+                f"{kind} {sharing.namespace}/{name} cannot be placed in PodCliqueSet {sharing.name}: {message}", UNUSABLE
+            )
 
         owners = live_owners(sharing, workload.groups, workload.cliques, unplaced)
     else:
