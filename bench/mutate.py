@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import argparse
 import copy
+import logging
+import os
 import subprocess
 import sys
 import tempfile
 import time
 import timeit
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,7 @@ from serving import (
     timed,
 )
 
+from webhook import logs
 from webhook.core.admission.request import AdmissionReview, decode
 from webhook.core.model.pod import Pod
 from webhook.core.model.podcliqueset import PodCliqueSet
@@ -112,10 +116,26 @@ def decision(body: bytes, store: EmbeddedStore) -> Callable[[], Any]:
     return run
 
 
+@contextmanager
+def decision_lines() -> Iterator[None]:
+    """``--log-level debug --log-format json`` writing to /dev/null: a patched pod's decision line is
+    written (at the default level it is not even built)."""
+    with open(os.devnull, "w") as sink:
+        logs.configure("debug", "json")
+        handler = logging.getLogger().handlers[0]
+        assert isinstance(handler, logging.StreamHandler)
+        handler.setStream(sink)
+        try:
+            yield
+        finally:
+            logs.configure("info", "text")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=5000, help="requests per measurement")
     n = parser.parse_args().n
+    logs.configure("info", "text")  # as `webhook serve` runs by default
     count = 1000
     objects = podcliquesets(count)
     store = EmbeddedStore.of(objects)
@@ -136,6 +156,8 @@ def main() -> None:
     app = create_app(ServeSettings(), store)
     print(measure_asgi(app, grove, n, MUTATE).row("Grove pod through the ASGI app"))
     print(measure_asgi(app, web, n, MUTATE).row("other pod through the ASGI app"))
+    with decision_lines():
+        print(measure_asgi(app, grove, n, MUTATE).row("Grove pod, its decision logged (debug, JSON to /dev/null)"))
 
     def whole() -> Any:
         review = decode(web)

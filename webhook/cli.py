@@ -21,7 +21,7 @@ from pydantic_settings import BaseSettings
 from webhook import __version__, options
 from webhook.errors import CommandError
 from webhook.reconciler.settings import ReconcileSettings
-from webhook.settings import CertsSettings, ReviewSettings, ServeSettings
+from webhook.settings import CertsSettings, ClaimsSettings, ReviewSettings, ServeSettings
 
 USAGE_EXIT = 2
 
@@ -49,6 +49,13 @@ COMMANDS: tuple[Command, ...] = (
         "webhook.review:review",
     ),
     Command(
+        "claims",
+        "List the ResourceClaims PodCliqueSet manifests make and each pod's claims, with the "
+        "validating webhook's warnings (exit 0, 1 denied, 2 unusable input).",
+        ClaimsSettings,
+        "webhook.claims:claims",
+    ),
+    Command(
         "certs",
         "Make a development CA and a serving certificate signed by it (kept when still valid).",
         CertsSettings,
@@ -73,6 +80,8 @@ class Parser(argparse.ArgumentParser):
     """argparse that reports a usage mistake as one line instead of the usage text and a message."""
 
     def error(self, message: str) -> NoReturn:
+        if message == "the following arguments are required: COMMAND":
+            message = f"no command given: choose one of {', '.join(c.name for c in COMMANDS)}"
         raise UsageError(self.prog, f"{message} (see '{self.prog} --help')")
 
 
@@ -89,9 +98,26 @@ def build_parser() -> Parser:
     return parser
 
 
+def _before_the_command(argv: Sequence[str]) -> None:
+    """argparse reports an option given before the command as a missing command; this names it."""
+    for token in argv:
+        if not token.startswith("-") or token in ("-h", "--help", "--version"):
+            return
+        flag = token.split("=", 1)[0]
+        owners = [c.name for c in COMMANDS if flag in {o.flag for o in options.options(c.settings)}]
+        if not owners:
+            raise UsageError("webhook", f"unrecognized arguments: {token} (see 'webhook --help')")
+        raise UsageError(
+            "webhook",
+            f"{flag} is an option of {', '.join(owners)}: give it after the command, as in "
+            f"'webhook {owners[0]} {flag} ...' (see 'webhook {owners[0]} --help')",
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     prog = "webhook"
     try:
+        _before_the_command(sys.argv[1:] if argv is None else argv)
         arguments, unknown = build_parser().parse_known_args(argv)
         command = next(c for c in COMMANDS if c.name == arguments.command)
         prog = f"webhook {command.name}"

@@ -98,7 +98,8 @@ def add_arguments(parser: argparse.ArgumentParser, model: type[BaseSettings]) ->
     """Arguments whose absence leaves the field to the environment or its default."""
     for option in options(model):
         if option.positional:
-            parser.add_argument(option.name, metavar=option.flag, help=option.field.description)
+            nargs = "+" if option.repeatable else None
+            parser.add_argument(option.name, metavar=option.flag, nargs=nargs, help=option.field.description)
             continue
         kwargs: dict[str, Any] = {"dest": option.name, "default": argparse.SUPPRESS, "help": option.help_text()}
         if option.is_bool:

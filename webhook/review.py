@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import sys
 
+import orjson
+
 from webhook.core.admission.handling import Answer, respond
 from webhook.core.admission.request import AdmissionReview, Rejection, decode
 from webhook.errors import CommandError
@@ -24,7 +26,7 @@ def review(settings: ReviewSettings) -> int:
     body = _read(settings.file)
     decoded = decode(body)
     if isinstance(decoded, Rejection):
-        raise CommandError(f"{settings.file}: {decoded.message}", UNUSABLE)
+        raise CommandError(_unusable(settings.file, body, decoded), UNUSABLE)
     webhook = _webhook_for(decoded)
     answer = asyncio.run(_decide(settings, webhook, decoded))
     sys.stdout.buffer.write(answer.content() + b"\n")
@@ -38,6 +40,24 @@ def review(settings: ReviewSettings) -> int:
     if answer.outcome == "denied":
         return 1
     raise CommandError(f"{settings.file}: {response['status']['message']}", UNUSABLE)
+
+
+def _unusable(file: str, body: bytes, rejection: Rejection) -> str:
+    """Why the file is no review, said of the file: the server's words are about a request body."""
+    name = "standard input" if file == "-" else file
+    if not body.strip():
+        return f"{name} is not an AdmissionReview: it is empty"
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as err:
+        return f"{name} is not an AdmissionReview: not valid JSON ({err})"
+    if not isinstance(data, dict):
+        return f"{name} is not an AdmissionReview: a JSON {_json_type(data)}, not an object"
+    return f"{name}: {rejection.message}"
+
+
+def _json_type(value: object) -> str:
+    return {list: "array", str: "string", bool: "boolean", int: "number", float: "number"}.get(type(value), "null")
 
 
 def _read(file: str) -> bytes:

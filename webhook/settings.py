@@ -192,6 +192,30 @@ class ReviewSettings(DecisionSettings):
     )
 
 
+class ClaimsSettings(CommandSettings):
+    model_config = SettingsConfigDict(env_prefix="WEBHOOK_CLAIMS_", extra="forbid", frozen=True)
+
+    files: list[Path] = Field(
+        description=(
+            "YAML or JSON manifests, or directories of them: PodCliqueSets and, for current replica "
+            "counts, their PodCliqueScalingGroups and PodCliques."
+        ),
+        json_schema_extra={"metavar": "FILE", "positional": True},
+    )
+    output: Literal["table", "json"] = Field(
+        "table", description="Tables for people, or one JSON document for scripts (warnings go to stderr)."
+    )
+    max_items: int = Field(
+        10_000,
+        ge=1,
+        description=(
+            "Most claims plus pods listed, all PodCliqueSets together: a spec that makes more is "
+            "refused with its counts rather than printed."
+        ),
+        json_schema_extra={"metavar": "N"},
+    )
+
+
 class CertsSettings(CommandSettings):
     model_config = SettingsConfigDict(env_prefix="WEBHOOK_CERTS_", extra="forbid", frozen=True)
 

@@ -118,6 +118,14 @@ def test_which_store_serves(
     ("argv", "env", "error"),
     [
         pytest.param(["serve", "--bogus"], {}, "webhook serve: error: unrecognized arguments: --bogus (see 'webhook serve --help')", id="unknown-option"),
+        pytest.param(["--bogus"], {}, "webhook: error: unrecognized arguments: --bogus (see 'webhook --help')", id="unknown-option-alone"),
+        pytest.param(["--bogus", "serve"], {}, "webhook: error: unrecognized arguments: --bogus (see 'webhook --help')", id="unknown-option-before-the-command"),
+        pytest.param(
+            ["--port", "9443", "serve"], {},
+            "webhook: error: --port is an option of serve: give it after the command, as in 'webhook serve --port ...' (see 'webhook serve --help')",
+            id="option-before-its-command",
+        ),
+        pytest.param([], {}, f"webhook: error: no command given: choose one of {', '.join(c.name for c in COMMANDS)} (see 'webhook --help')", id="no-command"),
         pytest.param(
             ["launch"], {},
             f"webhook: error: argument COMMAND: invalid choice: 'launch' (choose from {', '.join(repr(c.name) for c in COMMANDS)}) (see 'webhook --help')",
@@ -156,13 +164,35 @@ def test_serve_without_certificate_files_is_one_line(
     assert capsys.readouterr().err == "webhook serve: error: " + error.format(dir=tmp_path) + "\n"
 
 
-def test_serve_with_a_key_of_another_certificate_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+SWAPPED = "(are --tls-cert and --tls-key swapped?)"
+
+
+@pytest.mark.parametrize(
+    ("cert", "key", "problem"),
+    [
+        pytest.param("tls.crt", "ca.key", "the key is not the certificate's (its public key differs: a key of another pair?)", id="key-of-the-ca"),
+        pytest.param("tls.crt", "other/tls.key", "the key is not the certificate's (its public key differs: a key of another pair?)", id="key-of-another-pair"),
+        pytest.param("tls.crt", "tls.crt", f"the key file holds a certificate, not a private key {SWAPPED}", id="certificate-as-key"),
+        pytest.param("tls.key", "tls.key", f"the certificate file holds a private key, not a certificate {SWAPPED}", id="key-as-certificate"),
+        pytest.param("tls.key", "tls.crt", f"the certificate file holds a private key, not a certificate {SWAPPED}", id="swapped"),
+        pytest.param("tls.crt", "empty", "the key file is empty", id="empty-key"),
+        pytest.param("empty", "tls.key", "the certificate file is empty", id="empty-certificate"),
+        pytest.param("tls.crt", "notes.txt", "the key file holds no PEM private key (no '-----BEGIN ... PRIVATE KEY-----' line)", id="not-pem"),
+    ],
+)
+def test_serve_with_a_pair_that_cannot_serve_names_the_problem(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, cert: str, key: str, problem: str
+) -> None:
     assert main(["certs", "--out", str(tmp_path)]) == 0
-    code = main(["serve", "--tls-cert", str(tmp_path / "tls.crt"), "--tls-key", str(tmp_path / "ca.key")])
+    assert main(["certs", "--out", str(tmp_path / "other")]) == 0
+    (tmp_path / "empty").write_bytes(b"")
+    (tmp_path / "notes.txt").write_text("a key goes here\n")
+    capsys.readouterr()
+    code = main(["serve", "--tls-cert", str(tmp_path / cert), "--tls-key", str(tmp_path / key)])
     assert code == 1
-    err = capsys.readouterr().err
-    assert err.startswith(f"webhook serve: error: cannot use TLS certificate {tmp_path}/tls.crt with key {tmp_path}/ca.key: ")
-    assert err.count("\n") == 1
+    assert capsys.readouterr().err == (
+        f"webhook serve: error: cannot use TLS certificate {tmp_path}/{cert} with key {tmp_path}/{key}: {problem}\n"
+    )
 
 
 def test_the_docs_list_every_option_of_every_command() -> None:

@@ -37,3 +37,21 @@ def test_text_lines(capsys: pytest.CaptureFixture[str]) -> None:
     logging.getLogger("webhook.server.tls").warning("cannot load %s", "tls.crt")
     logging.getLogger("webhook.server.tls").info("not written at warning")
     assert capsys.readouterr().err.splitlines()[0].endswith(" WARNING webhook.server.tls: cannot load tls.crt")
+
+
+def test_uvicorns_lines_carry_the_projects_logger_names(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):  # as uvicorn's defaults, used by another test, may leave them
+        for attribute, value in (("level", logging.NOTSET), ("propagate", True), ("disabled", False), ("handlers", [])):
+            monkeypatch.setattr(logging.getLogger(name), attribute, value)
+    logging.getLogger().manager._clear_cache()
+    logs.configure("info", "json")
+    logging.getLogger("uvicorn.error").info("Started server process [%d]", 42)
+    logging.getLogger("uvicorn.access").info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5000", "GET", "/readyz", "1.1", 503)
+    started, access = (orjson.loads(line) for line in capsys.readouterr().err.splitlines())
+    assert (started["logger"], started["message"]) == ("webhook.server.uvicorn", "Started server process [42]")
+    assert {k: access[k] for k in ("logger", "client", "method", "path", "status")} == {
+        "logger": "webhook.server.access", "client": "127.0.0.1:5000", "method": "GET", "path": "/readyz", "status": 503,
+    }
+    logs.configure("info", "text")
+    logging.getLogger("uvicorn.error").info("Finished server process [%d]", 42)
+    assert capsys.readouterr().err.endswith(" INFO webhook.server.uvicorn: Finished server process [42]\n")

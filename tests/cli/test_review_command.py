@@ -91,8 +91,10 @@ def test_objects_option_loads_manifests(tmp_path: Path, capsys: pytest.CaptureFi
 @pytest.mark.parametrize(
     ("data", "error"),
     [
-        pytest.param(b"{not json", "request body is not valid JSON", id="not-json"),
-        pytest.param(b"[]", "request body must be a JSON object (an AdmissionReview)", id="json-array"),
+        pytest.param(b"{not json", "{file} is not an AdmissionReview: not valid JSON (unexpected character, expected a string key: line 1 column 2 (char 1))", id="not-json"),
+        pytest.param(b"kind: PodCliqueSet\n", "{file} is not an AdmissionReview: not valid JSON (", id="yaml"),
+        pytest.param(b"", "{file} is not an AdmissionReview: it is empty", id="empty"),
+        pytest.param(b"[]", "{file} is not an AdmissionReview: a JSON array, not an object", id="json-array"),
         pytest.param(body({"request": {"operation": "CREATE"}}), "AdmissionReview request has no uid", id="no-uid"),
         pytest.param(
             body(review({"kind": "Deployment"}, kind={"group": "apps", "version": "v1", "kind": "Deployment"})),
@@ -105,7 +107,7 @@ def test_unusable_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Ca
     code, out, err = run(capsys, str(write(tmp_path, data)))
     assert (code, out) == (2, "")
     assert err.startswith("webhook review: error: ")
-    assert error in err
+    assert error.format(file=tmp_path / "review.json") in err
     assert err.count("\n") == 1
 
 

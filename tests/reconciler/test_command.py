@@ -106,7 +106,7 @@ def test_probes_metrics_and_a_clean_exit_on_sigterm(fake_api: FakeApiServer, pro
 @pytest.mark.parametrize(
     ("argv", "code", "error"),
     [
-        (["--kubeconfig", "{tmp}/missing"], 1, "cannot load {tmp}/missing: "),
+        (["--kubeconfig", "{tmp}/missing"], 1, "cannot load kubeconfig {tmp}/missing: no such file"),
         (["--workers", "0"], 2, "invalid value '0' for --workers: Input should be greater than or equal to 1"),
         (["--namespace", "a,b"], 2, "invalid value 'a,b' for --namespace: 'a,b' is not one namespace name"),
         (["--lease-duration", "5"], 2, "--lease-duration must be longer than --renew-deadline"),
@@ -125,3 +125,29 @@ def test_a_bad_start_is_one_line(
     err = capsys.readouterr().err
     assert err.startswith("webhook reconcile: error: " + error.format(**values))
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("env", "error"),
+    [
+        pytest.param({}, "no kubeconfig found: {tmp}/.kube/config does not exist and KUBECONFIG is not set (give --kubeconfig FILE, set KUBECONFIG, or run in a pod)", id="no-default-kubeconfig"),
+        pytest.param({"KUBECONFIG": "{tmp}/a"}, "no kubeconfig found: KUBECONFIG names {tmp}/a, which does not exist (give --kubeconfig FILE, or run in a pod)", id="kubeconfig-variable-missing"),
+        pytest.param(
+            {"KUBECONFIG": "{tmp}/a:{tmp}/b"},
+            "no kubeconfig found: KUBECONFIG names {tmp}/a, {tmp}/b, none of which exists (give --kubeconfig FILE, or run in a pod)",
+            id="kubeconfig-variable-list-missing",
+        ),
+        pytest.param({"KUBECONFIG": "{tmp}/broken"}, "cannot load kubeconfig {tmp}/broken: Invalid kube-config file. Expected key current-context in {tmp}/broken", id="broken-kubeconfig"),
+    ],
+)
+def test_without_a_usable_kubeconfig_the_line_names_the_paths_tried(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, env: dict[str, str], error: str
+) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "broken").write_text("{}\n")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value.format(tmp=tmp_path))
+    assert main(["reconcile"]) == 1
+    assert capsys.readouterr().err == "webhook reconcile: error: " + error.format(tmp=tmp_path) + "\n"

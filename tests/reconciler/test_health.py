@@ -24,7 +24,10 @@ def test_not_ready_until_every_cache_has_listed(fake_api: FakeApiServer, start_r
 
     wait_until(lambda: get(base + "/readyz") == (503, "not ready: caches not synced\n"), message="not ready")
     assert get(base + "/healthz") == (200, "ok\n")
-    assert "grove_sharing_reconciler_caches_synced 0.0" in get(base + "/metrics")[1]
+    metrics = get(base + "/metrics")[1]
+    assert "grove_sharing_reconciler_caches_synced 0.0" in metrics
+    assert "\nprocess_resident_memory_bytes " in metrics and "\npython_gc_collections_total{" in metrics
+    assert "_created" not in metrics
 
     fake_api.faults.clear()
     wait_until(lambda: get(base + "/readyz") == (200, "ok\n"), timeout=8, message="ready once listed")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import socket
@@ -10,6 +11,7 @@ import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from server.reviews import VALIDATE, body, review, workload_pcs
 from server.serverproc import Served, make_certs, poll, serve
@@ -120,3 +122,22 @@ def test_new_connections_get_the_rotated_certificate_while_requests_keep_succeed
         assert len(load.local_ports) == 1, "the kept-alive connection was dropped"
         assert "reloaded the serving certificate" in served.log_text()
         assert "still serving the previous certificate" in served.log_text()
+
+
+def test_changed_files_that_cannot_serve_keep_the_certificate_and_say_why(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from webhook.server.metrics import ServerMetrics
+    from webhook.server.tls import CertificateReloader, _load
+    from webhook.stores import EmbeddedStore
+
+    ensure(tmp_path, ["localhost"])
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    metrics = ServerMetrics(EmbeddedStore.of([]))
+    reloader = CertificateReloader(_load(cert, key), cert, key, metrics, 1.0)
+    key.write_bytes(cert.read_bytes() + b"\n")  # the certificate written where the key goes
+    with caplog.at_level(logging.WARNING):
+        assert reloader.check() is False
+    assert caplog.messages == [
+        "certificate files changed but cannot be loaded, still serving the previous certificate: "
+        "the key file holds a certificate, not a private key (are --tls-cert and --tls-key swapped?)"
+    ]
+    assert metrics.certificate_reload_errors._value.get() == 1

@@ -176,6 +176,6 @@ def test_metrics_count_mutations_by_decision() -> None:
     assert found[(requests, (("decision", "denied"), ("operation", "CREATE"), webhook))] == 1
     assert found[(requests, (("decision", "allowed"), ("operation", "CREATE"), webhook))] == 1
     assert found[(requests, (("decision", "allowed"), ("operation", "DELETE"), webhook))] == 1
-    assert found[(requests, (("decision", "rejected"), ("operation", ""), webhook))] == 1
+    assert found[(requests, (("decision", "rejected"), ("operation", "unknown"), webhook))] == 1
     assert found[("webhook_request_duration_seconds_count", (webhook,))] == 5
     assert found[("webhook_store_objects", ())] == 1

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+
+import httpx
 import pytest
 from server.asgi import call
 from server.memorystore import MemoryStore
@@ -57,12 +61,52 @@ def test_metrics_count_requests_by_webhook_operation_and_decision() -> None:
     assert found[(requests, (("decision", "allowed"), ("operation", "CREATE"), webhook))] == 2
     assert found[(requests, (("decision", "denied"), ("operation", "CREATE"), webhook))] == 1
     assert found[(requests, (("decision", "allowed"), ("operation", "DELETE"), webhook))] == 1
-    assert found[(requests, (("decision", "rejected"), ("operation", ""), webhook))] == 2
+    assert found[(requests, (("decision", "rejected"), ("operation", "unknown"), webhook))] == 2
     assert found[("webhook_request_duration_seconds_count", (webhook,))] == 6
     assert found[("webhook_store_objects", ())] == 0
     assert found[("webhook_store_synced", ())] == 1
     assert found[("webhook_certificate_reloads_total", ())] == 0
     assert found[("webhook_certificate_reload_errors_total", ())] == 0
+    assert found[("webhook_requests_in_flight", (webhook,))] == 0
+    assert found[("webhook_requests_in_flight", (("webhook", "mutate-pod"),))] == 0
+
+
+def test_metrics_have_the_process_and_python_series_and_no_created_series() -> None:
+    app = create_app(ServeSettings(), MemoryStore())
+    call(app, "POST", VALIDATE, body(review(workload_pcs())))
+    text = call(app, "GET", "/metrics").text
+    names = {name for name, _ in samples(text)}
+    assert not [name for name in names if name.endswith("_created")]
+    assert {"process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds", "process_start_time_seconds"} <= names
+    assert {"python_info", "python_gc_collections_total"} <= names
+    assert samples(text)[("process_resident_memory_bytes", ())] > 10_000_000
+
+
+def test_in_flight_counts_the_requests_being_read_or_decided() -> None:
+    app = create_app(ServeSettings(), MemoryStore())
+    in_flight = ("webhook_requests_in_flight", (("webhook", "validate-podcliqueset"),))
+
+    async def scenario() -> tuple[float, float]:
+        release = asyncio.Event()
+
+        async def slow_body() -> AsyncIterator[bytes]:
+            content = body(review(workload_pcs()))
+            yield content[:10]
+            await release.wait()
+            yield content[10:]
+
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="https://webhook.test") as client:
+            posting = asyncio.create_task(client.post(VALIDATE, content=slow_body()))
+            deadline = asyncio.get_running_loop().time() + 10
+            while (during := samples((await client.get("/metrics")).text).get(in_flight)) != 1:
+                assert asyncio.get_running_loop().time() < deadline, f"in flight: {during}"
+                await asyncio.sleep(0.01)
+            release.set()
+            assert (await posting).json()["response"]["allowed"] is True
+            return during, samples((await client.get("/metrics")).text)[in_flight]
+
+    assert asyncio.run(scenario()) == (1, 0)
 
 
 def test_each_app_counts_alone() -> None:

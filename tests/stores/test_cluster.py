@@ -204,7 +204,7 @@ def test_a_bad_kubeconfig_is_one_line(tmp_path: Path) -> None:
     store = ClusterStore(path)
     with pytest.raises(StoreError) as raised:
         asyncio.run(store.start())
-    assert str(raised.value).startswith(f"cannot load {path}")
+    assert str(raised.value).startswith(f"cannot load kubeconfig {path}: ")
     assert "\n" not in str(raised.value)
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import yaml
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
+
+DEFAULT_KUBECONFIG = "~/.kube/config"
 
 
 class KubeConfigError(Exception):
@@ -17,17 +20,37 @@ def in_cluster() -> bool:
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
 
 
+def default_kubeconfig() -> str:
+    """``KUBECONFIG`` (paths separated by the OS path separator), else ``~/.kube/config``; read now,
+    where the client library reads it once when imported."""
+    return os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
+
+
+def _none_found(kubeconfig: str) -> str:
+    if os.environ.get("KUBECONFIG"):
+        tried = [str(Path(p).expanduser()) for p in kubeconfig.split(os.pathsep) if p]
+        none = "which does not exist" if len(tried) == 1 else "none of which exists"
+        return f"no kubeconfig found: KUBECONFIG names {', '.join(tried)}, {none} (give --kubeconfig FILE, or run in a pod)"
+    return (
+        f"no kubeconfig found: {Path(DEFAULT_KUBECONFIG).expanduser()} does not exist and KUBECONFIG is not set "
+        "(give --kubeconfig FILE, set KUBECONFIG, or run in a pod)"
+    )
+
+
 def api_client(kubeconfig: str | None = None) -> client.ApiClient:
     """A client for ``kubeconfig`` if given, else in-cluster config when running in a pod, else the
     default kubeconfig (``KUBECONFIG`` or ``~/.kube/config``)."""
+    if kubeconfig and not Path(kubeconfig).expanduser().is_file():
+        raise KubeConfigError(f"cannot load kubeconfig {kubeconfig}: no such file")
+    default = None if kubeconfig or in_cluster() else default_kubeconfig()
+    if default is not None and not any(Path(p).expanduser().is_file() for p in default.split(os.pathsep) if p):
+        raise KubeConfigError(_none_found(default))
     try:
-        if kubeconfig:
-            return config.new_client_from_config(config_file=kubeconfig)
-        if in_cluster():
+        if in_cluster() and not kubeconfig:
             configuration = client.Configuration()
             config.load_incluster_config(client_configuration=configuration)
             return client.ApiClient(configuration)
-        return config.new_client_from_config()
+        return config.new_client_from_config(config_file=kubeconfig or default)
     except (ConfigException, OSError, TypeError, ValueError, yaml.YAMLError) as err:
-        where = kubeconfig or ("in-cluster configuration" if in_cluster() else "the default kubeconfig")
+        where = "in-cluster configuration" if default is None and not kubeconfig else f"kubeconfig {kubeconfig or default}"
         raise KubeConfigError(f"cannot load {where}: {err}".replace("\n", " ")) from None

@@ -13,7 +13,7 @@ from kubernetes import config
 
 from webhook import logs
 from webhook.errors import CommandError
-from webhook.kube.config import KubeConfigError, api_client, in_cluster
+from webhook.kube.config import KubeConfigError, api_client, default_kubeconfig, in_cluster
 from webhook.reconciler.controller import Controller, reconciler_client
 from webhook.reconciler.settings import ReconcileSettings
 
@@ -28,7 +28,7 @@ def own_namespace(kubeconfig: Path | None) -> str:
     if in_cluster() and SERVICE_ACCOUNT_NAMESPACE.is_file():
         return SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
     try:
-        _, active = config.list_kube_config_contexts(config_file=str(kubeconfig) if kubeconfig else None)
+        _, active = config.list_kube_config_contexts(config_file=str(kubeconfig) if kubeconfig else default_kubeconfig())
     except Exception:  # noqa: BLE001 - no usable context: fall back to the default namespace
         return "default"
     return str((active or {}).get("context", {}).get("namespace") or "default")

@@ -1,5 +1,6 @@
-"""The reconciler's Prometheus metrics, in a registry of its own (no process-wide state, so tests
-can run several reconcilers in one process)."""
+"""The reconciler's Prometheus metrics, in a registry of its own (tests run several reconcilers in
+one process), with the process's and Python's metrics and no ``*_created`` series
+(``webhook.exposition``)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ from collections.abc import Callable, Hashable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from webhook.exposition import new_registry
+
 PREFIX = "grove_sharing_reconciler"
 ACTIONS = ("created", "adopted", "labelled", "deleted")
 
 
 class ReconcilerMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
-        self.registry = registry or CollectorRegistry()
+        self.registry = registry or new_registry()
         self.claim_writes = Counter(
             f"{PREFIX}_claim_writes",
             "ResourceClaims written, by action: created, adopted (controller reference set), "

@@ -15,6 +15,7 @@ from starlette.types import Receive, Scope, Send
 
 from webhook.core.admission.handling import Answer
 from webhook.core.admission.request import Rejection
+from webhook.server import decisions
 from webhook.server.metrics import ServerMetrics
 from webhook.webhooks import Respond
 
@@ -44,36 +45,50 @@ class WebhookEndpoint:
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
+        self.in_flight = metrics.in_flight
+        self.in_flight[name] = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
+        self.in_flight[self.name] += 1
         try:
-            body = await self.read_in_time(scope, receive)
-        except BodyTooLarge:
-            decision = Answer.rejected(Rejection(413, f"request body is larger than the limit of {self.max_body_bytes} bytes"))
-        except BodyTooSlow:
-            decision = Answer.rejected(Rejection(408, f"request body not received in full within {self.body_timeout:g} s"))
-        except ClientGone:
-            return
-        else:
-            decision = await self.respond(body)
-            if decision.error is not None:
-                uid = decision.uid
-                log.error(
-                    "internal error in webhook %s (request uid %r)",
-                    self.name,
-                    uid,
-                    exc_info=decision.error,
-                    extra={"uid": uid, "webhook": self.name},
-                )
-        self.metrics.observe(self.name, decision, time.perf_counter() - started)
-        content = decision.content()
-        headers = JSON_HEADERS + [(b"content-length", str(len(content)).encode())]
-        if decision.status in (408, 413):
-            # The rest of the body may still be on its way: the connection cannot carry another request.
-            headers.append((b"connection", b"close"))
-        await send({"type": "http.response.start", "status": decision.status, "headers": headers})
-        await send({"type": "http.response.body", "body": content})
+            try:
+                body = await self.read_in_time(scope, receive)
+            except BodyTooLarge:
+                decision = Answer.rejected(Rejection(413, f"request body is larger than the limit of {self.max_body_bytes} bytes"))
+            except BodyTooSlow:
+                decision = Answer.rejected(Rejection(408, f"request body not received in full within {self.body_timeout:g} s"))
+            except ClientGone:
+                return
+            else:
+                decision = await self.respond(body)
+                if decision.error is not None:
+                    self.log_error(decision)
+            seconds = time.perf_counter() - started
+            self.metrics.observe(self.name, decision, seconds)
+            # The decision's log line is built only when it is written (DEBUG for most requests).
+            level = logging.DEBUG if decision.outcome in decisions.QUIET else logging.INFO
+            if decisions.log.isEnabledFor(level):
+                decisions.log_decision(level, self.name, decision, seconds)
+            content = decision.content()
+            headers = JSON_HEADERS + [(b"content-length", str(len(content)).encode())]
+            if decision.status in (408, 413):
+                # The rest of the body may still be on its way: the connection cannot carry another request.
+                headers.append((b"connection", b"close"))
+            await send({"type": "http.response.start", "status": decision.status, "headers": headers})
+            await send({"type": "http.response.body", "body": content})
+        finally:
+            self.in_flight[self.name] -= 1
+
+    def log_error(self, decision: Answer) -> None:
+        uid = decision.uid
+        log.error(
+            "internal error in webhook %s (request uid %r)",
+            self.name,
+            uid,
+            exc_info=decision.error,
+            extra={"uid": uid, "webhook": self.name},
+        )
 
     async def read_in_time(self, scope: Scope, receive: Receive) -> bytes:
         """``read_body`` within the body timeout. uvicorn has no timeout for a body, so a client

@@ -1,15 +1,22 @@
-"""The server's Prometheus metrics, in a registry of its own so every app (and test) counts alone."""
+"""The server's Prometheus metrics, in a registry of its own so every app (and test) counts alone.
+
+The names and what they count map onto controller-runtime's webhook metrics (docs/metrics.md).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from webhook.core.admission.handling import Answer
+from webhook.exposition import new_registry
 from webhook.stores.base import ObjectStore
+
+UNKNOWN = "unknown"
+"""The operation of a request whose body could not be read (rejected before any decision)."""
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 """Webhook calls take well under a millisecond to decide; the API server's timeout is at most 30 s."""
@@ -28,9 +35,22 @@ class _StoreCollector(Collector):
         )
 
 
+class _InFlightCollector(Collector):
+    def __init__(self, in_flight: dict[str, int]) -> None:
+        self._in_flight = in_flight
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            "webhook_requests_in_flight", "Admission requests being read or decided, by webhook.", labels=["webhook"]
+        )
+        for webhook, count in list(self._in_flight.items()):
+            family.add_metric([webhook], count)
+        yield family
+
+
 class ServerMetrics:
     def __init__(self, store: ObjectStore) -> None:
-        self.registry = CollectorRegistry(auto_describe=True)
+        self.registry = new_registry()
         self.requests = Counter(
             "webhook_requests",
             "Admission requests answered, by webhook, operation and decision "
@@ -45,6 +65,9 @@ class ServerMetrics:
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
+        self.in_flight: dict[str, int] = {}
+        """Requests being read or decided, by webhook: counted by the endpoints (one event loop, so
+        a plain count, without the lock a ``Gauge`` takes twice a request), read when scraped."""
         self.certificate_reloads = Counter(
             "webhook_certificate_reloads", "Serving certificate reloads after the files changed.", registry=self.registry
         )
@@ -54,9 +77,10 @@ class ServerMetrics:
             registry=self.registry,
         )
         self.registry.register(_StoreCollector(store))
+        self.registry.register(_InFlightCollector(self.in_flight))
 
     def observe(self, webhook: str, decision: Answer, seconds: float) -> None:
-        self.requests.labels(webhook, decision.operation, decision.outcome).inc()
+        self.requests.labels(webhook, decision.operation or UNKNOWN, decision.outcome).inc()
         self.duration.labels(webhook).observe(seconds)
 
     def exposition(self) -> bytes:

@@ -34,7 +34,7 @@ def check_files(cert: Path, key: Path) -> None:
     try:
         _load(cert, key)
     except ssl.SSLError as err:
-        raise CommandError(f"cannot use TLS certificate {cert} with key {key}: {_reason(err)}") from None
+        raise CommandError(f"cannot use TLS certificate {cert} with key {key}: {_problem(cert, key, err)}") from None
 
 
 def _load(cert: Path, key: Path, context: ssl.SSLContext | None = None) -> ssl.SSLContext:
@@ -45,6 +45,51 @@ def _load(cert: Path, key: Path, context: ssl.SSLContext | None = None) -> ssl.S
 
 def _reason(err: ssl.SSLError) -> str:
     return str(err.reason or err.strerror or err).replace("_", " ").lower()
+
+
+SWAPPED = "are --tls-cert and --tls-key swapped?"
+
+
+def _problem(cert: Path, key: Path, err: ssl.SSLError) -> str:
+    """What is wrong with a pair OpenSSL refused, in words: OpenSSL says ``[SSL] PEM lib`` for an
+    empty file, a certificate given as the key and the other way round alike."""
+    try:
+        return diagnose(cert.read_bytes(), key.read_bytes()) or _reason(err)
+    except OSError as read_err:
+        return str(read_err)
+
+
+def diagnose(cert: bytes, key: bytes) -> str | None:
+    """Why a PEM certificate and key cannot serve together, or None when nothing is found wrong."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    if not cert.strip():
+        return "the certificate file is empty"
+    if b"-----BEGIN CERTIFICATE-----" not in cert:
+        if b"PRIVATE KEY-----" in cert:
+            return f"the certificate file holds a private key, not a certificate ({SWAPPED})"
+        return "the certificate file holds no PEM certificate (no '-----BEGIN CERTIFICATE-----' line)"
+    if not key.strip():
+        return "the key file is empty"
+    if b"PRIVATE KEY-----" not in key:
+        if b"-----BEGIN CERTIFICATE-----" in key:
+            return f"the key file holds a certificate, not a private key ({SWAPPED})"
+        return "the key file holds no PEM private key (no '-----BEGIN ... PRIVATE KEY-----' line)"
+    if b"ENCRYPTED" in key:
+        return "the private key is encrypted; the server needs it unencrypted"
+    try:
+        certificate = x509.load_pem_x509_certificates(cert)[0]
+    except ValueError as err:
+        return f"the certificate cannot be read: {err}"
+    try:
+        private_key = serialization.load_pem_private_key(key, password=None)
+    except (ValueError, TypeError) as err:
+        return f"the private key cannot be read: {err}"
+    der, spki = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    if certificate.public_key().public_bytes(der, spki) != private_key.public_key().public_bytes(der, spki):
+        return "the key is not the certificate's (its public key differs: a key of another pair?)"
+    return None
 
 
 class CertificateReloader:
@@ -79,7 +124,7 @@ class CertificateReloader:
             _load(self.cert, self.key, self.context)
         except (OSError, ssl.SSLError) as err:
             self.metrics.certificate_reload_errors.inc()
-            reason = _reason(err) if isinstance(err, ssl.SSLError) else str(err)
+            reason = _problem(self.cert, self.key, err) if isinstance(err, ssl.SSLError) else str(err)
             log.warning("certificate files changed but cannot be loaded, still serving the previous certificate: %s", reason)
             return False
         self.metrics.certificate_reloads.inc()

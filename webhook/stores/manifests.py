@@ -85,9 +85,14 @@ def _objects(document: Any, where: str) -> Iterator[dict[str, Any]]:
     yield document
 
 
-def _is_podcliqueset(obj: dict[str, Any]) -> bool:
+def is_grove_object(obj: dict[str, Any], kind: str) -> bool:
+    """Whether ``obj`` is a ``grove.io`` object of ``kind`` (any version)."""
     api_version = obj.get("apiVersion")
-    return obj.get("kind") == KIND and isinstance(api_version, str) and api_version.partition("/")[0] == GROUP
+    return obj.get("kind") == kind and isinstance(api_version, str) and api_version.partition("/")[0] == GROUP
+
+
+def _is_podcliqueset(obj: dict[str, Any]) -> bool:
+    return is_grove_object(obj, KIND)
 
 
 def project_manifest(obj: dict[str, Any], where: str) -> PodCliqueSetSharing:
@@ -102,19 +107,25 @@ def project_manifest(obj: dict[str, Any], where: str) -> PodCliqueSetSharing:
     return sharing if sharing.namespace else sharing._replace(namespace=DEFAULT_NAMESPACE)
 
 
-def load(paths: Sequence[Path]) -> dict[Key, PodCliqueSetSharing]:
-    """Every PodCliqueSet in ``paths`` by (namespace, name); the same one defined twice is an error."""
-    found: dict[Key, PodCliqueSetSharing] = {}
-    origin: dict[Key, str] = {}
+def manifest_objects(paths: Sequence[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every object of every manifest in ``paths``, with where it is (``<file>: document <n>``)."""
     for path in manifest_files(paths):
         for number, document in _documents(path):
             where = f"{path}: document {number}"
             for obj in _objects(document, where):
-                if not _is_podcliqueset(obj):
-                    continue
-                pcs = project_manifest(obj, where)
-                key = pcs.key
-                if key in found:
-                    raise StoreError(f"{where}: PodCliqueSet {key[0]}/{key[1]} is already defined in {origin[key]}")
-                found[key], origin[key] = pcs, where
+                yield where, obj
+
+
+def load(paths: Sequence[Path]) -> dict[Key, PodCliqueSetSharing]:
+    """Every PodCliqueSet in ``paths`` by (namespace, name); the same one defined twice is an error."""
+    found: dict[Key, PodCliqueSetSharing] = {}
+    origin: dict[Key, str] = {}
+    for where, obj in manifest_objects(paths):
+        if not _is_podcliqueset(obj):
+            continue
+        pcs = project_manifest(obj, where)
+        key = pcs.key
+        if key in found:
+            raise StoreError(f"{where}: PodCliqueSet {key[0]}/{key[1]} is already defined in {origin[key]}")
+        found[key], origin[key] = pcs, where
     return found

@@ -9,7 +9,7 @@ import pytest
 
 from core.sharing.oracle import claim_names, stale_claims
 from core.sharing.test_patterns import SEEDS, random_spec
-from core.workload import workload_pcs_raw
+from core.workload import grove_pod, workload_pcs_raw
 from webhook.core.model.meta import OwnerReference
 from webhook.core.model.podcliqueset import (
     PodClique,
@@ -19,7 +19,8 @@ from webhook.core.model.podcliqueset import (
 from webhook.core.model.projection import project
 from webhook.core.sharing.desired import claim_count, desired_claims
 from webhook.core.sharing.owners import OwnedSharing, live_owners, planned_owners
-from webhook.core.sharing.placement import index_below
+from webhook.core.sharing.patterns import PlannedSize, planned_size
+from webhook.core.sharing.placement import clique_identity, index_below
 
 BASE = {
     "app.kubernetes.io/managed-by": "grove-operator",
@@ -360,3 +361,27 @@ def test_planned_owners_of_groves_workload_start_with_the_templates_replicas() -
         ("PodClique", "rs-test-1-sga-0-worker-b", 1),
         ("PodClique", "rs-test-1-sga-1-worker-b", 1),
     ]
+
+
+@pytest.mark.parametrize("seed", [pytest.param(s, id=f"seed-{s}") for s in (0, 1)])
+def test_planned_size_counts_what_the_planned_owners_list(seed: int) -> None:
+    for s in range(seed, len(SEEDS), 8):
+        sharing = project(PodCliqueSet.model_validate(random_spec(s)))
+        owners = list(planned_owners(sharing))
+        pods = sum(o.replicas for o in owners if o.identity is not None)
+        assert planned_size(sharing) == PlannedSize(len(owners), sum(map(claim_count, owners)), pods), s
+
+
+def test_planned_podcliques_carry_the_identity_their_pods_labels_give() -> None:
+    raw = workload_pcs_raw(2)
+    sharing = project(PodCliqueSet.model_validate(raw))
+    for owned in planned_owners(sharing):
+        if owned.identity is None:
+            assert owned.owner.level.value.kind != "PodClique"
+            continue
+        assert owned.identity.clique_fqn == owned.owner.name
+        group = owned.identity.scaling_group_fqn or None
+        clique = owned.identity.clique_name
+        pod = grove_pod(raw, owned.identity.pcs_replica, clique, 0, group and "sga", owned.identity.scaling_group_replica)
+        labels = pod["metadata"]["labels"]
+        assert clique_identity("default", "rs-test", labels["grove.io/podclique"], labels) == owned.identity

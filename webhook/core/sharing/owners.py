@@ -18,7 +18,7 @@ entries and field paths always agree:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from webhook.core.gocompat.strconv import atoi
@@ -27,7 +27,7 @@ from webhook.core.model.meta import OwnerReference
 from webhook.core.model.podcliqueset import PodClique, PodCliqueScalingGroup, Scope
 from webhook.core.model.projection import PodCliqueSetSharing, SharingEntry
 from webhook.core.sharing import naming
-from webhook.core.sharing.placement import IdentityError, clique_identity, clique_of
+from webhook.core.sharing.placement import CliqueIdentity, IdentityError, clique_identity, clique_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +84,9 @@ class OwnedSharing:
     owner: SharingOwner
     uid: str
     replicas: int
+    identity: CliqueIdentity | None = field(default=None, compare=False)
+    """A PodClique's place in its PodCliqueSet (``placement``), which its pods share: None for the
+    other levels."""
 
     @property
     def reference(self) -> OwnerReference:
@@ -126,14 +129,17 @@ def planned_owners(pcs: PodCliqueSetSharing, indices: Indices = range) -> Iterat
     PodCliqueSet; then for each of its replicas the standalone PodCliques, and each scaling group
     followed by the PodCliques of each of its replicas. Standalone and member PodCliques start with
     their template's replicas (at least 1), scaling groups with theirs (1 when unset). UIDs are
-    unknown (empty): these objects may not exist yet."""
+    unknown (empty): these objects may not exist yet. PodCliques carry their identity, as their
+    pods' labels will give it."""
     yield OwnedSharing(pcs_owner(pcs), "", max(pcs.replicas, 0))
     members = {name for group in pcs.scaling_groups for name in group.clique_names}
     standalone = [c for c, clique in enumerate(pcs.cliques) if clique.name not in members]
     for i in indices(max(pcs.replicas, 0)):
         for c in standalone:
-            name = naming.standalone_clique_name(pcs.name, i, pcs.cliques[c].name)
-            yield OwnedSharing(_clique_owner(pcs, c, name, pcs.name), "", _clique_replicas(pcs.cliques[c].replicas))
+            clique = pcs.cliques[c]
+            name = naming.standalone_clique_name(pcs.name, i, clique.name)
+            identity = CliqueIdentity(pcs.namespace, pcs.name, i, name, clique.name)
+            yield OwnedSharing(_clique_owner(pcs, c, name, pcs.name), "", _clique_replicas(clique.replicas), identity)
         for g, group in enumerate(pcs.scaling_groups):
             group_name = naming.scaling_group_name(pcs.name, i, group.name)
             group_replicas = max(1 if group.replicas is None else group.replicas, 0)
@@ -145,7 +151,8 @@ def planned_owners(pcs: PodCliqueSetSharing, indices: Indices = range) -> Iterat
                         continue
                     name = naming.member_clique_name(group_name, j, clique_name)
                     replicas = _clique_replicas(pcs.cliques[member].replicas)
-                    yield OwnedSharing(_clique_owner(pcs, member, name, pcs.name), "", replicas)
+                    identity = CliqueIdentity(pcs.namespace, pcs.name, i, name, clique_name, group_name, j)
+                    yield OwnedSharing(_clique_owner(pcs, member, name, pcs.name), "", replicas, identity)
 
 
 # --- the owners that exist -------------------------------------------------------------------------
@@ -200,5 +207,5 @@ def live_owners(
         c = pcs.clique_index(identity.clique_name)
         assert c is not None, "clique_of found it"
         owner = _clique_owner(pcs, c, clique.metadata.name, part_of)
-        owners.append(OwnedSharing(owner, clique.metadata.uid, clique.spec.replicas or 0))
+        owners.append(OwnedSharing(owner, clique.metadata.uid, clique.spec.replicas or 0, identity))
     return owners

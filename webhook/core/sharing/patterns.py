@@ -14,6 +14,7 @@ those of ``owners.planned_owners``, walked with open indices.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -22,7 +23,8 @@ from itertools import combinations, islice
 
 from webhook.core.model.podcliqueset import Scope
 from webhook.core.model.projection import PodCliqueSetSharing
-from webhook.core.sharing.owners import planned_owners
+from webhook.core.sharing.desired import claim_count
+from webhook.core.sharing.owners import Level, planned_owners
 
 _OPEN = "\udc00"
 """Marks an open index inside a generated name: a lone surrogate, which no decoded JSON or YAML
@@ -107,6 +109,29 @@ def name_patterns(pcs: PodCliqueSetSharing) -> list[NamePattern]:
                 if entry.name:
                     patterns.append(NamePattern(f"{owner.source}[{i}]", owner.claim_name(entry, replica)))
     return patterns
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedSize:
+    """How much a spec makes at the replica counts Grove starts with (``owners.planned_owners``)."""
+
+    owners: int
+    claims: int
+    pods: int
+
+
+def planned_size(pcs: PodCliqueSetSharing) -> PlannedSize:
+    """The owners, claims and pods of ``planned_owners``, counted without listing them: the owners
+    are walked with open indices, and each stands for as many owners as its open indices take
+    values. Costs as much as ``name_patterns``, whatever the replica counts."""
+    owners = claims = pods = 0
+    for owned in planned_owners(pcs, _open):
+        copies = math.prod(int(size) for size in _MARKER.findall(owned.owner.name))
+        owners += copies
+        claims += copies * claim_count(owned)
+        if owned.owner.level is Level.CLIQUE:
+            pods += copies * max(owned.replicas, 0)
+    return PlannedSize(owners, claims, pods)
 
 
 def first_longer_than(pattern: NamePattern, limit: int, first: str | None = None) -> str | None:

@@ -1,0 +1,93 @@
+"""One log line per admission decision: denials, errors and rejections at INFO, the rest at DEBUG,
+with the request's uid, webhook, operation, object, decision, status code and duration."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+import pytest
+from server.asgi import call
+from server.memorystore import MemoryStore
+from server.reviews import VALIDATE, bad_scope_pcs, body, review, workload_pcs
+
+from core.workload import grove_pod, pod_review, workload_pcs_raw
+from webhook import logs
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.server import decisions
+from webhook.server.app import create_app
+from webhook.settings import ServeSettings
+
+MUTATE = "/webhooks/mutate-pod"
+FIELDS = ("uid", "webhook", "operation", "object", "decision", "code")
+
+
+def decided(caplog: pytest.LogCaptureFixture, path: str, content: bytes, level: int = logging.DEBUG) -> list[logging.LogRecord]:
+    app = create_app(ServeSettings(), MemoryStore(PodCliqueSet.model_validate(workload_pcs_raw())))
+    caplog.clear()
+    with caplog.at_level(level, logger=decisions.log.name):
+        call(app, "POST", path, content)
+    return [r for r in caplog.records if r.name == "webhook.server.decisions"]
+
+
+def fields(record: logging.LogRecord) -> dict[str, Any]:
+    return {name: getattr(record, name) for name in FIELDS}
+
+
+def test_a_denial_is_logged_at_info_with_its_message(caplog: pytest.LogCaptureFixture) -> None:
+    denied = review(bad_scope_pcs(), uid="uid-denied")
+    [record] = decided(caplog, VALIDATE, body(denied), logging.INFO)
+    assert record.levelno == logging.INFO
+    assert fields(record) == {
+        "uid": "uid-denied", "webhook": "validate-podcliqueset", "operation": "CREATE", "object": "default/rs-test",
+        "decision": "denied", "code": 403,
+    }
+    assert record.detail.startswith("spec.template.resourceSharing[0].scope: Unsupported value")  # type: ignore[attr-defined]
+    assert 0 < record.duration_ms < 10_000  # type: ignore[attr-defined]
+    assert record.getMessage().startswith(
+        "validate-podcliqueset CREATE default/rs-test: denied, code 403, "
+    )
+    assert ", uid uid-denied: spec.template.resourceSharing[0].scope: Unsupported value" in record.getMessage()
+
+
+def test_allowed_and_patched_are_logged_at_debug_only(caplog: pytest.LogCaptureFixture) -> None:
+    [allowed] = decided(caplog, VALIDATE, body(review(workload_pcs(), uid="uid-allowed")))
+    assert (allowed.levelno, allowed.decision, allowed.code, hasattr(allowed, "detail")) == (logging.DEBUG, "allowed", 200, False)  # type: ignore[attr-defined]
+    pod = orjson.dumps(pod_review(grove_pod(workload_pcs_raw(), 0, "worker-a", 0), uid="uid-pod"))
+    [patched] = decided(caplog, MUTATE, pod)
+    assert fields(patched) == {
+        "uid": "uid-pod", "webhook": "mutate-pod", "operation": "CREATE", "object": "default/",
+        "decision": "patched", "code": 200,
+    }
+    assert decided(caplog, MUTATE, pod, logging.INFO) == []
+
+
+def test_a_rejected_body_is_logged_at_info_with_an_unknown_operation(caplog: pytest.LogCaptureFixture) -> None:
+    [record] = decided(caplog, MUTATE, b"{not json", logging.INFO)
+    assert fields(record) == {
+        "uid": "", "webhook": "mutate-pod", "operation": "unknown", "object": "", "decision": "rejected", "code": 400,
+    }
+    assert record.getMessage().startswith("mutate-pod unknown: rejected, code 400, ")
+    assert record.getMessage().endswith(" ms: request body is not valid JSON: unexpected character, expected a string key: line 1 column 2 (char 1)")
+
+
+def test_nothing_is_built_for_a_line_that_is_not_written(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[str] = []
+    monkeypatch.setattr(decisions, "fields", lambda webhook, decision, seconds: built.append(decision.outcome))
+    decided(caplog, VALIDATE, body(review(workload_pcs())), logging.INFO)
+    assert built == []
+
+
+def test_json_lines_carry_the_decision_as_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    logs.configure("info", "json")
+    app = create_app(ServeSettings(), MemoryStore())
+    call(app, "POST", VALIDATE, body(review(bad_scope_pcs(), uid="uid-json")))
+    lines = [orjson.loads(line) for line in capsys.readouterr().err.splitlines()]
+    [entry] = [e for e in lines if e["logger"].startswith("webhook.")]
+    assert {k: entry[k] for k in ("level", "logger", *FIELDS)} == {
+        "level": "info", "logger": "webhook.server.decisions", "uid": "uid-json", "webhook": "validate-podcliqueset",
+        "operation": "CREATE", "object": "default/rs-test", "decision": "denied", "code": 403,
+    }
+    assert isinstance(entry["duration_ms"], float)
+    assert entry["detail"].startswith("spec.template.resourceSharing[0].scope: ")

@@ -1,0 +1,170 @@
+"""What ``webhook claims`` reads: PodCliqueSets and, when given, the children that exist now.
+
+Files are read as ``serve --objects`` reads them (``stores.manifests``). A PodCliqueSet, scaling
+group or PodClique without a namespace is in ``default``, as ``kubectl apply`` would put it. A child
+belongs to the PodCliqueSet its ``app.kubernetes.io/part-of`` label names in its namespace; one
+whose PodCliqueSet is not among the files is unusable input, since its claims cannot be known.
+
+Of the children given, those the reconciler would not count are set aside with a note (BEHAVIOUR.md
+§4.8 and DECISIONS.md §5): being deleted, controlled by another object (when both UIDs are known),
+or of a replica index the parent no longer has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from webhook.core.admission.request import first_problem
+from webhook.core.model import labels
+from webhook.core.model.meta import DEFAULT_NAMESPACE, KubeModel, ObjectMeta, controller_of
+from webhook.core.model.podcliqueset import PodClique, PodCliqueScalingGroup, PodCliqueSet
+from webhook.core.model.projection import PodCliqueSetSharing, project
+from webhook.core.sharing.placement import index_below
+from webhook.errors import CommandError
+from webhook.stores.base import StoreError
+from webhook.stores.manifests import is_grove_object, manifest_objects
+
+UNUSABLE = 2
+
+ModelT = TypeVar("ModelT", PodCliqueSet, PodCliqueScalingGroup, PodClique)
+
+
+@dataclass(slots=True)
+class Workload:
+    """One PodCliqueSet and the children given for it."""
+
+    pcs: PodCliqueSet
+    sharing: PodCliqueSetSharing
+    groups: list[PodCliqueScalingGroup] = field(default_factory=list)
+    cliques: list[PodClique] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Children set aside, one sentence each."""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.sharing.key
+
+    @property
+    def live(self) -> bool:
+        """Whether children were given: their replica counts replace the template's."""
+        return bool(self.groups or self.cliques or self.notes)
+
+
+def _model(model: type[ModelT], obj: dict[str, Any], where: str) -> ModelT:
+    try:
+        parsed = model.model_validate(obj)
+    except ValidationError as err:
+        raise CommandError(f"{where}: {model.__name__} cannot be read: {first_problem(err)}", UNUSABLE) from None
+    if not parsed.metadata.name:
+        raise CommandError(f"{where}: {model.__name__} has no metadata.name", UNUSABLE)
+    if parsed.metadata.namespace:
+        return parsed
+    metadata = parsed.metadata.model_copy(update={"namespace": DEFAULT_NAMESPACE})
+    return parsed.model_copy(update={"metadata": metadata})
+
+
+def _describe(obj: KubeModel, metadata: ObjectMeta) -> str:
+    return f"{type(obj).__name__} {metadata.namespace}/{metadata.name}"
+
+
+def read(paths: Sequence[Path]) -> list[Workload]:
+    """The PodCliqueSets of ``paths`` in the order found, each with its children."""
+    workloads: dict[tuple[str, str], Workload] = {}
+    origin: dict[tuple[str, str], str] = {}
+    children: list[tuple[str, PodCliqueScalingGroup | PodClique]] = []
+    try:
+        for where, obj in manifest_objects(paths):
+            if is_grove_object(obj, "PodCliqueSet"):
+                pcs = _model(PodCliqueSet, obj, where)
+                workload = Workload(pcs, project(pcs))
+                if workload.key in workloads:
+                    namespace, name = workload.key
+                    raise CommandError(
+                        f"{where}: PodCliqueSet {namespace}/{name} is already defined in {origin[workload.key]}", UNUSABLE
+                    )
+                workloads[workload.key], origin[workload.key] = workload, where
+            elif is_grove_object(obj, "PodCliqueScalingGroup"):
+                children.append((where, _model(PodCliqueScalingGroup, obj, where)))
+            elif is_grove_object(obj, "PodClique"):
+                children.append((where, _model(PodClique, obj, where)))
+    except StoreError as err:
+        raise CommandError(str(err), UNUSABLE) from None
+    if not workloads:
+        raise CommandError(f"no PodCliqueSet found in {', '.join(map(str, paths))}", UNUSABLE)
+    for where, child in children:
+        _adopt(workloads, where, child)
+    for workload in workloads.values():
+        _keep_current(workload)
+    return list(workloads.values())
+
+
+def _adopt(workloads: dict[tuple[str, str], Workload], where: str, child: PodCliqueScalingGroup | PodClique) -> None:
+    metadata = child.metadata
+    what = _describe(child, metadata)
+    part_of = metadata.labels.get(labels.PART_OF)
+    if not part_of:
+        raise CommandError(f"{where}: {what} has no label {labels.PART_OF} naming its PodCliqueSet", UNUSABLE)
+    workload = workloads.get((metadata.namespace, part_of))
+    if workload is None:
+        raise CommandError(
+            f"{where}: {what} belongs to PodCliqueSet {metadata.namespace}/{part_of} (label {labels.PART_OF}), "
+            "which none of the files defines",
+            UNUSABLE,
+        )
+    if isinstance(child, PodCliqueScalingGroup):
+        workload.groups.append(child)
+    else:
+        workload.cliques.append(child)
+
+
+def _controlled_by(metadata: ObjectMeta, uid: str) -> bool:
+    """Whether the object's controller is the parent of ``uid``; taken as so when either UID is
+    unknown (manifests written by hand have none)."""
+    controller = controller_of(metadata.owner_references)
+    return not uid or controller is None or not controller.uid or controller.uid == uid
+
+
+def _keep_current(workload: Workload) -> None:
+    """Sets aside the children the reconciler would not count (``reconciler.cluster.children``)."""
+    pcs, pcs_replicas = workload.pcs, max(workload.pcs.spec.replicas, 0)
+    owner = f"PodCliqueSet {pcs.metadata.namespace}/{pcs.metadata.name}"
+    groups: list[PodCliqueScalingGroup] = []
+    for group in workload.groups:
+        why = _not_current(group.metadata, pcs.metadata.uid, labels.PCS_REPLICA_INDEX, pcs_replicas, owner)
+        if why:
+            workload.notes.append(f"{_describe(group, group.metadata)} is not counted: {why}")
+        else:
+            groups.append(group)
+    by_name = {g.metadata.name: g for g in groups}
+    cliques: list[PodClique] = []
+    for clique in workload.cliques:
+        group_name = clique.metadata.labels.get(labels.PCSG)
+        if group_name is None:
+            why = _not_current(clique.metadata, pcs.metadata.uid, labels.PCS_REPLICA_INDEX, pcs_replicas, owner)
+        elif (parent := by_name.get(group_name)) is None:
+            why = f"its PodCliqueScalingGroup {clique.metadata.namespace}/{group_name} is not among the objects counted"
+        else:
+            replicas = max(parent.spec.replicas or 0, 0)
+            parent_name = _describe(parent, parent.metadata)
+            why = _not_current(clique.metadata, parent.metadata.uid, labels.PCSG_REPLICA_INDEX, replicas, parent_name)
+        if why:
+            workload.notes.append(f"{_describe(clique, clique.metadata)} is not counted: {why}")
+        else:
+            cliques.append(clique)
+    workload.groups, workload.cliques = groups, cliques
+
+
+def _not_current(metadata: ObjectMeta, parent_uid: str, index_label: str, replicas: int, parent: str) -> str | None:
+    if metadata.deletion_timestamp:
+        return "it is being deleted"
+    if not _controlled_by(metadata, parent_uid):
+        return f"its controller is not {parent}"
+    index = metadata.labels.get(index_label, "")
+    if not index_below(index, replicas):
+        return f"its label {index_label}={index!r} is not a replica index of {parent}, which has {replicas} replicas"
+    return None

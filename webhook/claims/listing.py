@@ -1,0 +1,135 @@
+"""What one PodCliqueSet makes: its claims, its pods' claims, and what the validating webhook says.
+
+Every piece comes from the core functions the webhooks and the reconciler use: the owners from
+``owners.planned_owners`` (the replica counts Grove starts with) or ``owners.live_owners`` (the
+objects given), each owner's claims from ``desired``, their templates from ``templatesource``, each
+pod's claims from ``podclaims.claims_for_pod`` (the pods of a PodClique are its replicas, placed by
+the PodClique's identity), the warnings from ``pcs.warnings`` and the denial from ``pcs.rules``.
+
+Everything is counted before anything is listed (``patterns.planned_size``, ``desired.claim_count``),
+so a spec of two billion replicas is refused in microseconds instead of being listed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from webhook.claims.inputs import UNUSABLE, Workload
+from webhook.core.gocompat.fielderrors import aggregate
+from webhook.core.pcs.rules import validate_create
+from webhook.core.pcs.warnings import claim_warnings
+from webhook.core.sharing.desired import DesiredClaim, claim_count, desired_claims
+from webhook.core.sharing.owners import Level, OwnedSharing, live_owners, planned_owners
+from webhook.core.sharing.patterns import planned_size
+from webhook.core.sharing.placement import IdentityError
+from webhook.core.sharing.podclaims import claims_for_pod
+from webhook.core.sharing.templatesource import ExternalTemplate, InternalTemplate, template_source
+from webhook.errors import CommandError
+
+
+@dataclass(frozen=True, slots=True)
+class ListedClaim:
+    claim: DesiredClaim
+    namespace: str
+    template: InternalTemplate | ExternalTemplate
+
+
+@dataclass(frozen=True, slots=True)
+class ListedPod:
+    clique: str
+    index: int
+    claims: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """One PodCliqueSet's claims and pods, in owner order (the PodCliqueSet, then its scaling groups
+    and PodCliques by name, numbers compared as numbers), and what the validating webhook says."""
+
+    namespace: str
+    name: str
+    live: bool
+    """Whether the replica counts are the objects' (else the spec's)."""
+    claims: list[ListedClaim]
+    pods: list[ListedPod]
+    warnings: list[str]
+    denial: str | None
+    notes: list[str]
+
+
+def _natural(name: str) -> list[str | int]:
+    """``rs-test-2-sga`` before ``rs-test-10-sga``: digit runs compared as numbers."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _always(index: int) -> Callable[[], int]:
+    return lambda: index
+
+
+def _owners(workload: Workload) -> list[OwnedSharing]:
+    sharing = workload.sharing
+    if workload.live:
+
+        groups = {group.metadata.name for group in workload.groups}
+
+        def unplaced(name: str, message: str) -> None:
+            kind = "PodCliqueScalingGroup" if name in groups else "PodClique"
+            raise CommandError(
+                f"{kind} {sharing.namespace}/{name} cannot be placed in PodCliqueSet {sharing.name}: {message}", UNUSABLE
+            )
+
+        owners = live_owners(sharing, workload.groups, workload.cliques, unplaced)
+    else:
+        owners = list(planned_owners(sharing))
+    return [owners[0], *sorted(owners[1:], key=lambda owned: _natural(owned.owner.name))]
+
+
+def _size(workload: Workload) -> tuple[int, int, int]:
+    """(owners, claims, pods), counted without listing them."""
+    if not workload.live:
+        size = planned_size(workload.sharing)
+        return size.owners, size.claims, size.pods
+    owners = live_owners(workload.sharing, workload.groups, workload.cliques)
+    claims = sum(map(claim_count, owners))
+    pods = sum(max(o.replicas, 0) for o in owners if o.owner.level is Level.CLIQUE)
+    return len(owners), claims, pods
+
+
+def check_size(workload: Workload, used: int, limit: int) -> int:
+    """The claims plus pods of ``workload``; refused when, with the ``used`` before it, they are
+    more than ``limit`` (or its owners are: owners with nothing to list still take a walk)."""
+    owners, claims, pods = _size(workload)
+    if used + claims + pods <= limit and owners <= limit:
+        return claims + pods
+    namespace, name = workload.key
+    counts = "the objects given" if workload.live else f"spec.replicas {workload.sharing.replicas} and the template's replica counts"
+    across = f" across {owners} owners" if used + claims + pods <= limit else ""
+    before = f" besides the {used} of the PodCliqueSets before it" if used else ""
+    raise CommandError(
+        f"PodCliqueSet {namespace}/{name} makes {claims} ResourceClaims for {pods} pods{across} (with {counts}){before}: "
+        f"more than the limit of {limit} items (--max-items)",
+        UNUSABLE,
+    )
+
+
+def listing(workload: Workload) -> Listing:
+    pcs, sharing = workload.pcs, workload.sharing
+    claims: list[ListedClaim] = []
+    pods: list[ListedPod] = []
+    for owned in _owners(workload):
+        claims.extend(ListedClaim(c, sharing.namespace, template_source(pcs, c.entry)) for c in desired_claims(owned))
+        identity = owned.identity
+        if identity is None:
+            continue
+        for index in range(max(owned.replicas, 0)):
+            try:
+                names = claims_for_pod(sharing, identity, _always(index))
+            except IdentityError as err:
+                raise CommandError(f"{identity.key}: its pods cannot be placed: {err}", UNUSABLE) from None
+            pods.append(ListedPod(identity.clique_fqn, index, names))
+    denial = aggregate([str(e) for e in validate_create(pcs)])
+    return Listing(
+        sharing.namespace, sharing.name, workload.live, claims, pods, claim_warnings(sharing), denial, workload.notes
+    )

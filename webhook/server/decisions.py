@@ -1,0 +1,69 @@
+"""One log line per admission decision: who asked what, what was decided, how fast.
+
+Denials, errors and rejected requests are logged at INFO, allowed and patched requests at DEBUG (a
+busy cluster admits thousands of pods a minute). The fields (``uid``, ``webhook``, ``operation``,
+``object``, ``decision``, ``code``, ``duration_ms`` and, when the answer has one, ``detail``) are
+top-level keys in ``--log-format json``; the text line says the same in one sentence. The endpoint
+asks ``log.isEnabledFor`` first, so a request whose line is not written pays for neither the fields
+nor the text.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from webhook.core.admission.handling import Answer
+from webhook.server.metrics import UNKNOWN
+
+log = logging.getLogger(__name__)
+
+QUIET = frozenset({"allowed", "patched"})
+
+
+def _status(decision: Answer) -> tuple[int, str]:
+    """The status code the caller sees (``response.status.code``, or the HTTP status of a
+    rejected request) and the message that comes with it."""
+    body = decision.body
+    if decision.status != 200:
+        return decision.status, str(body.get("error", ""))
+    response = body.get("response")
+    status = response.get("status") if isinstance(response, dict) else None
+    if not isinstance(status, dict):
+        return decision.status, ""
+    return int(status.get("code", decision.status)), str(status.get("message", ""))
+
+
+def fields(webhook: str, decision: Answer, seconds: float) -> dict[str, Any]:
+    code, detail = _status(decision)
+    found: dict[str, Any] = {
+        "uid": decision.uid,
+        "webhook": webhook,
+        "operation": decision.operation or UNKNOWN,
+        "object": decision.name,
+        "decision": decision.outcome,
+        "code": code,
+        "duration_ms": round(seconds * 1000, 3),
+    }
+    if detail and decision.outcome not in QUIET:
+        found["detail"] = detail
+    return found
+
+
+def text(entry: dict[str, Any]) -> str:
+    """``mutate-pod CREATE team-a/rs-test-0-worker-a-: denied, code 403, 0.41 ms, uid 7f0b...: <detail>``"""
+    subject = " ".join(part for part in (entry["webhook"], entry["operation"], entry["object"]) if part)
+    line = f"{subject}: {entry['decision']}, code {entry['code']}, {entry['duration_ms']:.2f} ms"
+    if entry["uid"]:
+        line += f", uid {entry['uid']}"
+    if "detail" in entry:
+        line += f": {entry['detail']}"
+    return line
+
+
+def log_decision(level: int, webhook: str, decision: Answer, seconds: float) -> None:
+    """Writes the line (the caller has checked the level). The record is made here rather than by
+    ``log.log``, which would walk the stack for the caller's file and line: the same line of this
+    module every time."""
+    entry = fields(webhook, decision, seconds)
+    log.handle(log.makeRecord(log.name, level, __file__, 0, text(entry), (), None, extra=entry))
