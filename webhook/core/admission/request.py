@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from webhook.core.admission import response
 from webhook.core.admission.response import AdmissionResponse
+from webhook.core.admission.userinfo import UserInfo
 from webhook.core.model.meta import GoStr, KubeModel
 
 DEFAULT_API_VERSION = "admission.k8s.io/v1"
@@ -47,6 +48,7 @@ class AdmissionRequest(KubeModel):
     dry_run: bool | None = Field(None, alias="dryRun")
     object: Any = None
     old_object: Any = Field(None, alias="oldObject")
+    user_info: UserInfo = Field(default_factory=UserInfo, alias="userInfo")
 
 
 class AdmissionReview(KubeModel):

@@ -24,6 +24,7 @@ from webhook.core.gocompat.fielderrors import aggregate
 from webhook.core.gocompat.gotypes import DecodeError
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.projection import project
+from webhook.core.pcs.authorization import TemplateAuthorization
 from webhook.core.pcs.immutability import raw_templates, same_text, validate_update
 from webhook.core.pcs.rules import validate_create
 from webhook.core.pcs.warnings import claim_warnings
@@ -34,9 +35,11 @@ PODCLIQUESET = ExpectedKind("grove.io", "v1alpha1", "PodCliqueSet")
 class PodCliqueSetValidator:
     kind = PODCLIQUESET
 
-    def __init__(self, strict: bool = False) -> None:
+    def __init__(self, strict: bool = False, templates: TemplateAuthorization | None = None) -> None:
         self.strict = strict
         """Deny, rather than warn about, claim names pods cannot use, collisions and unmatched filters."""
+        self.templates = templates
+        """Asks whether the user may read the templates of other namespaces a CREATE names (DECISIONS.md §3.1)."""
 
     async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
         objects = read_objects(request, PodCliqueSet, PODCLIQUESET)
@@ -51,7 +54,10 @@ class PodCliqueSetValidator:
         if new is None:
             return response.errored(400, f"{NO_CONTENT}: request.object is missing")
         if operation == "CREATE":
-            return self.validate(new, None)
+            decided = self.validate(new, None)
+            if self.templates is None:
+                return decided
+            return await self.templates.review(decided, new, request.user_info, request.namespace)
         if old is None:
             return response.errored(400, f"{NO_CONTENT}: request.oldObject is missing")
         return self.validate(new, old)

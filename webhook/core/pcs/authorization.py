@@ -1,0 +1,162 @@
+"""Cross-namespace ResourceClaimTemplates: only for users who may read them (DECISIONS.md §3.1).
+
+An entry with ``namespace: B`` makes the reconciler copy a template of namespace B into a claim of
+the PodCliqueSet's namespace, with the reconciler's own rights: whoever may create a PodCliqueSet
+could read any template of the cluster through its claims. So a CREATE naming a template of another
+namespace is allowed only when the requesting user may ``get`` that template. This module decides
+which references need the question, asks it through ``TemplateAccess`` (a shell implements it with
+SubjectAccessReviews), and words the answer; it never talks to the API server itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from webhook.core.admission import response
+from webhook.core.admission.response import AdmissionResponse
+from webhook.core.admission.userinfo import UserInfo
+from webhook.core.gocompat import gojson
+from webhook.core.gocompat.fielderrors import Path, aggregate, forbidden
+from webhook.core.model.podcliqueset import PodCliqueSet, ResourceSharingSpec
+
+TEMPLATE = Path("spec").child("template")
+
+WARN_SUFFIX = "admitted because --template-authorization is warn"
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    """The requesting user as authorization sees them; hashable, so answers can be kept per user."""
+
+    username: str
+    uid: str = ""
+    groups: tuple[str, ...] = ()
+    extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    @classmethod
+    def of(cls, info: UserInfo) -> User:
+        extra = tuple(sorted((key, tuple(values)) for key, values in info.extra.items()))
+        return cls(info.username, info.uid, tuple(info.groups), extra)
+
+    @property
+    def anonymous(self) -> bool:
+        """No name and no group: nothing an authorizer could be asked about."""
+        return not self.username and not self.groups
+
+    def __str__(self) -> str:
+        return f"user {gojson.quote(self.username)}"
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateReference:
+    """A template of another namespace, and the ``namespace`` field of the first entry naming it."""
+
+    namespace: str
+    name: str
+    path: Path
+
+    def __str__(self) -> str:
+        return f"ResourceClaimTemplate {gojson.quote(f'{self.namespace}/{self.name}')}"
+
+
+class AccessUnknown(Exception):
+    """The question could not be answered (API server unreachable, an error, no answer in time);
+    the message says why, in one line."""
+
+
+class TemplateAccess(Protocol):
+    async def may_get(self, user: User, namespace: str, name: str) -> bool:
+        """Whether ``user`` may get the ResourceClaimTemplate ``namespace/name``; raises
+        ``AccessUnknown`` when that cannot be found out."""
+
+
+def _levels(pcs: PodCliqueSet) -> Iterable[tuple[Path, Sequence[ResourceSharingSpec]]]:
+    """Every resource-sharing list with its path, in the order Grove's rules visit them."""
+    template = pcs.spec.template
+    yield TEMPLATE.child("resourceSharing"), template.resource_sharing
+    for c, clique in enumerate(template.cliques):
+        yield TEMPLATE.child("cliques").index(c).child("resourceSharing"), clique.resource_sharing
+    for g, group in enumerate(template.pod_clique_scaling_groups):
+        yield TEMPLATE.child("podCliqueScalingGroups").index(g).child("resourceSharing"), group.resource_sharing
+
+
+def cross_namespace_references(pcs: PodCliqueSet, namespace: str) -> list[TemplateReference]:
+    """The distinct templates of namespaces other than ``namespace`` (the PodCliqueSet's) that the
+    entries name, each with its first entry. Internal templates and entries without a namespace,
+    or with the PodCliqueSet's own, name none."""
+    found: dict[tuple[str, str], TemplateReference] = {}
+    for path, entries in _levels(pcs):
+        for i, entry in enumerate(entries):
+            if entry.namespace and entry.namespace != namespace and (entry.namespace, entry.name) not in found:
+                found[entry.namespace, entry.name] = TemplateReference(
+                    entry.namespace, entry.name, path.index(i).child("namespace")
+                )
+    return list(found.values())
+
+
+def refusal(user: User, reference: TemplateReference) -> str:
+    return str(
+        forbidden(
+            reference.path,
+            f"{user} may not get {reference}; a template of another namespace may be used only by "
+            "users who may read it",
+        )
+    )
+
+
+def unchecked(user: User, reference: TemplateReference, problem: str) -> str:
+    return str(
+        forbidden(reference.path, f"authorization could not be checked for {user} to get {reference}: {problem}")
+    )
+
+
+def as_warning(denial: str, reference: TemplateReference) -> str:
+    """A denial's text as the warning ``warn`` gives instead: without Go's ``Forbidden:``."""
+    prefix = f"{reference.path}: Forbidden: "
+    return f"{reference.path}: {denial.removeprefix(prefix)}; {WARN_SUFFIX}"
+
+
+class TemplateAuthorization:
+    """The check on an allowed CREATE: ``enforce`` (denied, code 403) or ``warn`` (admitted with a
+    warning) when the user may not get a template of another namespace, or when that cannot be
+    found out (fail closed)."""
+
+    def __init__(self, access: TemplateAccess, *, warn: bool = False) -> None:
+        self.access = access
+        self.warn = warn
+
+    async def review(self, decided: AdmissionResponse, pcs: PodCliqueSet, info: UserInfo, namespace: str) -> AdmissionResponse:
+        """``decided``, the answer of the rules, as it stands once the user's access is known."""
+        if not decided.allowed:
+            return decided
+        references = cross_namespace_references(pcs, namespace or pcs.metadata.namespace)
+        if not references:
+            return decided
+        user = User.of(info)
+        denials = await self._denials(user, references)
+        if not denials:
+            return decided
+        if self.warn:
+            return response.allowed([*decided.warnings, *(as_warning(d, r) for r, d in denials)])
+        message = aggregate([d for _, d in denials])
+        assert message is not None
+        return response.denied(message, decided.warnings)
+
+    async def _denials(self, user: User, references: list[TemplateReference]) -> list[tuple[TemplateReference, str]]:
+        if user.anonymous:
+            return [(r, refusal(user, r)) for r in references]
+        answers = await asyncio.gather(
+            *(self.access.may_get(user, r.namespace, r.name) for r in references), return_exceptions=True
+        )
+        denials: list[tuple[TemplateReference, str]] = []
+        for reference, answer in zip(references, answers, strict=True):
+            if isinstance(answer, AccessUnknown):
+                denials.append((reference, unchecked(user, reference, str(answer))))
+            elif isinstance(answer, BaseException):
+                raise answer
+            elif not answer:
+                denials.append((reference, refusal(user, reference)))
+        return denials
