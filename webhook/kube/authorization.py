@@ -20,6 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import urllib3
 from kubernetes import client
 
 from webhook.core.pcs.authorization import AccessUnknown, User
@@ -83,6 +84,14 @@ class AnswerCache:
         return len(self._answers)
 
 
+def _timed_out(err: BaseException) -> bool:
+    """urllib3's own timeout, which may come a moment before the event loop's."""
+    if isinstance(err, urllib3.exceptions.MaxRetryError) and err.reason is not None:
+        return _timed_out(err.reason)
+    new_connection = urllib3.exceptions.NewConnectionError  # a refusal, though a ConnectTimeoutError subclass
+    return isinstance(err, urllib3.exceptions.TimeoutError) and not isinstance(err, new_connection)
+
+
 class SubjectAccessReviews:
     """``TemplateAccess`` through SubjectAccessReviews. ``api`` must send each request once (no
     urllib3 retries), so that ``timeout`` bounds the review whatever happens."""
@@ -96,12 +105,13 @@ class SubjectAccessReviews:
         denied_ttl: float = 2.0,
         size: int = 4096,
         workers: int = 8,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._api = client.AuthorizationV1Api(api)
         self.timeout = timeout
         self.allowed_ttl = allowed_ttl
         self.denied_ttl = denied_ttl
-        self.cache = AnswerCache(size)
+        self.cache = AnswerCache(size, clock)
         self._pending: dict[Key, asyncio.Future[bool]] = {}
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="subjectaccessreview")
 
@@ -128,11 +138,11 @@ class SubjectAccessReviews:
         try:
             allowed = await asyncio.wait_for(loop.run_in_executor(self._executor, self._ask, key), self.timeout)
         except TimeoutError:
-            problem = f"the API server did not answer within {self.timeout:g} s"
+            problem = self._late()
         except client.ApiException as err:
             problem = connection_problem(err) if err.status == 0 else f"API error {err.status}: {status_message(err)}"
         except CONNECTION_ERRORS as err:
-            problem = connection_problem(err)
+            problem = self._late() if _timed_out(err) else connection_problem(err)
         except ValueError as err:  # an answer that is not a SubjectAccessReview
             problem = f"unreadable answer from the API server: {str(err).splitlines()[0]}"
         else:
@@ -144,6 +154,9 @@ class SubjectAccessReviews:
         )
         raise AccessUnknown(problem)
 
+    def _late(self) -> str:
+        return f"the API server did not answer within {self.timeout:g} s"
+
     def _ask(self, key: Key) -> bool:
         raw = self._api.create_subject_access_review(
             review_body(*key),  # type: ignore[arg-type]  # the client validates a dict into its model
@@ -154,5 +167,6 @@ class SubjectAccessReviews:
         status = answer.get("status") if isinstance(answer, dict) else None
         return isinstance(status, dict) and status.get("allowed") is True
 
-    def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+    def close(self, wait: bool = False) -> None:
+        """Stops the threads; reviews under way end within ``timeout`` (``wait``: waits for them)."""
+        self._executor.shutdown(wait=wait, cancel_futures=True)
