@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
-from core.podcliquesets import Object, pcs_review, small, workload
+from core.podcliquesets import Object, cross_namespace, pcs_review, small, workload
 from webhook.core.admission.handling import answer
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.authorization import (
@@ -41,22 +41,6 @@ def unreachable(_namespace: str, _name: str) -> bool:
     raise AccessUnknown("cannot connect to the API server: [Errno 111] Connection refused")
 
 
-def three_levels() -> Object:
-    """``small`` with templates of other namespaces at every level: ``team-b/ext`` twice (the
-    PodCliqueSet and clique ``a``), ``team-b/ext2`` (clique ``a``), ``team-c/ext`` (group ``g``), and
-    one of its own namespace, which needs no question."""
-    pcs = small()
-    template = pcs["spec"]["template"]
-    template["resourceSharing"].append({"name": "ext", "namespace": "team-b", "scope": "AllReplicas"})
-    template["resourceSharing"].append({"name": "own", "namespace": "default", "scope": "AllReplicas"})
-    template["cliques"][0]["resourceSharing"] += [
-        {"name": "ext", "namespace": "team-b", "scope": "PerReplica"},
-        {"name": "ext2", "namespace": "team-b", "scope": "PerReplica"},
-    ]
-    template["podCliqueScalingGroups"][0]["resourceSharing"].append({"name": "ext", "namespace": "team-c", "scope": "AllReplicas"})
-    return pcs
-
-
 def decide(review: Object, access: Access, *, warn: bool = False) -> dict[str, Any]:
     validator = PodCliqueSetValidator(templates=TemplateAuthorization(access, warn=warn))
     decided = asyncio.run(answer(validator, "validate-podcliqueset", orjson.dumps(review)))
@@ -78,7 +62,7 @@ DENIED_EXT2 = (
 
 
 def test_each_template_of_another_namespace_is_named_once_by_its_first_entry() -> None:
-    references = cross_namespace_references(PodCliqueSet.model_validate(three_levels()), "default")
+    references = cross_namespace_references(PodCliqueSet.model_validate(cross_namespace()), "default")
     assert [(r.namespace, r.name, str(r.path)) for r in references] == [
         ("team-b", "ext", "spec.template.resourceSharing[1].namespace"),
         ("team-b", "ext2", CLIQUE_ENTRY),
@@ -88,18 +72,18 @@ def test_each_template_of_another_namespace_is_named_once_by_its_first_entry() -
 
 def test_a_user_allowed_to_read_them_is_asked_about_each_once_and_admitted() -> None:
     access = Access()
-    assert decide(pcs_review(three_levels()), access) == decide(pcs_review(three_levels()), Access(lambda *_: True))
+    assert decide(pcs_review(cross_namespace()), access) == decide(pcs_review(cross_namespace()), Access(lambda *_: True))
     assert access.asked == [(ADMIN, "team-b", "ext"), (ADMIN, "team-b", "ext2"), (ADMIN, "team-c", "ext")]
-    assert decide(pcs_review(three_levels()), access)["allowed"] is True
+    assert decide(pcs_review(cross_namespace()), access)["allowed"] is True
 
 
 def test_a_template_the_user_may_not_read_denies_the_create_naming_the_entry_user_and_template() -> None:
     access = Access(lambda namespace, name: (namespace, name) != ("team-b", "ext2"))
-    assert decide(pcs_review(three_levels()), access) == denied(DENIED_EXT2)
+    assert decide(pcs_review(cross_namespace()), access) == denied(DENIED_EXT2)
 
 
 def test_every_refused_template_is_in_the_one_message() -> None:
-    message = decide(pcs_review(three_levels()), Access(lambda ns, _name: ns != "team-b"))["status"]["message"]
+    message = decide(pcs_review(cross_namespace()), Access(lambda ns, _name: ns != "team-b"))["status"]["message"]
     assert message.startswith('[spec.template.resourceSharing[1].namespace: Forbidden: user "kubernetes-admin" may not get')
     assert message.count("Forbidden") == 2 and DENIED_EXT2 in message
 
@@ -114,7 +98,7 @@ def test_an_api_server_that_cannot_answer_denies_the_create() -> None:
 
 
 def test_warn_admits_with_a_warning_after_the_claim_warnings() -> None:
-    pcs = three_levels()
+    pcs = cross_namespace()
     pcs["metadata"]["name"] = "P"  # claim names pods cannot use: warnings already
     response = decide(pcs_review(pcs), Access(lambda ns, name: (ns, name) != ("team-b", "ext2")), warn=True)
     assert response["allowed"] is True
@@ -147,7 +131,7 @@ def own_namespace() -> Object:
 
 
 def undecodable() -> Object:
-    pcs = three_levels()
+    pcs = cross_namespace()
     pcs["spec"]["replicas"] = "one"
     return pcs
 
@@ -157,8 +141,8 @@ def undecodable() -> Object:
     [
         pytest.param(pcs_review(small()), 200, id="internal-templates-only"),
         pytest.param(pcs_review(own_namespace()), 200, id="templates-of-its-own-namespace"),
-        pytest.param(pcs_review(three_levels(), operation="UPDATE", old=three_levels()), 200, id="update"),
-        pytest.param(pcs_review(None, operation="DELETE", old=three_levels()), 200, id="delete"),
+        pytest.param(pcs_review(cross_namespace(), operation="UPDATE", old=cross_namespace()), 200, id="update"),
+        pytest.param(pcs_review(None, operation="DELETE", old=cross_namespace()), 200, id="delete"),
         pytest.param(pcs_review(undecodable()), 400, id="undecodable-create"),
     ],
 )
@@ -171,7 +155,7 @@ def test_nobody_is_asked_without_a_template_of_another_namespace_or_on_other_ope
 
 
 def test_an_object_the_rules_deny_is_denied_for_that_without_asking() -> None:
-    pcs = three_levels()
+    pcs = cross_namespace()
     pcs["spec"]["template"]["resourceSharing"][0]["scope"] = "Bogus"
     access = Access(lambda *_: False)
     message = decide(pcs_review(pcs), access)["status"]["message"]
