@@ -11,7 +11,7 @@ SubjectAccessReviews), and words the answer; it never talks to the API server it
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -73,28 +73,34 @@ class TemplateAccess(Protocol):
         ``AccessUnknown`` when that cannot be found out."""
 
 
-def _levels(pcs: PodCliqueSet) -> Iterable[tuple[Path, Sequence[ResourceSharingSpec]]]:
-    """Every resource-sharing list with its path, in the order Grove's rules visit them."""
-    template = pcs.spec.template
-    yield TEMPLATE.child("resourceSharing"), template.resource_sharing
-    for c, clique in enumerate(template.cliques):
-        yield TEMPLATE.child("cliques").index(c).child("resourceSharing"), clique.resource_sharing
-    for g, group in enumerate(template.pod_clique_scaling_groups):
-        yield TEMPLATE.child("podCliqueScalingGroups").index(g).child("resourceSharing"), group.resource_sharing
-
-
 def cross_namespace_references(pcs: PodCliqueSet, namespace: str) -> list[TemplateReference]:
     """The distinct templates of namespaces other than ``namespace`` (the PodCliqueSet's) that the
-    entries name, each with its first entry. Internal templates and entries without a namespace,
-    or with the PodCliqueSet's own, name none."""
+    entries name, each with its first entry, in the order Grove's rules visit the lists. Internal
+    templates and entries without a namespace, or with the PodCliqueSet's own, name none. Paths are
+    made only for what is found: a PodCliqueSet without such a reference costs one look at each
+    entry's namespace."""
     found: dict[tuple[str, str], TemplateReference] = {}
-    for path, entries in _levels(pcs):
-        for i, entry in enumerate(entries):
-            if entry.namespace and entry.namespace != namespace and (entry.namespace, entry.name) not in found:
-                found[entry.namespace, entry.name] = TemplateReference(
-                    entry.namespace, entry.name, path.index(i).child("namespace")
-                )
+    template = pcs.spec.template
+    _scan(found, template.resource_sharing, namespace, "", 0)
+    for c, clique in enumerate(template.cliques):
+        _scan(found, clique.resource_sharing, namespace, "cliques", c)
+    for g, group in enumerate(template.pod_clique_scaling_groups):
+        _scan(found, group.resource_sharing, namespace, "podCliqueScalingGroups", g)
     return list(found.values())
+
+
+def _scan(
+    found: dict[tuple[str, str], TemplateReference],
+    entries: Sequence[ResourceSharingSpec],
+    namespace: str,
+    level: str,
+    index: int,
+) -> None:
+    for i, entry in enumerate(entries):
+        if entry.namespace and entry.namespace != namespace and (entry.namespace, entry.name) not in found:
+            owner = TEMPLATE.child(level).index(index) if level else TEMPLATE
+            path = owner.child("resourceSharing").index(i).child("namespace")
+            found[entry.namespace, entry.name] = TemplateReference(entry.namespace, entry.name, path)
 
 
 def refusal(user: User, reference: TemplateReference) -> str:
@@ -148,9 +154,7 @@ class TemplateAuthorization:
     async def _denials(self, user: User, references: list[TemplateReference]) -> list[tuple[TemplateReference, str]]:
         if user.anonymous:
             return [(r, refusal(user, r)) for r in references]
-        answers = await asyncio.gather(
-            *(self.access.may_get(user, r.namespace, r.name) for r in references), return_exceptions=True
-        )
+        answers = await self._answers(user, references)
         denials: list[tuple[TemplateReference, str]] = []
         for reference, answer in zip(references, answers, strict=True):
             if isinstance(answer, AccessUnknown):
@@ -160,3 +164,15 @@ class TemplateAuthorization:
             elif not answer:
                 denials.append((reference, refusal(user, reference)))
         return denials
+
+    async def _answers(self, user: User, references: list[TemplateReference]) -> list[bool | BaseException]:
+        """All asked at once; a single one without the tasks that takes."""
+        if len(references) > 1:
+            return await asyncio.gather(
+                *(self.access.may_get(user, r.namespace, r.name) for r in references), return_exceptions=True
+            )
+        reference = references[0]
+        try:
+            return [await self.access.may_get(user, reference.namespace, reference.name)]
+        except AccessUnknown as err:
+            return [err]

@@ -1,0 +1,149 @@
+"""What asking about templates of other namespaces adds to the validating webhook (DECISIONS.md §3.1).
+
+``webhook serve`` with the cluster store, in a child process as in a pod, against the tests' fake API
+server in this process, which answers every SubjectAccessReview "allowed". Over TLS on one kept-alive
+connection, the same CREATE reviews under ``--template-authorization off`` and ``enforce``, the
+latter twice: the same user every time (answered from the webhook's cache after the first), and a
+new user every time (a SubjectAccessReview per template on every request). Bodies: Grove's
+end-to-end workload (one template of another namespace, ``rs-shared/ext-ns-tpl``), the large
+PodCliqueSet of ``bench/validate.py`` (five, ``shared/ext-0`` to ``ext-4``, asked about at once), and
+both without those references (their entries' namespaces removed), which must cost the same under
+both modes. Also, in-process: one SubjectAccessReview through the client and the fake API server,
+and the scan that finds no reference.
+Run: ``python bench/authorization.py [--n N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+from serving import KeepAliveConnection, Stats, machine, serve_tls, timed
+from validate import large_pcs
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fakeapi import FakeApiServer  # noqa: E402
+from server.reviews import workload_pcs  # noqa: E402
+
+from webhook.core.model.podcliqueset import PodCliqueSet  # noqa: E402
+from webhook.core.pcs.authorization import User, cross_namespace_references  # noqa: E402
+from webhook.settings import ServeSettings  # noqa: E402
+from webhook.stores.cluster import ClusterStore  # noqa: E402
+
+VALIDATE = "/webhooks/validate-podcliqueset"
+GROUP = "bench-users"
+
+
+def without_references(pcs: dict[str, Any]) -> dict[str, Any]:
+    """The same PodCliqueSet with every entry's namespace removed (templates of its own namespace)."""
+    pcs = copy.deepcopy(pcs)
+    template = pcs["spec"]["template"]
+    lists = [template.get("resourceSharing", [])]
+    lists += [c.get("resourceSharing", []) for c in template.get("cliques", [])]
+    lists += [g.get("resourceSharing", []) for g in template.get("podCliqueScalingGroups", [])]
+    for entries in lists:
+        for entry in entries:
+            entry.pop("namespace", None)
+    return pcs
+
+
+def review(pcs: dict[str, Any], user: str) -> bytes:
+    request = {"uid": "b3c1a2d4-0000-4000-8000-000000000001",
+               "kind": {"group": "grove.io", "version": "v1alpha1", "kind": "PodCliqueSet"},
+               "name": pcs["metadata"]["name"], "namespace": "default", "operation": "CREATE",
+               "userInfo": {"username": user, "groups": [GROUP, "system:authenticated"]}, "object": pcs}
+    return orjson.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+
+
+def measure(connection: KeepAliveConnection, bodies: list[bytes], n: int, warmup: int) -> Stats:
+    """POSTs one after another, the i-th with ``bodies[i % len(bodies)]``; each must be allowed."""
+    seconds = []
+    started = 0.0
+    for i in range(warmup + n):
+        if i == warmup:
+            started = time.perf_counter()
+        before = time.perf_counter()
+        status, answer = connection.request("POST", VALIDATE, bodies[i % len(bodies)])
+        if i >= warmup:
+            seconds.append(time.perf_counter() - before)
+        if status != 200 or not orjson.loads(answer)["response"]["allowed"]:
+            raise RuntimeError(f"not allowed: {answer[:300]!r}")
+    return Stats.of(seconds, time.perf_counter() - started)
+
+
+@contextmanager
+def webhook(kubeconfig: Path, mode: str) -> Iterator[KeepAliveConnection]:
+    settings = ServeSettings(kubeconfig=kubeconfig, template_authorization=mode)  # type: ignore[arg-type]
+    with serve_tls(settings) as endpoint, KeepAliveConnection(endpoint) as connection:
+        yield connection
+
+
+def one_review(kubeconfig: Path, n: int) -> Stats:
+    """One SubjectAccessReview through the client and the fake API server, a new user each time."""
+    async def run() -> Stats:
+        store = ClusterStore(kubeconfig)
+        await store.start()
+        access = store.template_access()
+        seconds = []
+        started = time.perf_counter()
+        for i in range(n):
+            before = time.perf_counter()
+            assert await access.may_get(User(f"direct-{i}", groups=(GROUP,)), "shared", "t")
+            seconds.append(time.perf_counter() - before)
+        total = time.perf_counter() - started
+        await store.stop()
+        return Stats.of(seconds, total)
+
+    return asyncio.run(run())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=2000)
+    args = parser.parse_args()
+    n, warmup = args.n, 200
+    cases = {
+        "Grove's workload, 1 template of another namespace": workload_pcs(),
+        "Grove's workload without it": without_references(workload_pcs()),
+        "large PodCliqueSet, 5 templates of another namespace": large_pcs(),
+        "large PodCliqueSet without them": without_references(large_pcs()),
+    }
+    print(machine())
+    print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    with FakeApiServer() as api, tempfile.TemporaryDirectory() as directory:
+        api.authorization.allow(group=GROUP)
+        kubeconfig = api.write_kubeconfig(Path(directory) / "kubeconfig")
+        print("\n| in-process | median ms | p99 ms | per second |\n|---|---|---|---|")
+        print(one_review(kubeconfig, n).row("one SubjectAccessReview (client and fake API server)"))
+        large = PodCliqueSet.model_validate(without_references(large_pcs()))
+        print(timed(lambda: cross_namespace_references(large, "default"), n * 10).row("finding no reference, large PodCliqueSet"))
+        print("\n| `webhook serve` over TLS, one kept-alive connection | median ms | p99 ms | per second |\n|---|---|---|---|")
+        for mode in ("off", "enforce"):
+            with webhook(kubeconfig, mode) as connection:
+                for name, pcs in cases.items():
+                    asks = cross_namespace_references(PodCliqueSet.model_validate(pcs), "default")
+                    if mode == "off" or not asks:
+                        print(measure(connection, [review(pcs, "alice")], n, warmup).row(f"{name}, {mode}"), flush=True)
+                        continue
+                    before = len(api.authorization.reviews)
+                    print(measure(connection, [review(pcs, "alice")], n, warmup).row(f"{name}, {mode}, one user (cached)"), flush=True)
+                    users = [review(pcs, f"user-{i}") for i in range(n + warmup)]
+                    print(measure(connection, users, n, warmup).row(f"{name}, {mode}, a new user each time"), flush=True)
+                    sent = len(api.authorization.reviews) - before
+                    assert sent == len(asks) * (n + warmup + 1), (sent, len(asks))
+
+
+if __name__ == "__main__":
+    main()
