@@ -17,7 +17,7 @@ from webhook.settings import ServeSettings
 
 
 def markdown_table(model: type[BaseSettings]) -> str:
-    """The model's options as a Markdown table, as the README shows them."""
+    """The model's options as a Markdown table, as docs/configuration.md shows them."""
     rows = ["| option | environment | default | what |", "|---|---|---|---|"]
     for option in options.options(model):
         if option.positional:
@@ -33,13 +33,12 @@ def markdown_table(model: type[BaseSettings]) -> str:
     return "\n".join(rows) + "\n"
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CONFIGURATION = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 
 def serve_settings(*argv: str) -> ServeSettings:
     arguments = build_parser().parse_args(["serve", *argv])
     return options.load(ServeSettings, arguments)
-
 
 
 def test_help_lists_the_subcommands() -> None:
@@ -180,8 +179,8 @@ def test_serve_with_a_key_of_another_certificate_is_one_line(capsys: pytest.Capt
     assert err.count("\n") == 1
 
 
-def test_readme_lists_every_option_of_every_command() -> None:
-    readme = README.read_text()
+def test_the_docs_list_every_option_of_every_command() -> None:
+    readme = CONFIGURATION.read_text()
     for command in COMMANDS:
         table = markdown_table(command.settings)
-        assert table in readme, f"README.md is missing this option table of '{command.name}':\n{table}"
+        assert table in readme, f"docs/configuration.md is missing this option table of '{command.name}':\n{table}"

@@ -170,8 +170,27 @@ class Rendered:
         return next(c for c in pod["containers"] if c["name"] == name)
 
 
+#: Severities of Helm's lint messages (helm.sh/helm/v4/pkg/chart/v2/lint/support).
+INFO, WARNING, ERROR = 1, 2, 3
+
+
+@dataclass(frozen=True)
+class LintResult:
+    """What Helm's lint action found: (severity, file) of each message, and how many were errors.
+
+    The library passes each message's severity and file but not its text (Go errors encode to
+    JSON as ``{}``); rendering the chart with `Helm.install` shows the text of a template error."""
+
+    charts: int
+    messages: tuple[tuple[int, str], ...]
+    errors: int
+
+    def at_least(self, severity: int) -> list[tuple[int, str]]:
+        return [m for m in self.messages if m[0] >= severity]
+
+
 class Helm:
-    """Helm's install action, one process-wide library, with its caches kept under ``home``."""
+    """Helm's install and lint actions, one process-wide library, with its caches kept under ``home``."""
 
     def __init__(self, home: Path) -> None:
         path = library_path()
@@ -198,6 +217,26 @@ class Helm:
             if own:
                 target.stop()
         return Rendered(tuple(doc for doc in yaml.safe_load_all(manifest) if doc), notes)
+
+    def lint(self, chart: Path) -> LintResult:
+        """``helm lint chart``: Helm's lint action on the chart directory (its own values.yaml)."""
+        kubeconfig = self.home / "kubeconfig-lint"  # never contacted: linting needs no cluster
+        kubeconfig.write_text(yaml.safe_dump(_kubeconfig("http://127.0.0.1:9", "default")))
+        handle = ctypes.c_ulonglong()
+        with self.lock:
+            self._check(self.lib.helm_sdkpy_config_create(
+                b"default", str(kubeconfig).encode(), b"", b"{}", ctypes.byref(handle)))
+            try:
+                result = ctypes.c_void_p()
+                self._check(self.lib.helm_sdkpy_lint(handle, str(chart).encode(), ctypes.byref(result)))
+                try:
+                    answer = json.loads(ctypes.string_at(result.value))
+                finally:
+                    self.lib.helm_sdkpy_free(result)
+            finally:
+                self.lib.helm_sdkpy_config_destroy(handle)
+        messages = tuple((m["Severity"], m["Path"]) for m in answer.get("Messages") or ())
+        return LintResult(answer.get("TotalChartsLinted", 0), messages, len(answer.get("Errors") or ()))
 
     def _install(self, kubeconfig: Path, namespace: str, release: str, chart: Path,
                  values: Obj) -> tuple[str, str]:

@@ -1,4 +1,5 @@
-"""The README's "Install in a cluster" commands name values, objects and answers that really exist."""
+"""The README's "Install in a cluster" commands name values, objects and answers that really exist,
+and the README, the chart's README and its NOTES.txt install and remove the same release."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 from deploy.chart import ROOT, lookup, values
 from webhook.cli import main
 
-RELEASE, NAMESPACE = "grove-sharing-webhook", "grove-sharing"
+#: The release and namespace every document installs into.
+RELEASE, NAMESPACE = "grove-sharing-webhook", "grove-sharing-webhook"
 
 
 def section() -> str:
@@ -66,3 +68,25 @@ def test_the_install_notes_name_the_objects_installed(render):
     assert "kubectl delete validatingwebhookconfiguration,mutatingwebhookconfiguration grove-sharing-webhook" in notes
     assert notes.index("kubectl delete validatingwebhookconfiguration") < notes.index("helm uninstall")
     assert f"every namespace except {NAMESPACE} and kube-system" in notes
+
+
+def test_the_install_notes_give_the_readme_s_commands(render):
+    notes = render(release=RELEASE, namespace=NAMESPACE).notes
+    commands = [line.strip() for line in notes.splitlines() if line.startswith(("  kubectl ", "  helm "))]
+    assert len(commands) >= 5
+    readme_lines = {line.strip() for line in section().splitlines()}
+    for command in commands:
+        assert command in readme_lines, command
+
+
+@pytest.mark.parametrize("path", ["README.md", "charts/grove-sharing-webhook/README.md"])
+def test_every_helm_command_uses_the_same_release_and_namespace(path):
+    text = (ROOT / path).read_text().replace("\\\n", " ")
+    commands = re.findall(r"^helm (?:install|upgrade|uninstall) .*$", text, re.MULTILINE)
+    assert commands
+    for command in commands:
+        assert command.split()[2] == RELEASE, command
+        assert re.search(rf"(?:--namespace|-n) {NAMESPACE}(?: |$)", command), command
+    namespaces = re.findall(r"(?:kubectl|helm) .*?(?:--namespace|-n) (\S+)", text)
+    # Besides the release's: the workload's namespace, and that of the template it shares across namespaces.
+    assert set(namespaces) <= {NAMESPACE, "rs-demo", "rs-shared"}, namespaces

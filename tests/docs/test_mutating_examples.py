@@ -1,14 +1,18 @@
-"""The pod examples and the README's "Mutating webhook examples" say what the server does.
+"""The pod examples and examples/README.md's "Mutating webhook examples" say what the server does.
 
 Every curl in that section is answered here by the app ``make run`` serves (the embedded store of
-``examples/objects/``), its jq filter applied, and compared with the JSON the README shows. The
-example files must be what ``examples/generate_pods.py`` writes.
+``examples/objects/``), its jq filter applied, and compared with the JSON the section shows; and
+once more by the real ``python -m webhook serve`` over TLS (with the command itself run as typed
+when curl, jq and base64 are installed). The example files must be what
+``examples/generate_pods.py`` writes.
 """
 
 from __future__ import annotations
 
 import base64
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +21,7 @@ import orjson
 import pytest
 from core.workload import generate_pods
 from server.asgi import call
+from server.serverproc import Served, serve
 
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
@@ -24,7 +29,7 @@ from webhook.stores import EmbeddedStore
 
 ROOT = Path(__file__).resolve().parents[2]
 ADMISSION = ROOT / "examples" / "admission"
-SECTION = ROOT.joinpath("README.md").read_text().partition("\n## Mutating webhook examples\n")[2].partition("\n## ")[0]
+SECTION = ROOT.joinpath("examples", "README.md").read_text().partition("\n## Mutating webhook examples\n")[2].partition("\n## ")[0]
 EXAMPLE = re.compile(r"```sh\n(?P<command>.*?)\n```\s*```json\n(?P<output>.*?)\n```", re.S)
 PATCH_FILTER = "| jq -r .response.patch | base64 -d | jq ."
 RESPONSE_FILTER = "| jq .response"
@@ -44,6 +49,7 @@ def documented() -> list[tuple[str, str, Any]]:
 
 
 DOCUMENTED = documented()
+COMMANDS = [match["command"] for match in EXAMPLE.finditer(SECTION)]
 
 
 def answer(file: str, **settings: Any) -> dict[str, Any]:
@@ -102,3 +108,29 @@ def test_unknown_podcliqueset_is_admitted_with_a_warning_when_asked() -> None:
         "PodCliqueSet default/rs-other (label app.kubernetes.io/part-of of the pod) not found: "
         "pod admitted without shared ResourceClaims"
     ]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Served:
+    with serve(tmp_path_factory.mktemp("examples"), "--objects", str(ROOT / "examples" / "objects")) as served:
+        yield served  # type: ignore[misc]
+
+
+def test_the_real_server_over_tls_answers_every_curl_as_shown(server: Served) -> None:
+    with server.client() as client:
+        for file, tail, shown in DOCUMENTED:
+            response = client.post("/webhooks/mutate-pod", content=(ADMISSION / file).read_bytes(),
+                                   headers={"content-type": "application/json"})
+            assert response.status_code == 200, file
+            assert (decoded_patch(response.json()) if tail == PATCH_FILTER else response.json()["response"]) == shown, file
+
+
+@pytest.mark.skipif(not all(shutil.which(tool) for tool in ("curl", "jq", "base64")), reason="curl, jq or base64 is not installed")
+def test_the_commands_as_typed(server: Served) -> None:
+    """Each command exactly as the section shows it, pointed at the test server's port and CA."""
+    port = server.url.rsplit(":", 1)[1]
+    for (file, _, shown), command in zip(DOCUMENTED, COMMANDS, strict=True):
+        typed = command.replace("certs/ca.crt", str(server.ca)).replace("127.0.0.1:8443", f"127.0.0.1:{port}")
+        result = subprocess.run(["bash", "-c", typed], cwd=ROOT, capture_output=True, timeout=30)
+        assert result.returncode == 0, (file, result.stderr)
+        assert orjson.loads(result.stdout) == shown, file

@@ -1,4 +1,4 @@
-"""The PodCliqueSet examples and the README's "Validating webhook examples" say what the server does.
+"""The PodCliqueSet examples and examples/README.md's "Validating webhook examples" say what the server does.
 
 Every curl of that section is answered by the app ``make run`` serves, and once more by the real
 ``python -m webhook serve`` over TLS (with the command itself run as typed when curl and jq are
@@ -31,7 +31,7 @@ ADMISSION = ROOT / "examples" / "admission"
 OBJECTS = ROOT / "examples" / "objects"
 VALIDATE = "/webhooks/validate-podcliqueset"
 URL = f"https://127.0.0.1:8443{VALIDATE}"
-SECTION = ROOT.joinpath("README.md").read_text().partition("\n## Validating webhook examples\n")[2].partition("\n## ")[0]
+SECTION = ROOT.joinpath("examples", "README.md").read_text().partition("\n## Validating webhook examples\n")[2].partition("\n## ")[0]
 EXAMPLE = re.compile(r"```sh\n(?P<command>curl .*?)\n```\s*```json\n(?P<output>.*?)\n```", re.S)
 FILTERS = {"| jq .response": lambda body: body["response"], "| jq .": lambda body: body}
 

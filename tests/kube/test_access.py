@@ -24,7 +24,7 @@ REACH_TEXT = {Reach.CLUSTER: "all namespaces (ClusterRole)", Reach.OWN_NAMESPACE
 
 
 def markdown_table(component: Component) -> str:
-    """The component's access as the README shows it (a test keeps the two equal)."""
+    """The component's access as docs/reconciler.md shows it (a test keeps the two equal)."""
     rows = ["| API group | resource | verbs | where |", "|---|---|---|---|"]
     for rule in ACCESS[component]:
         group = f"`{rule.resource.group}`" if rule.resource.group else '`""` (core)'
@@ -158,6 +158,6 @@ def test_own_namespace_rules_hold_only_in_the_own_namespace(fake_api: FakeApiSer
         leases.read_namespaced_lease("l", "default")
 
 
-def test_the_readme_lists_the_reconciler_s_access() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+def test_the_docs_list_the_reconciler_s_access() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "reconciler.md").read_text()
     assert markdown_table(Component.RECONCILER) in readme

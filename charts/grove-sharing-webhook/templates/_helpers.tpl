@@ -84,9 +84,10 @@ the same CA and each template would otherwise generate its own.
 {{- define "grove-sharing-webhook.selfSignedTLS" -}}
 {{- if not (hasKey $ "groveSharingWebhookTLS") }}
 {{- $secret := lookup "v1" "Secret" .Release.Namespace (include "grove-sharing-webhook.tlsSecretName" .) }}
+{{- $stored := get $secret "data" | default dict }}
 {{- $data := dict }}
-{{- if and $secret $secret.data (index $secret.data "ca.crt") (index $secret.data "tls.crt") (index $secret.data "tls.key") }}
-{{- $data = dict "ca.crt" (index $secret.data "ca.crt") "tls.crt" (index $secret.data "tls.crt") "tls.key" (index $secret.data "tls.key") }}
+{{- if and (get $stored "ca.crt") (get $stored "tls.crt") (get $stored "tls.key") }}
+{{- $data = dict "ca.crt" (get $stored "ca.crt") "tls.crt" (get $stored "tls.crt") "tls.key" (get $stored "tls.key") }}
 {{- else }}
 {{- $days := int .Values.certificates.selfSigned.validityDays }}
 {{- /* ECDSA P-256: a new TLS connection costs about half of an RSA-2048 handshake. */}}
@@ -137,12 +138,13 @@ caBundle: {{ . }}
 {{/*
 A label selector that always holds the chart's own expression, narrowed by the user's selector
 from values (their matchLabels and matchExpressions are added, never replace it). Called with
-(list <expression> <selector from values>).
+(list <expression> <selector from values>). The user's selector may have either key or neither, so
+they are read with get: a field read of a missing key fails under missingkey=error.
 */}}
 {{- define "grove-sharing-webhook.selector" -}}
 {{- $user := index . 1 | default dict }}
-{{- $selector := dict "matchExpressions" (prepend ($user.matchExpressions | default list) (index . 0)) }}
-{{- with $user.matchLabels }}
+{{- $selector := dict "matchExpressions" (prepend (get $user "matchExpressions" | default list) (index . 0)) }}
+{{- with get $user "matchLabels" }}
 {{- $_ := set $selector "matchLabels" . }}
 {{- end }}
 {{- toYaml $selector }}

@@ -17,7 +17,6 @@ from pydantic import BaseModel, Field, ValidationError
 
 from webhook.core.admission import response
 from webhook.core.admission.response import AdmissionResponse
-from webhook.core.admission.userinfo import UserInfo
 from webhook.core.model.meta import GoStr, KubeModel
 
 DEFAULT_API_VERSION = "admission.k8s.io/v1"
@@ -28,10 +27,11 @@ NO_CONTENT = "there is no content to decode"
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class GroupVersionKind(KubeModel):
-    group: GoStr = ""
-    version: GoStr = ""
-    kind: GoStr = ""
+@dataclass(frozen=True, slots=True)
+class GroupVersionKind:
+    group: str = ""
+    version: str = ""
+    kind: str = ""
 
     def __str__(self) -> str:
         """Rendered as apimachinery's ``GroupVersionKind.String()``: ``group/version, Kind=kind``."""
@@ -39,22 +39,53 @@ class GroupVersionKind(KubeModel):
         return f"{group_version}, Kind={self.kind}"
 
 
-class AdmissionRequest(KubeModel):
+@dataclass(frozen=True, slots=True)
+class AdmissionRequest:
+    """The request of a review; its objects are kept as sent (``read_objects`` reads them)."""
+
     uid: str
-    kind: GroupVersionKind = Field(default_factory=GroupVersionKind)
+    kind: GroupVersionKind = GroupVersionKind()
+    name: str = ""
+    namespace: str = ""
+    operation: str = ""
+    dry_run: bool | None = None
+    object: Any = None
+    old_object: Any = None
+    user_info: Any = None
+    """``userInfo`` as sent, read only by the checks that need the user (``userinfo.read_user_info``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionReview:
+    api_version: str
+    request: AdmissionRequest
+
+
+class _GroupVersionKindModel(KubeModel):
+    group: GoStr = ""
+    version: GoStr = ""
+    kind: GoStr = ""
+
+
+class _RequestModel(KubeModel):
+    uid: str
+    kind: _GroupVersionKindModel = Field(default_factory=_GroupVersionKindModel)
     name: GoStr = ""
     namespace: GoStr = ""
     operation: GoStr = ""
     dry_run: bool | None = Field(None, alias="dryRun")
     object: Any = None
     old_object: Any = Field(None, alias="oldObject")
-    user_info: UserInfo = Field(default_factory=UserInfo, alias="userInfo")
+    user_info: Any = Field(None, alias="userInfo")
 
 
-class AdmissionReview(KubeModel):
+class _ReviewModel(KubeModel):
+    """What a usable review is, as pydantic checks it: read only when the common shape does not hold,
+    for its exact error messages and its reading of ``null`` as empty."""
+
     api_version: GoStr = Field("", alias="apiVersion")
     kind: GoStr = ""
-    request: AdmissionRequest
+    request: _RequestModel
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +105,7 @@ class ExpectedKind:
     kind: str
 
     def __str__(self) -> str:
-        return str(GroupVersionKind(group=self.group, version=self.version, kind=self.kind))
+        return str(GroupVersionKind(self.group, self.version, self.kind))
 
     @property
     def api_version(self) -> str:
@@ -139,10 +170,65 @@ def decode(body: bytes) -> AdmissionReview | Rejection:
         return Rejection(400, "AdmissionReview has no request")
     if not isinstance(request.get("uid"), str) or not request["uid"]:
         return Rejection(400, "AdmissionReview request has no uid")
+    return _common_shape(data["apiVersion"], request) or _checked(data)
+
+
+_ABSENT = object()
+
+
+def _common_shape(api_version: str, request: dict[str, Any]) -> AdmissionReview | None:
+    """The review read directly when every member has the type it should (as the API server sends
+    it): no pydantic model is built on the request path. None when anything is unusual."""
+    kind = request.get("kind", _ABSENT)
+    name, namespace, operation = request.get("name", ""), request.get("namespace", ""), request.get("operation", "")
+    dry_run = request.get("dryRun")
+    if type(name) is not str or type(namespace) is not str or type(operation) is not str:
+        return None
+    if dry_run is not None and not isinstance(dry_run, bool):
+        return None
+    if kind is _ABSENT:
+        gvk = GroupVersionKind()
+    elif isinstance(kind, dict):
+        group, version, kind_name = kind.get("group", ""), kind.get("version", ""), kind.get("kind", "")
+        if type(group) is not str or type(version) is not str or type(kind_name) is not str:
+            return None
+        gvk = GroupVersionKind(group, version, kind_name)
+    else:
+        return None
+    read = AdmissionRequest(
+        request["uid"],
+        gvk,
+        name,
+        namespace,
+        operation,
+        dry_run,
+        request.get("object"),
+        request.get("oldObject"),
+        request.get("userInfo"),
+    )
+    return AdmissionReview(api_version, read)
+
+
+def _checked(data: dict[str, Any]) -> AdmissionReview | Rejection:
     try:
-        return AdmissionReview.model_validate(data)
+        checked = _ReviewModel.model_validate(data)
     except ValidationError as err:
         return Rejection(400, f"AdmissionReview is malformed: {first_problem(err)}")
+    request, gvk = checked.request, checked.request.kind
+    return AdmissionReview(
+        checked.api_version,
+        AdmissionRequest(
+            request.uid,
+            GroupVersionKind(gvk.group, gvk.version, gvk.kind),
+            request.name,
+            request.namespace,
+            request.operation,
+            request.dry_run,
+            request.object,
+            request.old_object,
+            request.user_info,
+        ),
+    )
 
 
 def _other_kind(obj: Any, expected: ExpectedKind) -> GroupVersionKind | None:
@@ -162,7 +248,7 @@ def _other_kind(obj: Any, expected: ExpectedKind) -> GroupVersionKind | None:
         group, version = expected.group, expected.version
     elif not version and group == expected.group:
         version = expected.version
-    actual = GroupVersionKind(group=group, version=version, kind=kind or expected.kind)
+    actual = GroupVersionKind(group, version, kind or expected.kind)
     return actual if expected.mismatch(actual) else None
 
 

@@ -20,7 +20,6 @@ import orjson
 from pydantic import BaseModel
 
 from webhook.core.gocompat import dra
-from webhook.core.gocompat.apimachinery import deeper_than
 from webhook.core.gocompat.fielderrors import ErrorList, Path, forbidden, invalid
 from webhook.core.gocompat.gotypes import GoType, semantic_equal
 from webhook.core.gocompat.grovetypes import (
@@ -67,19 +66,15 @@ def raw_templates(template: PodCliqueSetTemplateSpec) -> list[tuple[str, dict[st
     return [(t.name, t.template_spec) for t in template.resource_claim_templates]
 
 
-SAME_TEXT_DEPTH = 250
-"""How deep templates may nest to be compared as JSON text: orjson writes at most 255 levels."""
-
-
 def same_text(new: list[tuple[str, dict[str, Any]]] | None, old: list[tuple[str, dict[str, Any]]] | None) -> bool:
     """Whether two template lists were sent as the same JSON (a nil list as an empty one): then they
     are equal without being decoded. Templates nested too deep to write (a field Go ignores may nest
     as deep as the request allows) are not known to be the same: they are decoded, which drops
     unknown fields and refuses parameters nested more than 100 levels."""
-    new, old = new or [], old or []
-    if deeper_than(new, SAME_TEXT_DEPTH) or deeper_than(old, SAME_TEXT_DEPTH):
+    try:
+        return orjson.dumps(new or []) == orjson.dumps(old or [])
+    except orjson.JSONEncodeError:  # nested more than the 255 levels orjson writes
         return False
-    return orjson.dumps(new) == orjson.dumps(old)
 
 
 def validate_update(new: PodCliqueSet, old: PodCliqueSet) -> ErrorList:

@@ -3,7 +3,8 @@
 Only CREATE of a Grove pod is mutated; every other review is answered after reading no more than
 the pod's labels. A Grove pod is placed by its labels (BEHAVIOUR.md §5.1), its PodCliqueSet is
 looked up in the object store (from memory; one bounded read from the source on a miss), and the
-pod gets the claims ``claims_for_pod`` names as a JSON Patch.
+pod gets the claims ``podclaims`` names (the same for every pod of a PodClique but its
+index, remembered) as a JSON Patch.
 
 Label errors and an unknown PodCliqueSet are denials (code 403, reason Forbidden), like the
 validating webhook's: the pod is refused because of what it says, as Grove would refuse to build
@@ -31,7 +32,7 @@ from webhook.core.model.pod import Pod, PodHeader
 from webhook.core.model.projection import PodCliqueSetSharing
 from webhook.core.pod.patch import claim_patch
 from webhook.core.sharing.placement import IdentityError, clique_identity, pod_index
-from webhook.core.sharing.podclaims import claims_for_pod
+from webhook.core.sharing.podclaims import PodClaimsCache
 
 POD = ExpectedKind("", "v1", "Pod")
 
@@ -71,6 +72,7 @@ class PodMutator:
         self.store = store
         self.on_missing_pcs = on_missing_pcs
         """Whether a Grove pod whose PodCliqueSet cannot be found is refused or admitted unchanged."""
+        self.claims = PodClaimsCache()
 
     async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
         mutated = _mutated(request)
@@ -106,7 +108,7 @@ class PodMutator:
 
         pod_key = f"{namespace}/{pod.metadata.name or pod.metadata.generate_name}"
         try:
-            claims = claims_for_pod(pcs, identity, lambda: pod_index(pod_labels, pod_key))
+            claims = self.claims.claims(pcs, identity).of_pod(lambda: pod_index(pod_labels, pod_key))
         except IdentityError as err:
             return response.denied(str(err))
         operations = claim_patch(pod, claims)

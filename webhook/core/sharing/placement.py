@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from webhook.core.gocompat import gojson
 from webhook.core.gocompat.strconv import atoi
@@ -74,7 +75,47 @@ def _index_label(object_labels: Mapping[str, str], key: str, object_key: str) ->
 def clique_identity(
     namespace: str, pcs_name: str, clique_fqn: str, object_labels: Mapping[str, str]
 ) -> CliqueIdentity:
-    """Place a PodClique named ``clique_fqn`` (or a pod of it) from its labels, as Grove does."""
+    """Place a PodClique named ``clique_fqn`` (or a pod of it) from its labels, as Grove does. Only
+    four labels count, so every pod of a PodClique is placed once and the answer remembered."""
+    placed = _placed(
+        namespace,
+        pcs_name,
+        clique_fqn,
+        object_labels.get(labels.PCSG),
+        object_labels.get(labels.PCSG_REPLICA_INDEX),
+        object_labels.get(labels.PART_OF),
+        object_labels.get(labels.PCS_REPLICA_INDEX),
+    )
+    if isinstance(placed, IdentityError):
+        raise IdentityError(str(placed))
+    return placed
+
+
+@lru_cache(maxsize=4096)
+def _placed(
+    namespace: str,
+    pcs_name: str,
+    clique_fqn: str,
+    group: str | None,
+    group_index: str | None,
+    part_of: str | None,
+    pcs_index: str | None,
+) -> CliqueIdentity | IdentityError:
+    object_labels = {
+        key: value
+        for key, value in (
+            (labels.PCSG, group), (labels.PCSG_REPLICA_INDEX, group_index), (labels.PART_OF, part_of),
+            (labels.PCS_REPLICA_INDEX, pcs_index),
+        )
+        if value is not None
+    }
+    try:
+        return _place(namespace, pcs_name, clique_fqn, object_labels)
+    except IdentityError as err:
+        return err
+
+
+def _place(namespace: str, pcs_name: str, clique_fqn: str, object_labels: Mapping[str, str]) -> CliqueIdentity:
     object_key = f"{namespace}/{clique_fqn}"
     try:
         pcs_replica = _pcs_replica_from_fqn(pcs_name, clique_fqn)
