@@ -172,6 +172,18 @@ def test_a_request_without_a_user_is_denied_without_asking() -> None:
     assert access.asked == []
 
 
+def test_a_user_that_cannot_be_read_is_answered_400_only_when_it_is_needed() -> None:
+    review = pcs_review(workload())
+    review["request"]["userInfo"] = {"username": "alice", "groups": "devs"}
+    access = Access()
+    assert decide(review, access)["status"] == {
+        "code": 400, "message": "cannot decode request.userInfo: groups: Input should be a valid list"
+    }
+    review["request"]["object"] = small()
+    assert decide(review, access)["allowed"] is True
+    assert access.asked == []
+
+
 def test_a_failing_stand_in_is_a_bug_answered_500() -> None:
     def broken(_namespace: str, _name: str) -> bool:
         raise RuntimeError("boom")

@@ -93,6 +93,7 @@ def cross_namespace_references(pcs: PodCliqueSet, namespace: str) -> list[Templa
 def _names_another(template: PodCliqueSetTemplateSpec, namespace: str) -> bool:
     """Whether any entry names a namespace other than ``namespace``: the common answer, no, found
     with nothing but loops (the 40 entries of a large PodCliqueSet in about 3 µs)."""
+    entry: ResourceSharingSpec
     for entry in template.resource_sharing:
         if entry.namespace and entry.namespace != namespace:
             return True
