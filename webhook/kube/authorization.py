@@ -115,6 +115,9 @@ class SubjectAccessReviews:
         self._pending: dict[Key, asyncio.Future[bool]] = {}
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="subjectaccessreview")
 
+    def known(self, user: User, namespace: str, name: str) -> bool | None:
+        return self.cache.get((user, namespace, name))
+
     async def may_get(self, user: User, namespace: str, name: str) -> bool:
         key = (user, namespace, name)
         cached = self.cache.get(key)

@@ -32,9 +32,19 @@ class Access:
         self.decide = decide
         self.asked: list[Asked] = []
 
+    def known(self, user: User, namespace: str, name: str) -> bool | None:
+        return None
+
     async def may_get(self, user: User, namespace: str, name: str) -> bool:
         self.asked.append((user, namespace, name))
         return self.decide(namespace, name)
+
+
+class Remembering(Access):
+    """Answers a template of ``team-b`` from memory, without being asked."""
+
+    def known(self, user: User, namespace: str, name: str) -> bool | None:
+        return False if namespace == "team-b" else None
 
 
 def unreachable(_namespace: str, _name: str) -> bool:
@@ -80,6 +90,13 @@ def test_a_user_allowed_to_read_them_is_asked_about_each_once_and_admitted() -> 
 def test_a_template_the_user_may_not_read_denies_the_create_naming_the_entry_user_and_template() -> None:
     access = Access(lambda namespace, name: (namespace, name) != ("team-b", "ext2"))
     assert decide(pcs_review(cross_namespace()), access) == denied(DENIED_EXT2)
+
+
+def test_remembered_answers_are_used_and_only_the_others_asked() -> None:
+    access = Remembering()
+    message = decide(pcs_review(cross_namespace()), access)["status"]["message"]
+    assert access.asked == [(ADMIN, "team-c", "ext")]
+    assert message.startswith("[spec.template.resourceSharing[1].namespace: Forbidden:") and DENIED_EXT2 in message
 
 
 def test_every_refused_template_is_in_the_one_message() -> None:

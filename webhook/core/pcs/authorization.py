@@ -68,6 +68,9 @@ class AccessUnknown(Exception):
 
 
 class TemplateAccess(Protocol):
+    def known(self, user: User, namespace: str, name: str) -> bool | None:
+        """The answer ``may_get`` would give at once (one it remembers), else None."""
+
     async def may_get(self, user: User, namespace: str, name: str) -> bool:
         """Whether ``user`` may get the ResourceClaimTemplate ``namespace/name``; raises
         ``AccessUnknown`` when that cannot be found out."""
@@ -189,13 +192,20 @@ class TemplateAuthorization:
         return denials
 
     async def _answers(self, user: User, references: list[TemplateReference]) -> list[bool | BaseException]:
-        """All asked at once; a single one without the tasks that takes."""
-        if len(references) > 1:
-            return await asyncio.gather(
-                *(self.access.may_get(user, r.namespace, r.name) for r in references), return_exceptions=True
+        """Remembered answers first; the others all asked at once (a single one without a task)."""
+        answers: list[bool | BaseException | None] = [self.access.known(user, r.namespace, r.name) for r in references]
+        unknown = [i for i, answer in enumerate(answers) if answer is None]
+        if len(unknown) > 1:
+            asked = await asyncio.gather(
+                *(self.access.may_get(user, references[i].namespace, references[i].name) for i in unknown),
+                return_exceptions=True,
             )
-        reference = references[0]
-        try:
-            return [await self.access.may_get(user, reference.namespace, reference.name)]
-        except AccessUnknown as err:
-            return [err]
+            for i, answer in zip(unknown, asked, strict=True):
+                answers[i] = answer
+        elif unknown:
+            reference = references[unknown[0]]
+            try:
+                answers[unknown[0]] = await self.access.may_get(user, reference.namespace, reference.name)
+            except AccessUnknown as err:
+                answers[unknown[0]] = err
+        return [answer for answer in answers if answer is not None]
