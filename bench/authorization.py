@@ -9,7 +9,8 @@ end-to-end workload (one template of another namespace, ``rs-shared/ext-ns-tpl``
 PodCliqueSet of ``bench/validate.py`` (five, ``shared/ext-0`` to ``ext-4``, asked about at once), and
 both without those references (their entries' namespaces removed), which must cost the same under
 both modes. Also, in-process: one SubjectAccessReview through the client and the fake API server,
-and the scan that finds no reference.
+the scan that finds no reference, and each review decided without and with the check (its
+answers remembered).
 Run: ``python bench/authorization.py [--n N]``.
 """
 
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from serving import KeepAliveConnection, Stats, machine, serve_tls, timed
+from serving import KeepAliveConnection, Stats, answered, machine, serve_tls, timed
 from validate import large_pcs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,8 +38,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 from fakeapi import FakeApiServer  # noqa: E402
 from server.reviews import workload_pcs  # noqa: E402
 
+from webhook.core.admission.handling import answer  # noqa: E402
 from webhook.core.model.podcliqueset import PodCliqueSet  # noqa: E402
-from webhook.core.pcs.authorization import User, cross_namespace_references  # noqa: E402
+from webhook.core.pcs.authorization import TemplateAuthorization, User, cross_namespace_references  # noqa: E402
+from webhook.core.pcs.handler import PodCliqueSetValidator  # noqa: E402
 from webhook.settings import ServeSettings  # noqa: E402
 from webhook.stores.cluster import ClusterStore  # noqa: E402
 
@@ -99,10 +102,12 @@ def webhook(kubeconfig: Path, mode: str) -> Iterator[KeepAliveConnection]:
         yield connection
 
 
-def one_review(kubeconfig: Path, n: int) -> Stats:
-    """One SubjectAccessReview through the client and the fake API server, a new user each time."""
-    async def run() -> Stats:
-        store = ClusterStore(kubeconfig)
+def in_process(kubeconfig: Path, cases: dict[str, dict[str, Any]], n: int) -> None:
+    """One SubjectAccessReview through the client and the fake API server (a new user each time),
+    then each case decided in-process without and with the check, its answers remembered."""
+    store = ClusterStore(kubeconfig)
+
+    async def reviews() -> Stats:
         await store.start()
         access = store.template_access()
         seconds = []
@@ -111,11 +116,20 @@ def one_review(kubeconfig: Path, n: int) -> Stats:
             before = time.perf_counter()
             assert await access.may_get(User(f"direct-{i}", groups=(GROUP,)), "shared", "t")
             seconds.append(time.perf_counter() - before)
-        total = time.perf_counter() - started
-        await store.stop()
-        return Stats.of(seconds, total)
+        return Stats.of(seconds, time.perf_counter() - started)
 
-    return asyncio.run(run())
+    print(asyncio.run(reviews()).row("one SubjectAccessReview (client, its thread, the fake API server)"))
+    large = PodCliqueSet.model_validate(without_references(large_pcs()))
+    print(timed(lambda: cross_namespace_references(large, "default"), n * 10).row("finding no reference, large PodCliqueSet"))
+    off = PodCliqueSetValidator()
+    enforce = PodCliqueSetValidator(templates=TemplateAuthorization(store.template_access()))
+    for name, pcs in cases.items():
+        body = review(pcs, "alice")
+        asyncio.run(answer(enforce, "validate-podcliqueset", body))  # the answers remembered from here on
+        for mode, validator in (("off", off), ("enforce, answers cached", enforce)):
+            label = f"{name}, {mode}" if cross_namespace_references(PodCliqueSet.model_validate(pcs), "default") or mode == "off" else f"{name}, enforce"
+            print(timed(lambda v=validator, b=body: answered(v, "validate-podcliqueset", b), n).row(label), flush=True)
+    asyncio.run(store.stop())
 
 
 def main() -> None:
@@ -135,9 +149,7 @@ def main() -> None:
         api.authorization.allow(group=GROUP)
         kubeconfig = api.write_kubeconfig(Path(directory) / "kubeconfig")
         print("\n| in-process | median ms | p99 ms | per second |\n|---|---|---|---|")
-        print(one_review(kubeconfig, n).row("one SubjectAccessReview (client and fake API server)"))
-        large = PodCliqueSet.model_validate(without_references(large_pcs()))
-        print(timed(lambda: cross_namespace_references(large, "default"), n * 10).row("finding no reference, large PodCliqueSet"))
+        in_process(kubeconfig, cases, n)
         print("\n| `webhook serve` over TLS, one kept-alive connection | median ms | p99 ms | per second |\n|---|---|---|---|")
         with webhook(kubeconfig, "off") as off, webhook(kubeconfig, "enforce") as enforce:
             for name, pcs in cases.items():

@@ -9,9 +9,12 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from core.podcliquesets import Object, cross_namespace, pcs_review, small, workload
 from webhook.core.admission.handling import answer
+from webhook.core.admission.userinfo import UserInfo
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.authorization import (
     AccessUnknown,
@@ -187,6 +190,20 @@ def test_a_request_without_a_user_is_denied_without_asking() -> None:
         'spec.template.cliques[0].resourceSharing[1].namespace: Forbidden: user "" may not get'
     )
     assert access.asked == []
+
+
+TEXT = st.text(max_size=8)
+USER_INFO = st.fixed_dictionaries({}, optional={
+    "username": st.one_of(TEXT, st.none()),
+    "uid": st.one_of(TEXT, st.none()),
+    "groups": st.one_of(st.lists(TEXT, max_size=3), st.none()),
+    "extra": st.one_of(st.dictionaries(TEXT, st.one_of(st.lists(TEXT, max_size=2), st.none()), max_size=3), st.none()),
+})
+
+
+@given(USER_INFO)
+def test_the_user_read_directly_is_the_user_the_model_reads(raw: dict[str, Any]) -> None:
+    assert User.read(raw) == User.of(UserInfo.model_validate(raw))
 
 
 def test_a_user_that_cannot_be_read_is_answered_400_only_when_it_is_needed() -> None:

@@ -41,6 +41,16 @@ class User:
         extra = tuple(sorted((key, tuple(values)) for key, values in info.extra.items()))
         return cls(info.username, info.uid, tuple(info.groups), extra)
 
+    @classmethod
+    def read(cls, raw: object) -> User | str:
+        """``request.userInfo`` as sent (absent: nobody), or why it cannot be read. The usual shape
+        is read directly; anything else (``null`` members too) through the model."""
+        user = _plain_user({} if raw is None else raw)
+        if user is not None:
+            return user
+        info = read_user_info(raw)
+        return info if isinstance(info, str) else cls.of(info)
+
     @property
     def anonymous(self) -> bool:
         """No name and no group: nothing an authorizer could be asked about."""
@@ -50,13 +60,39 @@ class User:
         return f"user {gojson.quote(self.username)}"
 
 
+def _plain_user(raw: object) -> User | None:
+    if not isinstance(raw, dict):
+        return None
+    username, uid, groups, extra = (raw.get("username", ""), raw.get("uid", ""), raw.get("groups", []), raw.get("extra", {}))
+    if type(username) is not str or type(uid) is not str or type(groups) is not list or type(extra) is not dict:
+        return None
+    if not all(type(group) is str for group in groups):
+        return None
+    pairs = []
+    for key, values in extra.items():
+        if type(values) is not list or not all(type(value) is str for value in values):
+            return None
+        pairs.append((key, tuple(values)))
+    return User(username, uid, tuple(groups), tuple(sorted(pairs)))
+
+
 @dataclass(frozen=True, slots=True)
 class TemplateReference:
-    """A template of another namespace, and the ``namespace`` field of the first entry naming it."""
+    """A template of another namespace, and where the first entry naming it is: ``level`` (``""``
+    for the PodCliqueSet's list, ``cliques`` or ``podCliqueScalingGroups``), the index of the
+    clique or group, and the entry's. Its path is made only for a message."""
 
     namespace: str
     name: str
-    path: Path
+    level: str
+    owner: int
+    entry: int
+
+    @property
+    def path(self) -> Path:
+        """The entry's ``namespace`` field, e.g. ``spec.template.cliques[0].resourceSharing[1].namespace``."""
+        owner = TEMPLATE.child(self.level).index(self.owner) if self.level else TEMPLATE
+        return owner.child("resourceSharing").index(self.entry).child("namespace")
 
     def __str__(self) -> str:
         return f"ResourceClaimTemplate {gojson.quote(f'{self.namespace}/{self.name}')}"
@@ -120,9 +156,7 @@ def _scan(
 ) -> None:
     for i, entry in enumerate(entries):
         if entry.namespace and entry.namespace != namespace and (entry.namespace, entry.name) not in found:
-            owner = TEMPLATE.child(level).index(index) if level else TEMPLATE
-            path = owner.child("resourceSharing").index(i).child("namespace")
-            found[entry.namespace, entry.name] = TemplateReference(entry.namespace, entry.name, path)
+            found[entry.namespace, entry.name] = TemplateReference(entry.namespace, entry.name, level, index, i)
 
 
 def refusal(user: User, reference: TemplateReference) -> str:
@@ -164,11 +198,16 @@ class TemplateAuthorization:
         references = cross_namespace_references(pcs, namespace or pcs.metadata.namespace)
         if not references:
             return decided
-        info = read_user_info(user_info)
-        if isinstance(info, str):
-            return response.errored(400, info)
-        user = User.of(info)
-        denials = await self._denials(user, references)
+        user = User.read(user_info)
+        if isinstance(user, str):
+            return response.errored(400, user)
+        if user.anonymous:
+            answers: list[bool | BaseException | None] = [False] * len(references)
+        else:
+            answers = [self.access.known(user, r.namespace, r.name) for r in references]
+            if None in answers:
+                await self._ask(user, references, answers)
+        denials = _denials(user, references, answers)
         if not denials:
             return decided
         if self.warn:
@@ -177,23 +216,8 @@ class TemplateAuthorization:
         assert message is not None
         return response.denied(message, decided.warnings)
 
-    async def _denials(self, user: User, references: list[TemplateReference]) -> list[tuple[TemplateReference, str]]:
-        if user.anonymous:
-            return [(r, refusal(user, r)) for r in references]
-        answers = await self._answers(user, references)
-        denials: list[tuple[TemplateReference, str]] = []
-        for reference, answer in zip(references, answers, strict=True):
-            if isinstance(answer, AccessUnknown):
-                denials.append((reference, unchecked(user, reference, str(answer))))
-            elif isinstance(answer, BaseException):
-                raise answer
-            elif not answer:
-                denials.append((reference, refusal(user, reference)))
-        return denials
-
-    async def _answers(self, user: User, references: list[TemplateReference]) -> list[bool | BaseException]:
-        """Remembered answers first; the others all asked at once (a single one without a task)."""
-        answers: list[bool | BaseException | None] = [self.access.known(user, r.namespace, r.name) for r in references]
+    async def _ask(self, user: User, references: list[TemplateReference], answers: list[bool | BaseException | None]) -> None:
+        """The answers not remembered, into ``answers``: all asked at once (a single one without a task)."""
         unknown = [i for i, answer in enumerate(answers) if answer is None]
         if len(unknown) > 1:
             asked = await asyncio.gather(
@@ -202,10 +226,23 @@ class TemplateAuthorization:
             )
             for i, answer in zip(unknown, asked, strict=True):
                 answers[i] = answer
-        elif unknown:
-            reference = references[unknown[0]]
-            try:
-                answers[unknown[0]] = await self.access.may_get(user, reference.namespace, reference.name)
-            except AccessUnknown as err:
-                answers[unknown[0]] = err
-        return [answer for answer in answers if answer is not None]
+            return
+        reference = references[unknown[0]]
+        try:
+            answers[unknown[0]] = await self.access.may_get(user, reference.namespace, reference.name)
+        except AccessUnknown as err:
+            answers[unknown[0]] = err
+
+
+def _denials(
+    user: User, references: list[TemplateReference], answers: list[bool | BaseException | None]
+) -> list[tuple[TemplateReference, str]]:
+    denials: list[tuple[TemplateReference, str]] = []
+    for reference, answer in zip(references, answers, strict=True):
+        if isinstance(answer, AccessUnknown):
+            denials.append((reference, unchecked(user, reference, str(answer))))
+        elif isinstance(answer, BaseException):
+            raise answer
+        elif not answer:
+            denials.append((reference, refusal(user, reference)))
+    return denials
