@@ -52,7 +52,7 @@ class AdmissionRequest:
     object: Any = None
     old_object: Any = None
     user_info: Any = None
-    """``userInfo`` as sent, read only by the checks that need the user (``userinfo.read_user_info``)."""
+    """``userInfo`` as sent, read only by the checks that need the user (``pcs.authorization.User.read``)."""
 
 
 @dataclass(frozen=True, slots=True)
