@@ -172,6 +172,16 @@ class ServeSettings(DecisionSettings, LoggingSettings):
         json_schema_extra={"metavar": "SECONDS"},
     )
 
+    template_authorization: Literal["enforce", "warn", "off"] = Field(
+        "enforce",
+        description=(
+            "With the cluster store, a PodCliqueSet CREATE naming a ResourceClaimTemplate of another "
+            "namespace needs its user to be allowed to get that template (a SubjectAccessReview): "
+            "enforce denies it otherwise, or when the API server cannot tell; warn admits it with a "
+            "warning; off does not ask. Always off with the embedded store."
+        ),
+    )
+
     @field_validator("namespace", mode="before")
     @classmethod
     def _split_namespaces(cls, value: Any) -> Any:

@@ -3,6 +3,10 @@
 A row names the webhook (the ``webhook`` label in metrics and logs), its HTTP path, and how to
 build its handler from the settings and the object store. ``review`` finds the row by the kind the
 handler decides (``request.kind.kind``).
+
+The validating webhook asks the API server whether a user may read the templates of other
+namespaces a PodCliqueSet names (DECISIONS.md §3.1) when there is one to ask: with the cluster
+store, under ``serve --template-authorization enforce`` (the default) or ``warn``.
 """
 
 from __future__ import annotations
@@ -12,9 +16,10 @@ from dataclasses import dataclass
 
 from webhook.core.admission.handling import Answer, Handler, answer
 from webhook.core.pcs.handler import PodCliqueSetValidator
+from webhook.core.pcs.authorization import TemplateAuthorization
 from webhook.core.pod.handler import PodMutator
-from webhook.settings import DecisionSettings
-from webhook.stores.base import ObjectStore
+from webhook.settings import DecisionSettings, ServeSettings
+from webhook.stores.base import AuthorizingStore, ObjectStore
 
 Respond = Callable[[bytes], Awaitable[Answer]]
 """A webhook's answer to a request body."""
@@ -36,12 +41,25 @@ class Webhook:
         return respond
 
 
+def template_authorization(settings: DecisionSettings, store: ObjectStore) -> TemplateAuthorization | None:
+    """The check of templates of other namespaces, or None where it is off."""
+    if not isinstance(settings, ServeSettings) or settings.template_authorization == "off":
+        return None
+    if not isinstance(store, AuthorizingStore):
+        return None
+    return TemplateAuthorization(store.template_access(), warn=settings.template_authorization == "warn")
+
+
+def _validator(settings: DecisionSettings, store: ObjectStore) -> PodCliqueSetValidator:
+    return PodCliqueSetValidator(strict=settings.strict, templates=template_authorization(settings, store))
+
+
 WEBHOOKS: tuple[Webhook, ...] = (
     Webhook(
         "validate-podcliqueset",
         "/webhooks/validate-podcliqueset",
         "PodCliqueSet",
-        lambda settings, _store: PodCliqueSetValidator(strict=settings.strict),
+        _validator,
     ),
     Webhook(
         "mutate-pod",

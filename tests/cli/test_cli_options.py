@@ -59,6 +59,20 @@ def test_serve_help_shows_every_option_with_its_variable_and_default(capsys: pyt
     assert "[env WEBHOOK_MAX_BODY_BYTES; default 8388608]" in text
 
 
+def test_serve_help_lists_template_authorization_and_its_modes() -> None:
+    result = subprocess.run([sys.executable, "-m", "webhook", "serve", "--help"], capture_output=True, text=True, check=True)
+    text = " ".join(result.stdout.split())
+    assert "--template-authorization enforce|warn|off" in text
+    assert "[env WEBHOOK_TEMPLATE_AUTHORIZATION; default enforce]" in text
+
+
+def test_template_authorization_from_the_command_line_or_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert serve_settings().template_authorization == "enforce"
+    monkeypatch.setenv("WEBHOOK_TEMPLATE_AUTHORIZATION", "warn")
+    assert serve_settings().template_authorization == "warn"
+    assert serve_settings("--template-authorization", "off").template_authorization == "off"
+
+
 def test_defaults() -> None:
     settings = serve_settings()
     assert (settings.host, settings.port, str(settings.tls_cert), str(settings.tls_key)) == (

@@ -56,6 +56,22 @@ def small() -> Object:
     }
 
 
+def cross_namespace() -> Object:
+    """``small`` with templates of other namespaces at every level: ``team-b/ext`` twice (the
+    PodCliqueSet and clique ``a``), ``team-b/ext2`` (clique ``a``), ``team-c/ext`` (group ``g``), and
+    one of its own namespace, which needs no question (DECISIONS.md §3.1)."""
+    pcs = small()
+    template = pcs["spec"]["template"]
+    template["resourceSharing"].append({"name": "ext", "namespace": "team-b", "scope": "AllReplicas"})
+    template["resourceSharing"].append({"name": "own", "namespace": "default", "scope": "AllReplicas"})
+    template["cliques"][0]["resourceSharing"] += [
+        {"name": "ext", "namespace": "team-b", "scope": "PerReplica"},
+        {"name": "ext2", "namespace": "team-b", "scope": "PerReplica"},
+    ]
+    template["podCliqueScalingGroups"][0]["resourceSharing"].append({"name": "ext", "namespace": "team-c", "scope": "AllReplicas"})
+    return pcs
+
+
 def respond(review: Object, strict: bool = False) -> Object:
     """The ``response`` of the decision on ``review`` (an AdmissionReview answered with HTTP 200)."""
     decision = validated(review, strict)

@@ -66,12 +66,14 @@ def test_the_webhook_container_environment_is_what_serve_accepts(default_install
     assert (settings.strict, settings.on_missing_pcs, settings.keep_alive_timeout) == (False, "deny", 120)
     assert (settings.log_level, settings.log_format, settings.max_body_bytes) == ("info", "json", 8 * 1024 * 1024)
     assert settings.namespace == []
+    assert settings.template_authorization == "enforce"
 
 
 def test_server_values_reach_the_server(render, monkeypatch):
     installed = render({"server": {
         "port": 9443, "strict": True, "onMissingPcs": "allow", "logLevel": "debug", "logFormat": "text",
         "keepAliveTimeout": 75, "maxBodyBytes": 1048576, "accessLog": True, "namespaces": ["team-a", "team-b"],
+        "templateAuthorization": "warn",
     }})
     container = installed.container("webhook")
     settings = settings_from_env(container, ServeSettings, monkeypatch)
@@ -80,6 +82,7 @@ def test_server_values_reach_the_server(render, monkeypatch):
     assert (settings.log_level, settings.log_format) == ("debug", "text")
     assert (settings.keep_alive_timeout, settings.max_body_bytes) == (75, 1048576)
     assert settings.namespace == ["team-a", "team-b"]
+    assert settings.template_authorization == "warn"
 
 
 def test_the_certificate_files_are_read_from_the_mounted_secret(default_install, monkeypatch):

@@ -18,12 +18,14 @@ from deploy.helm import HelmError
          "at '/webhooks/mutating/failurePolicy': value must be one of 'Fail', 'Ignore'"),
         ({"webhooks": {"validating": {"timeoutSeconds": 60}}}, "at '/webhooks/validating/timeoutSeconds': maximum"),
         ({"server": {"onMissingPcs": "warn"}}, "at '/server/onMissingPcs': value must be one of 'deny', 'allow'"),
+        ({"server": {"templateAuthorization": "deny"}},
+         "at '/server/templateAuthorization': value must be one of 'enforce', 'warn', 'off'"),
         ({"reconciler": {"workers": 0}}, "at '/reconciler/workers': minimum"),
         ({"server": {"namespaces": "team-a"}}, "at '/server/namespaces': got string, want array"),
     ],
     ids=["misspelt top-level key", "misspelt server option", "unknown certificate mode",
          "unknown failure policy", "timeout over the API server's 30 s", "unknown missing-PodCliqueSet policy",
-         "no workers", "namespaces as a string"],
+         "unknown template authorization mode", "no workers", "namespaces as a string"],
 )
 def test_helm_refuses_values_the_chart_cannot_use(render, values, complaint):
     with pytest.raises(HelmError) as refused:

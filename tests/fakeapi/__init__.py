@@ -17,6 +17,8 @@ for test modules there); fixtures are in `fakeapi.fixtures`.
         api.fail_next("PUT", r"/podcliques/", 409, "Conflict")
         api.compact(); api.expire_watches()
         api.delay_watch("podcliques", 0.5)             # that resource's events arrive late
+        api.authorization.allow(group="devs", namespace="shared")  # SubjectAccessReviews' answers
+        api.authorization.reviews; api.hold_next("POST", r"/subjectaccessreviews$", 5.0)
 
     with CuttableProxy((api.host, api.port)) as proxy:  # an outage between client and server
         proxy.write_kubeconfig(tmp_path / "kubeconfig"); proxy.cut(); proxy.restore()
@@ -25,7 +27,8 @@ Modules: `resources` (what is served, as data), `store` and `lifecycle`
 (objects, writes, deletion and garbage collection), `watches` (history and
 streams; its docstring says what a client sees on 410), `selectors`,
 `patching`, `routing`, `app` (HTTP), `discovery`, `errors` (Status bodies),
-`server` (the class and its hooks), `requestlog`, `faults`, `proxy`,
+`server` (the class and its hooks), `authorization` (SubjectAccessReviews),
+`requestlog`, `faults`, `proxy`,
 `kubeconfig`, `fixtures`, `polling`.
 """
 

@@ -14,7 +14,8 @@ the objects as they are when each page is asked for, every page saying the
 first page's resourceVersion, so a watch from it sees what changed between
 pages; no token ever expires), watch bookmarks and ``sendInitialEvents``
 (ignored), graceful pod deletion (pods go at once, there is no kubelet),
-authentication and admission.
+authentication and admission. Authorization is only what a SubjectAccessReview
+asks (`authorization`): every other request is served.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from . import discovery, errors
+from . import authorization, discovery, errors
 from .faults import FaultInjector
 from .patching import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from .requestlog import RequestLog
@@ -84,11 +85,12 @@ class ApiApp:
     """Builds the Starlette app around a store, a request log and a fault injector."""
 
     def __init__(self, store: Store, log: RequestLog, faults: FaultInjector,
-                 server_address: Callable[[], str]) -> None:
+                 server_address: Callable[[], str], authorizer: authorization.Authorizer) -> None:
         self.store = store
         self.log = log
         self.faults = faults
         self.server_address = server_address
+        self.authorizer = authorizer
 
     def build(self) -> Starlette:
         return Starlette(routes=[Route("/{path:path}", self.handle, methods=_METHODS)])
@@ -96,6 +98,9 @@ class ApiApp:
     async def handle(self, request: Request) -> Response:
         method, path, query = request.method, request.url.path, request.url.query
         self.log.record(method, path, query)
+        if (hold := self.faults.take_hold(method, path, query)) is not None:
+            await request.body()  # read (and kept) before the client may give up waiting
+            await self._held(*hold)
         if (fault := self.faults.take(method, path, query)) is not None:
             return _json(fault.body(), fault.status, fault.headers())
         try:
@@ -103,12 +108,23 @@ class ApiApp:
         except errors.ApiError as exc:
             return _json(exc.status, exc.code)
 
+    async def _held(self, seconds: float, generation: int) -> None:
+        """Wait `seconds`, or until the faults are cleared (a reset, or the server stopping)."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + seconds
+        while loop.time() < until and not self.faults.released(generation):
+            await asyncio.sleep(min(0.05, until - loop.time()))
+
     async def dispatch(self, request: Request) -> Response:
         path = request.url.path
         if path == "/version":
             return _json(discovery.VERSION_INFO)
         if path in ("/healthz", "/livez", "/readyz"):
             return PlainTextResponse("ok")
+        if path == authorization.PATH:
+            if request.method != "POST":
+                raise errors.method_not_allowed()
+            return _json(self.authorizer.review(await _read_json(request)), 201)
         target = parse(self.store.registry, path)
         if isinstance(target, Discovery):
             return self.discovery(target, request.method)

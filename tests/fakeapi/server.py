@@ -5,8 +5,9 @@ thread starts, so the port is known at once and a failed start raises here.
 Tests reach it through the official client and a kubeconfig
 (`write_kubeconfig`), and reach around it through the hooks: direct store
 access for setup and assertions (`create`, `get`, `list`, `patch`, `replace`,
-`delete`), the request log (`requests`), fault injection (`fail_next`) and
-watch control (`compact`, `expire_watches`, `delay_watch`). Hooks emit watch
+`delete`), the request log (`requests`), fault injection (`fail_next`,
+`hold_next`), SubjectAccessReview answers (`authorization`: grants, a policy,
+the reviews asked) and watch control (`compact`, `expire_watches`, `delay_watch`). Hooks emit watch
 events exactly as API writes do, but are not logged as requests.
 """
 
@@ -24,6 +25,7 @@ from typing import Any
 import uvicorn
 
 from .app import ApiApp
+from .authorization import Authorizer
 from .faults import Fault, FaultInjector
 from .kubeconfig import new_api_client, write_kubeconfig
 from .patching import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
@@ -59,12 +61,14 @@ class FakeApiServer:
         self.store = Store(self.registry, history_limit)
         self.requests = RequestLog()
         self.faults = FaultInjector()
+        self.authorization = Authorizer()
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.bind(("127.0.0.1", 0))
         self._sock.listen(128)
         self.host, self.port = self._sock.getsockname()[:2]
         self.url = f"http://{self.host}:{self.port}"
-        app = ApiApp(self.store, self.requests, self.faults, lambda: f"{self.host}:{self.port}").build()
+        app = ApiApp(self.store, self.requests, self.faults, lambda: f"{self.host}:{self.port}",
+                     self.authorization).build()
         config = uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False,
                                 ws="none", timeout_graceful_shutdown=2)
         self._server = _ThreadServer(config)
@@ -82,6 +86,7 @@ class FakeApiServer:
         if self._stopped:
             return
         self._stopped = True
+        self.faults.clear()
         self.store.expire_watches()
         self._server.should_exit = True
         self._thread.join(timeout)
@@ -95,11 +100,13 @@ class FakeApiServer:
         self.stop()
 
     def reset(self) -> None:
-        """Forget all objects, history, watches, faults and logged requests (the RV keeps counting)."""
+        """Forget all objects, history, watches, faults, logged requests and authorization grants
+        and reviews (the RV keeps counting)."""
         self.store.clear()
         self.store.hub.delays.clear()
         self.faults.clear()
         self.requests.reset()
+        self.authorization.clear()
 
     def register(self, rt: ResourceType) -> None:
         """Serve one more resource from now on."""
@@ -216,3 +223,7 @@ class FakeApiServer:
         """Answer the next `times` matching requests with a ``Status`` of `status`/`reason`."""
         return self.faults.add(method, path_regex, status, reason, times=times, message=message,
                                query_regex=query_regex, retry_after_seconds=retry_after_seconds)
+
+    def hold_next(self, method: str | None, path_regex: str, seconds: float, times: int = 1) -> None:
+        """Hold the next `times` matching requests for `seconds` before serving them."""
+        self.faults.hold(method, path_regex, seconds, times=times)

@@ -21,6 +21,7 @@ from kubernetes import client
 from server.asgi import call
 
 from webhook.core.admission import handling
+from webhook.core.pcs.authorization import User
 from webhook.core.pod.handler import PodMutator
 from webhook.kube.access import ACCESS, Component
 from webhook.server.app import create_app
@@ -223,13 +224,15 @@ def test_the_server_is_ready_once_synced_and_mutates_with_watched_objects(fake_a
 
 
 def test_the_store_uses_exactly_the_webhooks_access_table(fake_api: FakeApiServer, start: Start) -> None:
-    """The chart grants the webhook what its access table declares: list and watch (the cache) and
-    get (a miss), and nothing else is ever sent."""
+    """The chart grants the webhook what its access table declares: list and watch (the cache), get
+    (a miss) and create of SubjectAccessReviews (templates of other namespaces), and nothing else
+    is ever sent."""
     store = start()
     wait_until(lambda: store.ready, message="synced")
     fake_api.create(pcs())
     wait_until(lambda: store.get("default", "rs-test") is not None, message="watched")
     assert asyncio.run(store.fetch("default", "absent")) is None
+    assert asyncio.run(store.template_access().may_get(User("alice"), "shared", "gpu")) is False
 
     declared = {(r.resource.group, r.resource.plural, verb) for r in ACCESS[Component.WEBHOOK] for verb in r.verbs}
     assert store.access.used == declared

@@ -28,6 +28,7 @@ from webhook.kube.resources import (
     PODCLIQUESETS,
     RESOURCECLAIMS,
     RESOURCECLAIMTEMPLATES,
+    SUBJECTACCESSREVIEWS,
     Resource,
 )
 
@@ -52,7 +53,11 @@ class Rule:
 
 
 ACCESS: dict[Component, tuple[Rule, ...]] = {
-    Component.WEBHOOK: (Rule(PODCLIQUESETS, ("get", "list", "watch"), Reach.CLUSTER),),
+    Component.WEBHOOK: (
+        Rule(PODCLIQUESETS, ("get", "list", "watch"), Reach.CLUSTER),
+        # May the user creating a PodCliqueSet read the templates of other namespaces it names (DECISIONS.md §3.1)?
+        Rule(SUBJECTACCESSREVIEWS, ("create",), Reach.CLUSTER),
+    ),
     Component.RECONCILER: (
         # get: an owner is read before a claim its cache calls stale is deleted.
         Rule(PODCLIQUESETS, ("get", "list", "watch"), Reach.CLUSTER),

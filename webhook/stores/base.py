@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from webhook.core.model.projection import PodCliqueSetSharing
+from webhook.core.pcs.authorization import TemplateAccess
 
 
 class StoreError(Exception):
@@ -40,3 +41,12 @@ class ObjectStore(Protocol):
 
     async def stop(self) -> None:
         """Stops background work; idempotent."""
+
+
+@runtime_checkable
+class AuthorizingStore(Protocol):
+    """A store connected to an API server, which can also answer who may read what there."""
+
+    def template_access(self) -> TemplateAccess:
+        """Whether a user may get a ResourceClaimTemplate, as the API server answers it (once
+        started; stopped with the store)."""

@@ -51,6 +51,8 @@ class AdmissionRequest:
     dry_run: bool | None = None
     object: Any = None
     old_object: Any = None
+    user_info: Any = None
+    """``userInfo`` as sent, read only by the checks that need the user (``pcs.authorization.User.read``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +76,7 @@ class _RequestModel(KubeModel):
     dry_run: bool | None = Field(None, alias="dryRun")
     object: Any = None
     old_object: Any = Field(None, alias="oldObject")
+    user_info: Any = Field(None, alias="userInfo")
 
 
 class _ReviewModel(KubeModel):
@@ -193,7 +196,15 @@ def _common_shape(api_version: str, request: dict[str, Any]) -> AdmissionReview 
     else:
         return None
     read = AdmissionRequest(
-        request["uid"], gvk, name, namespace, operation, dry_run, request.get("object"), request.get("oldObject")
+        request["uid"],
+        gvk,
+        name,
+        namespace,
+        operation,
+        dry_run,
+        request.get("object"),
+        request.get("oldObject"),
+        request.get("userInfo"),
     )
     return AdmissionReview(api_version, read)
 
@@ -215,6 +226,7 @@ def _checked(data: dict[str, Any]) -> AdmissionReview | Rejection:
             request.dry_run,
             request.object,
             request.old_object,
+            request.user_info,
         ),
     )
 

@@ -15,6 +15,7 @@ from webhook.core.admission.request import NO_CONTENT, AdmissionRequest, Expecte
 from webhook.core.admission.response import AdmissionResponse
 from webhook.core.gocompat import gojson
 from webhook.core.gocompat.fielderrors import aggregate
+from webhook.core.pcs.authorization import TemplateAuthorization
 from webhook.core.pcs.decisions import PodCliqueSetRead, PodCliqueSetReads
 from webhook.core.pcs.immutability import validate_update
 
@@ -35,9 +36,11 @@ def _same_templates(old: PodCliqueSetRead, new: PodCliqueSetRead) -> bool:
 class PodCliqueSetValidator:
     kind = PODCLIQUESET
 
-    def __init__(self, strict: bool = False) -> None:
+    def __init__(self, strict: bool = False, templates: TemplateAuthorization | None = None) -> None:
         self.strict = strict
         """Deny, rather than warn about, claim names pods cannot use, collisions and unmatched filters."""
+        self.templates = templates
+        """Asks whether the user may read the templates of other namespaces a CREATE names (DECISIONS.md §3.1)."""
         self.reads = PodCliqueSetReads()
 
     async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
@@ -56,7 +59,10 @@ class PodCliqueSetValidator:
         if new is None:
             return response.errored(400, f"{NO_CONTENT}: request.object is missing")
         if operation == "CREATE":
-            return self.validate(new, None)
+            decided = self.validate(new, None)
+            if self.templates is None:
+                return decided
+            return await self.templates.review(decided, new.pcs, request.user_info, request.namespace)
         if old is None:
             return response.errored(400, f"{NO_CONTENT}: request.oldObject is missing")
         return self.validate(new, old)

@@ -1,0 +1,175 @@
+"""Whether a user may get a ResourceClaimTemplate, as the API server's authorizers answer a
+``authorization.k8s.io/v1`` SubjectAccessReview (DECISIONS.md §3.1).
+
+The core's ``TemplateAccess``, made with the Kubernetes client. A question is asked off the event
+loop, on a few threads of its own (a slow API server then holds those, not the threads the
+PodCliqueSet cache's GET uses), through a client that sends each request once, and answered within
+``timeout`` however the wire behaves, or not at all: ``AccessUnknown``. Answers are kept per user
+(name, uid, groups and extra, all of which authorizers may read) and template: an allowed one for
+``allowed_ttl`` seconds, a refusal for ``denied_ttl``, a failure not at all; at most ``size`` of them,
+the oldest used dropped first. Concurrent questions that are the same wait for one review.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import urllib3
+from kubernetes import client
+
+from webhook.core.pcs.authorization import AccessUnknown, User
+from webhook.kube.apierrors import read_json, status_message
+from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
+from webhook.kube.resources import RESOURCECLAIMTEMPLATES
+
+log = logging.getLogger(__name__)
+
+Key = tuple[User, str, str]
+
+
+def review_body(user: User, namespace: str, name: str) -> dict[str, Any]:
+    """The SubjectAccessReview: may ``user`` get that ResourceClaimTemplate."""
+    spec: dict[str, Any] = {
+        "resourceAttributes": {
+            "namespace": namespace,
+            "verb": "get",
+            "group": RESOURCECLAIMTEMPLATES.group,
+            "resource": RESOURCECLAIMTEMPLATES.plural,
+            "name": name,
+        },
+        "user": user.username,
+        "groups": list(user.groups),
+    }
+    if user.uid:
+        spec["uid"] = user.uid
+    if user.extra:
+        spec["extra"] = {key: list(values) for key, values in user.extra}
+    return {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec}
+
+
+class AnswerCache:
+    """Answers by key, each until its own deadline; bounded, least recently used out first."""
+
+    def __init__(self, size: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.size = size
+        self.clock = clock
+        self._answers: OrderedDict[Key, tuple[float, bool]] = OrderedDict()
+
+    def get(self, key: Key) -> bool | None:
+        found = self._answers.get(key)
+        if found is None:
+            return None
+        until, allowed = found
+        if self.clock() >= until:
+            del self._answers[key]
+            return None
+        self._answers.move_to_end(key)
+        return allowed
+
+    def put(self, key: Key, allowed: bool, ttl: float) -> None:
+        if ttl <= 0:
+            return
+        self._answers[key] = (self.clock() + ttl, allowed)
+        self._answers.move_to_end(key)
+        while len(self._answers) > self.size:
+            self._answers.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._answers)
+
+
+def _timed_out(err: BaseException) -> bool:
+    """urllib3's own timeout, which may come a moment before the event loop's."""
+    if isinstance(err, urllib3.exceptions.MaxRetryError) and err.reason is not None:
+        return _timed_out(err.reason)
+    new_connection = urllib3.exceptions.NewConnectionError  # a refusal, though a ConnectTimeoutError subclass
+    return isinstance(err, urllib3.exceptions.TimeoutError) and not isinstance(err, new_connection)
+
+
+class SubjectAccessReviews:
+    """``TemplateAccess`` through SubjectAccessReviews. ``api`` must send each request once (no
+    urllib3 retries), so that ``timeout`` bounds the review whatever happens."""
+
+    def __init__(
+        self,
+        api: client.ApiClient,
+        *,
+        timeout: float = 2.0,
+        allowed_ttl: float = 5.0,
+        denied_ttl: float = 2.0,
+        size: int = 4096,
+        workers: int = 8,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._api = client.AuthorizationV1Api(api)
+        self.timeout = timeout
+        self.allowed_ttl = allowed_ttl
+        self.denied_ttl = denied_ttl
+        self.cache = AnswerCache(size, clock)
+        self._pending: dict[Key, asyncio.Future[bool]] = {}
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="subjectaccessreview")
+
+    def known(self, user: User, namespace: str, name: str) -> bool | None:
+        return self.cache.get((user, namespace, name))
+
+    async def may_get(self, user: User, namespace: str, name: str) -> bool:
+        key = (user, namespace, name)
+        cached = self.cache.get(key)
+        if cached is not None:
+            return cached
+        pending = self._pending.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(self._review(key))
+            self._pending[key] = pending
+            pending.add_done_callback(lambda done: self._settled(key, done))
+        return await asyncio.shield(pending)
+
+    def _settled(self, key: Key, done: asyncio.Future[bool]) -> None:
+        self._pending.pop(key, None)
+        if not done.cancelled():
+            done.exception()  # retrieved here: every waiter may have gone (their requests cut off)
+
+    async def _review(self, key: Key) -> bool:
+        user, namespace, name = key
+        loop = asyncio.get_running_loop()
+        try:
+            allowed = await asyncio.wait_for(loop.run_in_executor(self._executor, self._ask, key), self.timeout)
+        except TimeoutError:
+            problem = self._late()
+        except client.ApiException as err:
+            problem = connection_problem(err) if err.status == 0 else f"API error {err.status}: {status_message(err)}"
+        except CONNECTION_ERRORS as err:
+            problem = self._late() if _timed_out(err) else connection_problem(err)
+        except ValueError as err:  # an answer that is not a SubjectAccessReview
+            problem = f"unreadable answer from the API server: {str(err).splitlines()[0]}"
+        else:
+            self.cache.put(key, allowed, self.allowed_ttl if allowed else self.denied_ttl)
+            return allowed
+        log.warning(
+            "SubjectAccessReview failed (may user %r get ResourceClaimTemplate %s/%s): %s",
+            user.username, namespace, name, problem,
+        )
+        raise AccessUnknown(problem)
+
+    def _late(self) -> str:
+        return f"the API server did not answer within {self.timeout:g} s"
+
+    def _ask(self, key: Key) -> bool:
+        raw = self._api.create_subject_access_review(
+            review_body(*key),  # type: ignore[arg-type]  # the client validates a dict into its model
+            _preload_content=False,
+            _request_timeout=self.timeout,
+        )
+        answer = read_json(raw)
+        status = answer.get("status") if isinstance(answer, dict) else None
+        return isinstance(status, dict) and status.get("allowed") is True
+
+    def close(self, wait: bool = False) -> None:
+        """Stops the threads; reviews under way end within ``timeout`` (``wait``: waits for them)."""
+        self._executor.shutdown(wait=wait, cancel_futures=True)
