@@ -10,7 +10,7 @@ them as it needs (the pod webhook reads only the labels of pods it does not muta
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 from pydantic import BaseModel, Field, ValidationError
@@ -27,8 +27,7 @@ NO_CONTENT = "there is no content to decode"
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-@dataclass(frozen=True, slots=True)
-class GroupVersionKind:
+class GroupVersionKind(NamedTuple):
     group: str = ""
     version: str = ""
     kind: str = ""
@@ -39,9 +38,10 @@ class GroupVersionKind:
         return f"{group_version}, Kind={self.kind}"
 
 
-@dataclass(frozen=True, slots=True)
-class AdmissionRequest:
-    """The request of a review; its objects are kept as sent (``read_objects`` reads them)."""
+class AdmissionRequest(NamedTuple):
+    """The request of a review; its objects are kept as sent (``read_objects`` reads them). Named
+    tuples, as the decoded review is built on every request: a frozen dataclass costs several
+    times as much to make."""
 
     uid: str
     kind: GroupVersionKind = GroupVersionKind()
@@ -55,8 +55,7 @@ class AdmissionRequest:
     """``userInfo`` as sent, read only by the checks that need the user (``pcs.authorization.User.read``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class AdmissionReview:
+class AdmissionReview(NamedTuple):
     api_version: str
     request: AdmissionRequest
 

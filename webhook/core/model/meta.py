@@ -101,7 +101,7 @@ def controller_of(references: Iterable[OwnerReference]) -> OwnerReference | None
     return next((r for r in references if r.controller is True), None)
 
 
-def _owner_references(value: Any) -> list[OwnerReference]:
+def read_owner_references(value: Any) -> list[OwnerReference]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -116,7 +116,7 @@ class ObjectMeta(KubeModel):
     uid: GoStr = ""
     resource_version: GoStr = Field("", alias="resourceVersion")
     labels: GoStrMap = Field(default_factory=dict)
-    owner_references: Annotated[list[OwnerReference], PlainValidator(_owner_references)] = Field(
+    owner_references: Annotated[list[OwnerReference], PlainValidator(read_owner_references)] = Field(
         default_factory=list, alias="ownerReferences"
     )
     deletion_timestamp: str | None = Field(None, alias="deletionTimestamp")

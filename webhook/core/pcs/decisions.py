@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from webhook.core.admission.request import first_problem
 from webhook.core.gocompat import dra
 from webhook.core.gocompat.gotypes import DecodeError
-from webhook.core.model.meta import ObjectMeta
+from webhook.core.model.meta import read_owner_references
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.projection import project
 from webhook.core.pcs.immutability import raw_templates
@@ -115,16 +115,23 @@ def _read(members: Any) -> PodCliqueSetRead:
 
 
 def _volatile_readable(obj: dict[str, Any]) -> bool:
-    """Whether the members left out of the key can be read: then they cannot change the outcome."""
+    """Whether the members left out of the key can be read (as ``ObjectMeta`` reads them: text or
+    null, and owner references as ``meta.OwnerReference``): then they cannot change the outcome."""
     metadata = obj.get("metadata")
     if metadata is None:
         return True
     if not isinstance(metadata, dict):
         return False
-    try:
-        ObjectMeta.model_validate({name: metadata[name] for name in VOLATILE if name in metadata})
-    except ValidationError:
-        return False
+    for name in ("uid", "resourceVersion", "deletionTimestamp"):
+        value = metadata.get(name)
+        if value is not None and type(value) is not str:
+            return False
+    references = metadata.get("ownerReferences")
+    if references:
+        try:
+            read_owner_references(references)
+        except ValueError:
+            return False
     return True
 
 
