@@ -45,6 +45,23 @@ def test_zero_replicas_delete_every_per_replica_claim_and_nothing_in_another_nam
     assert fake_api.get("resourceclaims", "team-b", "solo-1-gpu") == elsewhere
 
 
+def test_claims_created_a_moment_ago_are_cleaned_up_before_their_watch_events_arrive(
+    fake_api: FakeApiServer, kube_api_client: Any, start_reconciler: Start
+) -> None:
+    """A scale-in right after a scale-out: the claims just created are this PodCliqueSet's
+    already, though the claims' watch has not reported them yet; all are deleted in one go."""
+    start_reconciler().wait_active()
+    fake_api.delay_watch("resourceclaims", 1.0)
+    fake_api.create(podcliqueset("solo", SHARING, replicas=2))
+    wait_until(lambda: names(fake_api) == ["solo-0-gpu", "solo-1-gpu", "solo-all-gpu"], message="claims created")
+
+    fake_api.patch("podcliquesets", "default", "solo", {"spec": {"replicas": 0}})
+
+    stale = [("PodCliqueSet/solo", "Normal", "Deleted stale 2 ResourceClaims: solo-0-gpu, solo-1-gpu", 1)]
+    wait_until(lambda: deleted_events(kube_api_client) == stale, message="both PerReplica claims deleted at once")
+    assert names(fake_api) == ["solo-all-gpu"]
+
+
 def test_a_stale_claim_controlled_by_another_object_is_left_alone(
     fake_api: FakeApiServer, kube_api_client: Any, start_reconciler: Start
 ) -> None:

@@ -84,12 +84,14 @@ class PendingWrites:
         self._observed: OrderedDict[tuple[ObjectKey, str], float] = OrderedDict()
         self._lock = threading.Lock()
 
-    def wrote(self, record: ClaimRecord, deleted: bool = False) -> None:
+    def wrote(self, record: ClaimRecord, deleted: bool = False) -> bool:
+        """Remember a write; False when the watch has reported it already."""
         key = (record.namespace, record.name)
         with self._lock:
             if not deleted and (key, record.resource_version) in self._observed:
-                return
+                return False
             self._entries[key] = _Pending(record, deleted, time.monotonic() + self._ttl)
+            return True
 
     def observe(self, kind: str, obj: dict[str, Any]) -> None:
         """The watch reported a change: forget our write once the watch has caught up with it."""
@@ -239,6 +241,15 @@ class Caches:
                 self._notify(pcs, 0.0)
 
         return handle
+
+    def wrote(self, record: ClaimRecord, deleted: bool = False) -> None:
+        """A claim this reconciler has just written. A created claim is indexed under its
+        PodCliqueSet at once, so that a reconcile before its watch event (a scale-in right
+        after a scale-out) finds it among the PodCliqueSet's claims, stale ones included."""
+        if self.pending.wrote(record, deleted) and not deleted:
+            part_of = dict(record.base_labels).get(labels.PART_OF)
+            if part_of:
+                self._claims_index.update((record.namespace, record.name), (record.namespace, part_of))
 
     # --- lifecycle -------------------------------------------------------------------------------
 

@@ -116,7 +116,7 @@ class StaleCleaner:
             if isinstance(result, Exception):
                 work.fail(api_failure(result, claim.name, "failed to delete stale "))
                 continue
-            self._caches.pending.wrote(claim, deleted=True)
+            self._caches.wrote(claim, deleted=True)
             if result:
                 work.deleted.append(claim.name)
                 p.wrote = True

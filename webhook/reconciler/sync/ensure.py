@@ -203,7 +203,7 @@ class ClaimEnsurer:
             raise api_failure(result, desired.name)
         if result is None:
             return self._read_after_conflict(p.namespace, desired)
-        self._caches.pending.wrote(result)
+        self._caches.wrote(result)
         work.created.append(desired.name)
         p.wrote = True
         self._metrics.claim_written("created")
@@ -233,7 +233,7 @@ class ClaimEnsurer:
             )
         except Exception as err:
             raise api_failure(err, desired.name) from None
-        self._caches.pending.wrote(updated)
+        self._caches.wrote(updated)
         p.wrote = True
         if change.adopts:
             work.adopted.append(desired.name)
