@@ -39,11 +39,6 @@ class Container(KubeModel):
     name: GoStr = ""
     resources: ResourceRequirements | None = None
 
-    def claim_names(self) -> list[str]:
-        if self.resources is None or self.resources.claims is None:
-            return []
-        return [c.name for c in self.resources.claims]
-
 
 class PodResourceClaim(KubeModel):
     """``spec.resourceClaims[]``: only the name matters, the rest is the user's and left alone."""

@@ -50,14 +50,15 @@ def _extend(path: str, existing: list[Any] | None, values: list[Any]) -> list[Op
 
 def _container_operations(container: Container, base: str, claims: list[str], references: list[Any]) -> list[Operation]:
     """``references`` are ``claims`` as container claim entries, shared by every container that
-    lacks all of them (the usual case) so they are built once."""
-    new = _new(claims, container.claim_names())
-    if not new:
-        return []
-    values = references if new is claims else [{"name": n} for n in new]
-    if container.resources is None:
-        return [{"op": "add", "path": f"{base}/resources", "value": {"claims": values}}]
-    return _extend(f"{base}/resources/claims", container.resources.claims, values)
+    lacks all of them (the usual case: no claims yet, one operation) so they are built once."""
+    resources = container.resources
+    if resources is None:
+        return [{"op": "add", "path": f"{base}/resources", "value": {"claims": references}}]
+    present = resources.claims
+    if not present:
+        return [{"op": "add", "path": f"{base}/resources/claims", "value": references}]
+    new = _new(claims, [c.name for c in present])
+    return _extend(f"{base}/resources/claims", present, references if new is claims else [{"name": n} for n in new])
 
 
 def claim_patch(pod: Pod, claims: Sequence[str]) -> list[Operation]:
@@ -67,13 +68,16 @@ def claim_patch(pod: Pod, claims: Sequence[str]) -> list[Operation]:
     injection. Names already present in a list are not added to that list again.
     """
     unique = list(dict.fromkeys(claims))
+    if not unique:
+        return []
     spec = pod.spec
     if spec is None:
         values = [{"name": n, "resourceClaimName": n} for n in unique]
-        return [{"op": "add", "path": pointer("spec"), "value": {"resourceClaims": values}}] if values else []
+        return [{"op": "add", "path": pointer("spec"), "value": {"resourceClaims": values}}]
 
-    pod_values = [{"name": n, "resourceClaimName": n} for n in _new(unique, (c.name for c in spec.resource_claims or ()))]
-    operations = _extend(POD_CLAIMS, spec.resource_claims, pod_values)
+    existing = spec.resource_claims
+    new = _new(unique, [c.name for c in existing]) if existing else unique
+    operations = _extend(POD_CLAIMS, existing, [{"name": n, "resourceClaimName": n} for n in new])
     references = [{"name": n} for n in unique]
     for index, container in enumerate(spec.containers):
         operations += _container_operations(container, f"{CONTAINERS}/{index}", unique, references)
