@@ -36,7 +36,7 @@ from serving import (
 
 from webhook import logs
 from webhook.core.admission.request import AdmissionReview, decode
-from webhook.core.model.pod import Pod
+from webhook.core.model.pod import read_pod
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pod.handler import PodMutator
 from webhook.server.app import create_app
@@ -162,7 +162,7 @@ def main() -> None:
     def whole() -> Any:
         review = decode(web)
         assert isinstance(review, AdmissionReview)
-        return Pod.model_validate(review.request.object)
+        return read_pod(review.request.object)
 
     mutator = PodMutator(store)
     best = interleaved({"labels only (what the webhook does)": lambda: answered(mutator, "mutate-pod", web), "whole pod": whole})

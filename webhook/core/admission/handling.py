@@ -10,8 +10,7 @@ handed back for the caller to log. The HTTP server and ``webhook review`` both a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import orjson
 
@@ -36,9 +35,9 @@ class Handler(Protocol):
         """The answer to one request of ``kind``."""
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """A webhook's answer: the HTTP status and JSON body, and what metrics and logs say of it."""
+class Answer(NamedTuple):
+    """A webhook's answer: the HTTP status and JSON body, and what metrics and logs say of it (a
+    named tuple, as ``AdmissionResponse``)."""
 
     status: int
     body: dict[str, Any]

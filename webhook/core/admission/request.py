@@ -10,10 +10,11 @@ them as it needs (the pod webhook reads only the labels of pods it does not muta
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
 import orjson
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from webhook.core.admission import response
 from webhook.core.admission.response import AdmissionResponse
@@ -24,7 +25,7 @@ SUPPORTED_API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
 REVIEW_KIND = "AdmissionReview"
 NO_CONTENT = "there is no content to decode"
 
-ModelT = TypeVar("ModelT", bound=BaseModel)
+T = TypeVar("T")
 
 
 class GroupVersionKind(NamedTuple):
@@ -263,17 +264,20 @@ def kind_mismatch(request: AdmissionRequest, expected: ExpectedKind) -> Admissio
 
 
 def read_objects(
-    request: AdmissionRequest, model: type[ModelT], expected: ExpectedKind
-) -> tuple[ModelT | None, ModelT | None] | AdmissionResponse:
-    """``object`` and ``oldObject`` read as ``model`` (None where absent), or the answer (code 400)
-    to a review whose objects Go's decoder would refuse."""
-    read: list[ModelT | None] = []
-    for field, raw in (("object", request.object), ("oldObject", request.old_object)):
-        if raw is None:
-            read.append(None)
-            continue
-        try:
-            read.append(model.model_validate(raw))
-        except ValidationError as err:
-            return response.errored(400, f"cannot decode request.{field} as {expected}: {first_problem(err)}")
-    return read[0], read[1]
+    request: AdmissionRequest, read: Callable[[Any], T], expected: ExpectedKind
+) -> tuple[T | None, T | None] | AdmissionResponse:
+    """``object`` and ``oldObject`` as ``read`` gives them (None where absent), or the answer (code
+    400) to a review whose objects Go's decoder would refuse (``read`` raised ``ValidationError``)."""
+    try:
+        obj = None if request.object is None else read(request.object)
+    except ValidationError as err:
+        return _undecodable("object", expected, err)
+    try:
+        old = None if request.old_object is None else read(request.old_object)
+    except ValidationError as err:
+        return _undecodable("oldObject", expected, err)
+    return obj, old
+
+
+def _undecodable(field: str, expected: ExpectedKind, err: ValidationError) -> AdmissionResponse:
+    return response.errored(400, f"cannot decode request.{field} as {expected}: {first_problem(err)}")

@@ -1,8 +1,13 @@
 """The parts of a Pod that claim injection reads, and nothing more.
 
-The mutating webhook reads a pod's labels to place it (§5.1), and its claim lists to know where the
-patch must create arrays and which names are already present. Everything else in a pod (images,
-env, volumes, affinity) is ignored by the model, so a large pod costs little more than a small one.
+The mutating webhook reads a pod's labels to place it (BEHAVIOUR.md §5.1), and its claim lists to
+know where the patch must create arrays and which names are already present. Everything else in a
+pod (images, env, volumes, affinity) is ignored, so a large pod costs little more than a small one.
+
+A pod is read on every pod creation in the cluster, so it is read into typed dicts rather than
+models: pydantic checks them as strictly (Go's types, ``null`` as the zero value) at half a
+model's cost (about 3.4 µs rather than 7 for a Grove pod). A member the pod leaves out is absent
+from its dict; the readers below give Go's zero value for it.
 
 ``None`` and ``[]`` are kept apart where the patch needs them apart: a JSON Patch can append to an
 existing array but must create an absent or ``null`` one.
@@ -10,57 +15,76 @@ existing array but must create an absent or ``null`` one.
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing_extensions import TypedDict  # pydantic reads only this one on Python < 3.12
 
-from webhook.core.model.meta import GoList, GoStr, GoStrMap, KubeModel
+from pydantic import ConfigDict, TypeAdapter, with_config
+
+from webhook.core.model.meta import GoList, GoStr, GoStrMap
 
 GROVE_INIT_CONTAINER = "grove-initc"
 """The init container Grove appends after injection (only when ``startsAfter`` is set); it gets no claims."""
 
-
-class PodMeta(KubeModel):
-    name: GoStr = ""
-    generate_name: GoStr = Field("", alias="generateName")
-    namespace: GoStr = ""
-    labels: GoStrMap = Field(default_factory=dict)
+_STRICT = ConfigDict(strict=True, extra="ignore")
+"""As ``KubeModel``: Go's types, unknown members ignored (never rewritten)."""
 
 
-class ContainerClaim(KubeModel):
-    """``resources.claims[]``: a container's reference to one of the pod's claims."""
-
-    name: GoStr = ""
-
-
-class ResourceRequirements(KubeModel):
-    claims: list[ContainerClaim] | None = None
+@with_config(_STRICT)
+class PodMeta(TypedDict, total=False):
+    name: GoStr
+    generateName: GoStr
+    namespace: GoStr
+    labels: GoStrMap
 
 
-class Container(KubeModel):
-    name: GoStr = ""
-    resources: ResourceRequirements | None = None
+@with_config(_STRICT)
+class ClaimReference(TypedDict, total=False):
+    """``resources.claims[]`` of a container or ``spec.resourceClaims[]`` of the pod: only the name
+    matters, the rest is the user's and left alone."""
+
+    name: GoStr
 
 
-class PodResourceClaim(KubeModel):
-    """``spec.resourceClaims[]``: only the name matters, the rest is the user's and left alone."""
-
-    name: GoStr = ""
-
-
-class PodSpec(KubeModel):
-    containers: GoList[Container] = Field(default_factory=list)
-    init_containers: GoList[Container] = Field(default_factory=list, alias="initContainers")
-    resource_claims: list[PodResourceClaim] | None = Field(None, alias="resourceClaims")
+@with_config(_STRICT)
+class ResourceRequirements(TypedDict, total=False):
+    claims: list[ClaimReference] | None
 
 
-class PodHeader(KubeModel):
+@with_config(_STRICT)
+class Container(TypedDict, total=False):
+    name: GoStr
+    resources: ResourceRequirements | None
+
+
+@with_config(_STRICT)
+class PodSpec(TypedDict, total=False):
+    containers: GoList[Container]
+    initContainers: GoList[Container]
+    resourceClaims: list[ClaimReference] | None
+
+
+@with_config(_STRICT)
+class PodHeader(TypedDict, total=False):
     """A pod read no further than its metadata: all the webhook reads of a pod it does not mutate."""
 
-    api_version: GoStr = Field("", alias="apiVersion")
-    kind: GoStr = ""
-    metadata: PodMeta = Field(default_factory=PodMeta)
+    apiVersion: GoStr
+    kind: GoStr
+    metadata: PodMeta
 
 
-class Pod(PodHeader):
+@with_config(_STRICT)
+class Pod(PodHeader, total=False):
     """A ``v1`` Pod, as far as claim injection reads it."""
 
-    spec: PodSpec | None = None
+    spec: PodSpec | None
+
+
+read_pod = TypeAdapter(Pod).validate_python
+read_pod_header = TypeAdapter(PodHeader).validate_python
+
+
+def metadata(pod: PodHeader) -> PodMeta:
+    return pod.get("metadata") or {}
+
+
+def claim_names(references: list[ClaimReference] | None) -> list[str]:
+    return [r.get("name", "") for r in references or ()]

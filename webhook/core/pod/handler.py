@@ -28,7 +28,7 @@ from webhook.core.admission.request import (
 from webhook.core.admission.response import AdmissionResponse
 from webhook.core.model import labels
 from webhook.core.model.meta import DEFAULT_NAMESPACE
-from webhook.core.model.pod import Pod, PodHeader
+from webhook.core.model.pod import Pod, metadata, read_pod, read_pod_header
 from webhook.core.model.projection import PodCliqueSetSharing
 from webhook.core.pod.patch import claim_patch
 from webhook.core.sharing.placement import IdentityError, clique_identity, pod_index
@@ -75,25 +75,27 @@ class PodMutator:
         self.claims = PodClaimsCache()
 
     async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
-        mutated = _mutated(request)
-        objects = read_objects(request, Pod if mutated else PodHeader, POD)
+        if not _mutated(request):
+            header = read_objects(request, read_pod_header, POD)
+            if isinstance(header, AdmissionResponse):
+                return header
+            if request.operation == "CREATE" and header[0] is None:
+                return response.errored(400, f"{NO_CONTENT}: request.object is missing")
+            return response.allowed()
+        objects = read_objects(request, read_pod, POD)
         if isinstance(objects, AdmissionResponse):
             return objects
         pod = objects[0]
-        if request.operation != "CREATE":
-            return response.allowed()
-        if pod is None:
-            return response.errored(400, f"{NO_CONTENT}: request.object is missing")
-        if not isinstance(pod, Pod) or not mutated:
-            return response.allowed()
+        assert pod is not None  # _mutated read its labels
         return await self.mutate(request, pod)
 
     async def mutate(self, request: AdmissionRequest, pod: Pod) -> AdmissionResponse:
         """A Grove pod being created. The API server always sends ``request.namespace`` for a pod; a
         review written by hand may leave both it and the pod's namespace out, and then means
         ``default``, as ``kubectl`` would."""
-        namespace = request.namespace or pod.metadata.namespace or DEFAULT_NAMESPACE
-        pod_labels = pod.metadata.labels
+        meta = metadata(pod)
+        namespace = request.namespace or meta.get("namespace") or DEFAULT_NAMESPACE
+        pod_labels = meta.get("labels") or {}
         pcs_name = pod_labels[labels.PART_OF]
         try:
             identity = clique_identity(namespace, pcs_name, pod_labels[labels.PODCLIQUE], pod_labels)
@@ -106,7 +108,7 @@ class PodMutator:
             reason = "the pod's shared ResourceClaims cannot be determined"
             return response.denied(_missing_pcs(namespace, pcs_name, reason))
 
-        pod_key = f"{namespace}/{pod.metadata.name or pod.metadata.generate_name}"
+        pod_key = f"{namespace}/{meta.get('name') or meta.get('generateName', '')}"
         try:
             claims = self.claims.claims(pcs, identity).of_pod(lambda: pod_index(pod_labels, pod_key))
         except IdentityError as err:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from webhook.core.model.pod import GROVE_INIT_CONTAINER, Container, Pod
+from webhook.core.model.pod import GROVE_INIT_CONTAINER, Container, Pod, claim_names
 
 Operation = dict[str, Any]
 
@@ -51,13 +51,13 @@ def _extend(path: str, existing: list[Any] | None, values: list[Any]) -> list[Op
 def _container_operations(container: Container, base: str, claims: list[str], references: list[Any]) -> list[Operation]:
     """``references`` are ``claims`` as container claim entries, shared by every container that
     lacks all of them (the usual case: no claims yet, one operation) so they are built once."""
-    resources = container.resources
+    resources = container.get("resources")
     if resources is None:
         return [{"op": "add", "path": f"{base}/resources", "value": {"claims": references}}]
-    present = resources.claims
+    present = resources.get("claims")
     if not present:
         return [{"op": "add", "path": f"{base}/resources/claims", "value": references}]
-    new = _new(claims, [c.name for c in present])
+    new = _new(claims, claim_names(present))
     return _extend(f"{base}/resources/claims", present, references if new is claims else [{"name": n} for n in new])
 
 
@@ -70,18 +70,18 @@ def claim_patch(pod: Pod, claims: Sequence[str]) -> list[Operation]:
     unique = list(dict.fromkeys(claims))
     if not unique:
         return []
-    spec = pod.spec
+    spec = pod.get("spec")
     if spec is None:
         values = [{"name": n, "resourceClaimName": n} for n in unique]
         return [{"op": "add", "path": pointer("spec"), "value": {"resourceClaims": values}}]
 
-    existing = spec.resource_claims
-    new = _new(unique, [c.name for c in existing]) if existing else unique
+    existing = spec.get("resourceClaims")
+    new = _new(unique, claim_names(existing)) if existing else unique
     operations = _extend(POD_CLAIMS, existing, [{"name": n, "resourceClaimName": n} for n in new])
     references = [{"name": n} for n in unique]
-    for index, container in enumerate(spec.containers):
+    for index, container in enumerate(spec.get("containers", ())):
         operations += _container_operations(container, f"{CONTAINERS}/{index}", unique, references)
-    for index, container in enumerate(spec.init_containers):
-        if container.name != GROVE_INIT_CONTAINER:
+    for index, container in enumerate(spec.get("initContainers", ())):
+        if container.get("name") != GROVE_INIT_CONTAINER:
             operations += _container_operations(container, f"{INIT_CONTAINERS}/{index}", unique, references)
     return operations
