@@ -63,11 +63,12 @@ def podcliquesets(count: int) -> list[PodCliqueSet]:
     return result
 
 
-def grove_review(count: int) -> bytes:
-    """worker-b of scaling-group replica 1 of the last PodCliqueSet, with a sidecar and an init container."""
+def grove_review(count: int, per_pod: bool = False) -> bytes:
+    """worker-b of scaling-group replica 1 of the last PodCliqueSet, with a sidecar and an init
+    container; ``per_pod``: pod 1 of worker-a instead, whose clique-level PerReplica claim is its own."""
     raw = workload_pcs_raw(namespace=f"team-{(count - 1) % NAMESPACES}")
     raw["metadata"]["name"] = f"rs-test-{count - 1}"
-    pod = grove_pod(raw, 0, "worker-b", 0, "sga", 1)
+    pod = grove_pod(raw, 0, "worker-a", 1) if per_pod else grove_pod(raw, 0, "worker-b", 0, "sga", 1)
     pod["spec"]["containers"].append(
         {"name": "metrics", "image": "registry:5001/exporter:latest", "resources": {"limits": {"cpu": "100m"}}}
     )

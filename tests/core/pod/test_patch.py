@@ -6,10 +6,13 @@ import copy
 from typing import Any
 
 import jsonpatch
+import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from webhook.core.model.pod import read_pod
-from webhook.core.pod.patch import claim_patch, pointer
+from webhook.core.pod.patch import ClaimPatches, claim_patch, pointer
 
 CLAIMS = ["p-all-a", "p-0-b"]
 
@@ -161,3 +164,46 @@ def test_operations_are_the_smallest_set() -> None:
 def test_pointer_escapes_tokens(tokens: tuple[str | int, ...], expected: str) -> None:
     assert pointer(*tokens) == expected
     assert jsonpatch.JsonPointer(expected).parts == [str(t) for t in tokens]
+
+
+NAMES = st.sampled_from(["p-all-a", "p-0-b", "mine"])
+CLAIM_LISTS = st.one_of(st.none(), st.lists(st.fixed_dictionaries({"name": NAMES}), max_size=3))
+CONTAINER = st.fixed_dictionaries(
+    {"name": st.sampled_from(["c", "grove-initc"])},
+    optional={"resources": st.one_of(st.none(), st.fixed_dictionaries({}, optional={"claims": CLAIM_LISTS}))},
+)
+POD = st.one_of(
+    st.just({}),
+    st.fixed_dictionaries(
+        {"spec": st.fixed_dictionaries(
+            {},
+            optional={
+                "resourceClaims": CLAIM_LISTS,
+                "containers": st.lists(CONTAINER, max_size=3),
+                "initContainers": st.lists(CONTAINER, max_size=2),
+            },
+        )}
+    ),
+)
+SHARED = ClaimPatches(size=8)
+"""One cache for every example, small enough to evict: a key that two different patches shared would
+show as a wrong answer in some example."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(pod=POD, claims=st.lists(NAMES, max_size=3))
+def test_a_remembered_patch_is_the_patch_of_the_pod_at_hand(pod: dict[str, Any], claims: list[str]) -> None:
+    read = read_pod(pod)
+    operations = claim_patch(read, claims)
+    expected = orjson.dumps(operations) if operations else b""
+    assert SHARED.patch(read, claims, shared=True) == expected
+    assert SHARED.patch(read, claims, shared=True) == expected
+    assert SHARED.patch(read, claims, shared=False) == expected
+
+
+def test_pods_of_one_template_share_one_patch() -> None:
+    patches = ClaimPatches()
+    pods = [read_pod({"metadata": {"name": f"w-{i}"}, "spec": {"containers": [{"name": "c"}]}}) for i in range(3)]
+    first = patches.patch(pods[0], CLAIMS, shared=True)
+    assert all(patches.patch(pod, CLAIMS, shared=True) is first for pod in pods)
+    assert patches.patch(pods[0], ["p-all-a"], shared=True) != first

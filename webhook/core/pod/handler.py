@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
-import orjson
 
 from webhook.core.admission import response
 from webhook.core.admission.request import (
@@ -30,7 +29,7 @@ from webhook.core.model import labels
 from webhook.core.model.meta import DEFAULT_NAMESPACE
 from webhook.core.model.pod import Pod, metadata, read_pod, read_pod_header
 from webhook.core.model.projection import PodCliqueSetSharing
-from webhook.core.pod.patch import claim_patch
+from webhook.core.pod.patch import ClaimPatches
 from webhook.core.sharing.placement import IdentityError, clique_identity, pod_index
 from webhook.core.sharing.podclaims import PodClaimsCache
 
@@ -73,6 +72,7 @@ class PodMutator:
         self.on_missing_pcs = on_missing_pcs
         """Whether a Grove pod whose PodCliqueSet cannot be found is refused or admitted unchanged."""
         self.claims = PodClaimsCache()
+        self.patches = ClaimPatches()
 
     async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
         if not _mutated(request):
@@ -110,10 +110,9 @@ class PodMutator:
 
         pod_key = f"{namespace}/{meta.get('name') or meta.get('generateName', '')}"
         try:
-            claims = self.claims.claims(pcs, identity).of_pod(lambda: pod_index(pod_labels, pod_key))
+            shared = self.claims.claims(pcs, identity)
+            claims = shared.of_pod(lambda: pod_index(pod_labels, pod_key))
         except IdentityError as err:
             return response.denied(str(err))
-        operations = claim_patch(pod, claims)
-        if not operations:
-            return response.allowed()
-        return response.patched(orjson.dumps(operations))
+        patch = self.patches.patch(pod, claims, shared=not shared.per_pod)
+        return response.patched(patch) if patch else response.allowed()

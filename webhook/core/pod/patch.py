@@ -12,10 +12,13 @@ the order it had, followed by the new names in claim order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
-from webhook.core.model.pod import GROVE_INIT_CONTAINER, Container, Pod, claim_names
+import orjson
+
+from webhook.core.model.pod import GROVE_INIT_CONTAINER, Container, Pod, PodSpec, claim_names
 
 Operation = dict[str, Any]
 
@@ -85,3 +88,55 @@ def claim_patch(pod: Pod, claims: Sequence[str]) -> list[Operation]:
         if container.get("name") != GROVE_INIT_CONTAINER:
             operations += _container_operations(container, f"{INIT_CONTAINERS}/{index}", unique, references)
     return operations
+
+
+def _container_shape(container: Container) -> tuple[str, ...] | None:
+    resources = container.get("resources")
+    return None if resources is None else tuple(claim_names(resources.get("claims")))
+
+
+def _shape(spec: PodSpec | None) -> Hashable:
+    """All of a pod that its patch depends on: which lists exist, the names they hold, and which
+    init containers are Grove's."""
+    if spec is None:
+        return None
+    return (
+        tuple(claim_names(spec.get("resourceClaims"))),
+        tuple([_container_shape(c) for c in spec.get("containers", ())]),
+        tuple([
+            "" if c.get("name") == GROVE_INIT_CONTAINER else _container_shape(c) for c in spec.get("initContainers", ())
+        ]),
+    )
+
+
+class ClaimPatches:
+    """``claim_patch`` as JSON, remembered by (claims, pod shape) for the pods that share claims.
+
+    The pods of one PodClique come from one template, and unless a clique-level PerReplica entry
+    tells them apart they get the same claims: a scale-out's pods are patched once, then looked up
+    (about 1.5 µs rather than 5 for Grove's pod). Pods told apart are patched each time, as looking
+    them up would cost more than it saves. The ``size`` most recently used patches are kept.
+    """
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._found: OrderedDict[tuple[tuple[str, ...], Hashable], bytes] = OrderedDict()
+
+    def patch(self, pod: Pod, claims: Sequence[str], shared: bool) -> bytes:
+        """The patch as JSON, empty when there is nothing to add; ``shared``: other pods get the
+        same ``claims``."""
+        if not shared:
+            return _json(claim_patch(pod, claims))
+        key = (tuple(claims), _shape(pod.get("spec")))
+        found = self._found.get(key)
+        if found is not None:
+            self._found.move_to_end(key)
+            return found
+        found = self._found[key] = _json(claim_patch(pod, claims))
+        if len(self._found) > self.size:
+            self._found.popitem(last=False)
+        return found
+
+
+def _json(operations: list[Operation]) -> bytes:
+    return orjson.dumps(operations) if operations else b""
