@@ -114,19 +114,21 @@ def test_the_reconciler_container_environment_is_what_reconcile_accepts(default_
     assert settings.leader_elect is True
     assert settings.leader_election_id == "sharing-grove-sharing-webhook-reconciler"
     assert (settings.workers, settings.resync_period, settings.namespace) == (2, 300, None)
+    assert settings.max_claims_per_owner == 10_000
     assert (settings.log_level, settings.log_format) == ("info", "json")
 
 
 def test_reconciler_values_reach_the_reconciler(render, monkeypatch):
     installed = render({"reconciler": {
         "leaderElect": False, "healthPort": 9090, "resyncPeriod": 60, "workers": 8, "logLevel": "debug",
-        "logFormat": "text", "namespace": "team-a",
+        "logFormat": "text", "namespace": "team-a", "maxClaimsPerOwner": 200_000,
     }})
     container = installed.container("reconciler")
     settings = settings_from_env(container, ReconcileSettings, monkeypatch)
     assert (settings.health_port, port_named(container, "reconciler")) == (9090, 9090)
     assert (settings.leader_elect, settings.resync_period, settings.workers) == (False, 60, 8)
     assert (settings.log_level, settings.log_format, settings.namespace) == ("debug", "text", "team-a")
+    assert settings.max_claims_per_owner == 200_000
 
 
 def test_the_reconciler_is_probed_for_liveness_only_on_a_path_its_health_server_answers(default_install):
