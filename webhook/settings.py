@@ -45,7 +45,23 @@ class LoggingSettings(CommandSettings):
     )
 
 
-class DecisionSettings(CommandSettings):
+class ClaimLimitSettings(CommandSettings):
+    """The claim reconciler's limit per owner, which the validating webhook warns about: one option
+    (and one variable) for both, so that a pod running both sees one value."""
+
+    max_claims_per_owner: int = Field(
+        10_000,
+        ge=1,
+        description=(
+            "Most claims the reconciler makes for one owner (a PodCliqueSet, scaling group or PodClique): "
+            "an owner whose sharing needs more gets the first N in Grove's order and a Warning Event, "
+            "and the validating webhook warns about it at admission."
+        ),
+        json_schema_extra={"metavar": "N"},
+    )
+
+
+class DecisionSettings(ClaimLimitSettings):
     """What changes a webhook's decision: shared by ``serve`` and ``review``."""
 
     objects: Annotated[list[Path], NoDecode] = Field(

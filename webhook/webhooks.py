@@ -51,7 +51,11 @@ def template_authorization(settings: DecisionSettings, store: ObjectStore) -> Te
 
 
 def _validator(settings: DecisionSettings, store: ObjectStore) -> PodCliqueSetValidator:
-    return PodCliqueSetValidator(strict=settings.strict, templates=template_authorization(settings, store))
+    return PodCliqueSetValidator(
+        strict=settings.strict,
+        templates=template_authorization(settings, store),
+        max_claims_per_owner=settings.max_claims_per_owner,
+    )
 
 
 WEBHOOKS: tuple[Webhook, ...] = (

@@ -156,3 +156,19 @@ def test_an_internal_error_prints_the_servers_answer_and_one_line(
         f"webhook review: error: {tmp_path / 'review.json'}: internal error in the validate-podcliqueset webhook: "
         "RuntimeError: bug\\nin two lines\n"
     )
+
+
+def test_the_claim_limit_is_an_option_and_a_variable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(write(tmp_path, review(workload_pcs())))
+    code, out, _ = run(capsys, path, "--max-claims-per-owner", "1")
+    warnings = orjson.loads(out)["response"]["warnings"]
+    assert code == 0
+    assert warnings[0].startswith("spec.template.resourceSharing: PodCliqueSet rs-test needs ")
+    assert warnings[0].endswith("more than the limit of 1 (--max-claims-per-owner): only the first 1 are created")
+    monkeypatch.setenv("WEBHOOK_MAX_CLAIMS_PER_OWNER", "1")
+    assert run(capsys, path) == (0, out, "")
+    monkeypatch.setenv("WEBHOOK_MAX_CLAIMS_PER_OWNER", "0")
+    code, _, err = run(capsys, path)
+    assert code == 2 and err.count("\n") == 1 and "max-claims-per-owner" in err.replace("_", "-").lower()

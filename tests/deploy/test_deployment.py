@@ -67,6 +67,7 @@ def test_the_webhook_container_environment_is_what_serve_accepts(default_install
     assert (settings.log_level, settings.log_format, settings.max_body_bytes) == ("info", "json", 8 * 1024 * 1024)
     assert settings.namespace == []
     assert settings.template_authorization == "enforce"
+    assert settings.max_claims_per_owner == values()["reconciler"]["maxClaimsPerOwner"] == 10_000
 
 
 def test_server_values_reach_the_server(render, monkeypatch):
@@ -129,6 +130,7 @@ def test_reconciler_values_reach_the_reconciler(render, monkeypatch):
     assert (settings.leader_elect, settings.resync_period, settings.workers) == (False, 60, 8)
     assert (settings.log_level, settings.log_format, settings.namespace) == ("debug", "text", "team-a")
     assert settings.max_claims_per_owner == 200_000
+    assert settings_from_env(installed.container("webhook"), ServeSettings, monkeypatch).max_claims_per_owner == 200_000
 
 
 def test_the_reconciler_is_probed_for_liveness_only_on_a_path_its_health_server_answers(default_install):

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from pydantic import Field, field_validator, model_validator
 
-from webhook.settings import LoggingSettings
+from webhook.settings import ClaimLimitSettings, LoggingSettings
 
 NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
-class ReconcileSettings(LoggingSettings):
+class ReconcileSettings(ClaimLimitSettings, LoggingSettings):
     kubeconfig: Path | None = Field(
         None,
         description=(
@@ -48,15 +48,6 @@ class ReconcileSettings(LoggingSettings):
     )
     backoff_max: float = Field(
         300.0, gt=0, description="Longest delay between retries.", json_schema_extra={"metavar": "SECONDS"}
-    )
-    max_claims_per_owner: int = Field(
-        10_000,
-        ge=1,
-        description=(
-            "Most claims kept for one owner (a PodCliqueSet, scaling group or PodClique): an owner whose "
-            "sharing needs more gets the first N in Grove's order and a Warning Event."
-        ),
-        json_schema_extra={"metavar": "N"},
     )
     health_host: str = Field(
         "127.0.0.1",

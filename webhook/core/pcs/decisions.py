@@ -27,10 +27,10 @@ from webhook.core.gocompat import dra
 from webhook.core.gocompat.gotypes import DecodeError
 from webhook.core.model.meta import read_owner_references
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.projection import project
+from webhook.core.model.projection import PodCliqueSetSharing, project
 from webhook.core.pcs.immutability import raw_templates
 from webhook.core.pcs.rules import validate_create
-from webhook.core.pcs.warnings import claim_warnings
+from webhook.core.pcs.warnings import claim_warnings, limit_warnings
 
 SIZE = 512
 LARGEST = 256 * 1024
@@ -49,6 +49,8 @@ class PodCliqueSetRead:
     """Why the object cannot be read as a PodCliqueSet (``path: problem``), when ``model`` is None."""
     _templates_problem: Any = field(default=_UNSET)
     _checked: Any = field(default=_UNSET)
+    _projection: Any = field(default=_UNSET)
+    _over_limit: Any = field(default=_UNSET)
     _immutable_text: Any = field(default=_UNSET)
     _templates_text: Any = field(default=_UNSET)
 
@@ -72,9 +74,22 @@ class PodCliqueSetRead:
         """The create-time errors (as messages) and the warnings beyond Grove."""
         if self._checked is _UNSET:
             pcs = self.pcs
-            self._checked = ([str(e) for e in validate_create(pcs)], claim_warnings(project(pcs)))
+            self._checked = ([str(e) for e in validate_create(pcs)], claim_warnings(self._projected()))
         messages, warnings = self._checked
         return list(messages), list(warnings)
+
+    def over_limit(self, limit: int) -> list[str]:
+        """Warnings about owners needing more than ``limit`` claims at the spec's replicas."""
+        if self._over_limit is _UNSET or self._over_limit[0] != limit:
+            self._over_limit = (limit, limit_warnings(self._projected(), limit))
+        warnings: list[str] = self._over_limit[1]
+        return list(warnings)
+
+    def _projected(self) -> PodCliqueSetSharing:
+        if self._projection is _UNSET:
+            self._projection = project(self.pcs)
+        projection: PodCliqueSetSharing = self._projection
+        return projection
 
     def templates_text(self) -> bytes | None:
         """The claim templates as sent, as JSON text (an absent list as an empty one); None when the

@@ -2,7 +2,8 @@
 
 CREATE runs the create-time rules; UPDATE runs them on the new object and, only when they pass,
 the immutability rules (Grove's short-circuit, BEHAVIOUR.md §2.2). The checks beyond Grove are
-warnings, or denials under ``strict``. Everything else is answered as controller-runtime's
+warnings, or denials under ``strict``; an owner needing more claims than the reconciler makes
+(``max_claims_per_owner``) is only ever a warning. Everything else is answered as controller-runtime's
 ``validatorForType`` answers it: DELETE and CONNECT allowed, other operations and objects Go could
 not decode refused with code 400. Objects are read through ``decisions``, so a content seen lately
 is neither read nor checked again.
@@ -36,9 +37,13 @@ def _same_templates(old: PodCliqueSetRead, new: PodCliqueSetRead) -> bool:
 class PodCliqueSetValidator:
     kind = PODCLIQUESET
 
-    def __init__(self, strict: bool = False, templates: TemplateAuthorization | None = None) -> None:
+    def __init__(
+        self, strict: bool = False, templates: TemplateAuthorization | None = None, max_claims_per_owner: int = 10_000
+    ) -> None:
         self.strict = strict
         """Deny, rather than warn about, claim names pods cannot use, collisions and unmatched filters."""
+        self.max_claims_per_owner = max_claims_per_owner
+        """The claim reconciler's limit, for a warning (never a denial) about owners above it."""
         self.templates = templates
         """Asks whether the user may read the templates of other namespaces a CREATE names (DECISIONS.md §3.1)."""
         self.reads = PodCliqueSetReads()
@@ -80,6 +85,7 @@ class PodCliqueSetValidator:
         if self.strict:
             messages += warnings
             warnings = []
+        warnings += new.over_limit(self.max_claims_per_owner)
         if old is not None and not messages:
             unchanged = old is new or (new.immutable_text() is not None and new.immutable_text() == old.immutable_text())
             if not unchanged:

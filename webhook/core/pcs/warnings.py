@@ -8,6 +8,11 @@ cost does not grow with the replica counts and no collision is missed.
 
 Warnings come in a stable order: invalid names (one per entry, its first invalid name), then
 collisions (one per pair of entries, the first shared name), then filters matching no pod.
+
+Apart from these, and never a denial: an owner whose sharing needs more claims than the claim
+reconciler makes for one owner (``--max-claims-per-owner``), counted from the replicas the spec
+gives (``limit_warnings``). Replica counts are scale, not mistakes, and the reconciler makes the
+first claims and says so on the owner.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import re
 
 from webhook.core.gocompat import gojson
 from webhook.core.model.projection import PodCliqueSetSharing
+from webhook.core.sharing.desired import claim_count, over_limit
+from webhook.core.sharing.owners import planned_owners
 from webhook.core.sharing.patterns import (
     NamePattern,
     first_longer_than,
@@ -137,3 +144,26 @@ def _unmatched_filters(pcs: PodCliqueSetSharing) -> list[str]:
                     "matches no pod of this PodCliqueSet"
                 )
     return warnings
+
+
+def _most_claims(pcs: PodCliqueSetSharing) -> int:
+    """At least as many claims as any one owner needs: every entry times the largest replica count."""
+    entries = len(pcs.entries) + sum(len(g.entries) for g in pcs.scaling_groups) + sum(len(c.entries) for c in pcs.cliques)
+    replicas = max([1, pcs.replicas, *(g.replicas or 1 for g in pcs.scaling_groups), *(c.replicas or 1 for c in pcs.cliques)])
+    return entries * replicas
+
+
+def limit_warnings(pcs: PodCliqueSetSharing, limit: int) -> list[str]:
+    """Owners needing more than ``limit`` claims at the spec's replicas, one warning per list of
+    entries. Every owner made from one list (the PodCliques of one template in every replica)
+    needs as many, so the first stands for all and the walk does not grow with the replicas; and a
+    spec whose entries times its largest replica count stay within the limit is not walked."""
+    if _most_claims(pcs) <= limit:
+        return []
+    warnings: dict[str, str] = {}
+    for owned in planned_owners(pcs, lambda count: range(min(count, 1))):
+        source = owned.owner.source
+        if owned.owner.entries and source not in warnings:
+            count = claim_count(owned)
+            warnings[source] = f"{source}: {over_limit(owned, count, limit)}" if count > limit else ""
+    return [w for w in warnings.values() if w]

@@ -43,6 +43,15 @@ def claim_count(owned: OwnedSharing) -> int:
     return len(all_replicas) + len(per_replica) * max(owned.replicas, 0)
 
 
+def over_limit(owned: OwnedSharing, count: int, limit: int) -> str:
+    """What the reconciler says (a Warning Event) and the validating webhook warns of an owner that
+    needs more claims than ``--max-claims-per-owner``."""
+    return (
+        f"{owned.reference.kind} {owned.owner.name} needs {count} ResourceClaims, more than the limit of "
+        f"{limit} (--max-claims-per-owner): only the first {limit} are created"
+    )
+
+
 def claim_slots(owned: OwnedSharing, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, SharingEntry, int | None]]:
     """(entry index, entry, replica) of the owner's claims at positions ``start`` to ``stop`` in
     Grove's order: AllReplicas entries first, then the PerReplica entries of replica 0, of replica

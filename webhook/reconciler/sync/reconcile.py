@@ -25,7 +25,7 @@ from kubernetes import client
 
 from webhook.core.model.meta import OwnerReference
 from webhook.core.model.projection import project
-from webhook.core.sharing.desired import claim_count
+from webhook.core.sharing.desired import claim_count, over_limit
 from webhook.core.sharing.owners import OwnedSharing, live_owners
 from webhook.reconciler.cluster.cache import Caches
 from webhook.reconciler.cluster.children import current_children
@@ -190,11 +190,7 @@ class PodCliqueSetReconciler:
             count = claim_count(owned)
             if count > self._limit:
                 over += 1
-                message = (
-                    f"{kind} {owned.owner.name} needs {count} ResourceClaims, more than the limit of "
-                    f"{self._limit} (--max-claims-per-owner): only the first {self._limit} are created"
-                )
-                self._recorder.warning(about, events.LIMIT_EXCEEDED, message)
+                self._recorder.warning(about, events.LIMIT_EXCEEDED, over_limit(owned, count, self._limit))
         self._metrics.owners_over_limit(key, over)
 
     def _report(self, namespace: str, work: OwnerWork) -> None:
