@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from prometheus_client.parser import text_string_to_metric_families
 import pytest
 from core.podcliquesets import cross_namespace, small
 from fakeapi import CuttableProxy, FakeApiServer
@@ -169,3 +170,29 @@ def test_the_embedded_store_has_no_api_server_to_ask(tmp_path: Path) -> None:
     with serve(tmp_path, "--objects", str(objects), "--template-authorization", "enforce") as served:
         response = post(served, workload_pcs(), {"username": "judy"})
     assert response["allowed"] is True and "warnings" not in response
+
+
+def reviews_made(served: Served) -> dict[str, float]:
+    with served.client() as client:
+        text = client.get("/metrics").text
+    return {
+        sample.labels["result"]: sample.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "webhook_template_authorization_reviews"
+        for sample in family.samples
+        if sample.name.endswith("_total")
+    }
+
+
+def test_reviews_are_counted_by_result_and_remembered_answers_are_not(fake_api: FakeApiServer, enforcing: Served) -> None:
+    """An operator alerts on ``error``: PodCliqueSets refused because the API server could not say."""
+    before = reviews_made(enforcing)
+    assert set(before) == {"allowed", "denied", "error"}
+    fake_api.authorization.allow(user="lena", namespace="rs-shared")
+    assert post(enforcing, workload_pcs(), {"username": "lena"})["allowed"] is True
+    assert post(enforcing, workload_pcs(), {"username": "lena"})["allowed"] is True  # remembered
+    assert post(enforcing, workload_pcs(), {"username": "mike"})["allowed"] is False
+    fake_api.fail_next("POST", "subjectaccessreviews", 503, "ServiceUnavailable", message="the authorizer is down")
+    assert post(enforcing, workload_pcs(), {"username": "nina"})["allowed"] is False
+    after = reviews_made(enforcing)
+    assert {result: after[result] - before[result] for result in after} == {"allowed": 1, "denied": 1, "error": 1}

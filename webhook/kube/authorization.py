@@ -23,7 +23,7 @@ from typing import Any
 import urllib3
 from kubernetes import client
 
-from webhook.core.pcs.authorization import AccessUnknown, User
+from webhook.core.pcs.authorization import REVIEW_RESULTS, AccessUnknown, User
 from webhook.kube.apierrors import read_json, status_message
 from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
 from webhook.kube.resources import RESOURCECLAIMTEMPLATES
@@ -113,6 +113,9 @@ class SubjectAccessReviews:
         self.denied_ttl = denied_ttl
         self.cache = AnswerCache(size, clock)
         self._pending: dict[Key, asyncio.Future[bool]] = {}
+        self.results: dict[str, int] = dict.fromkeys(REVIEW_RESULTS, 0)
+        """Reviews made, by result (``allowed``, ``denied``, or ``error``: no answer), for metrics;
+        counted on the event loop, so plain numbers. Answers taken from the cache are not reviews."""
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="subjectaccessreview")
 
     def known(self, user: User, namespace: str, name: str) -> bool | None:
@@ -149,8 +152,10 @@ class SubjectAccessReviews:
         except ValueError as err:  # an answer that is not a SubjectAccessReview
             problem = f"unreadable answer from the API server: {str(err).splitlines()[0]}"
         else:
+            self.results["allowed" if allowed else "denied"] += 1
             self.cache.put(key, allowed, self.allowed_ttl if allowed else self.denied_ttl)
             return allowed
+        self.results["error"] += 1
         log.warning(
             "SubjectAccessReview failed (may user %r get ResourceClaimTemplate %s/%s): %s",
             user.username, namespace, name, problem,

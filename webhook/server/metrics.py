@@ -9,12 +9,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from prometheus_client import Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from webhook.core.admission.handling import Answer
+from webhook.core.pcs.authorization import REVIEW_RESULTS
 from webhook.exposition import new_registry
-from webhook.stores.base import ObjectStore
+from webhook.stores.base import AuthorizingStore, ObjectStore
 
 UNKNOWN = "unknown"
 """The operation of a request whose body could not be read (rejected before any decision)."""
@@ -34,6 +35,27 @@ class _StoreCollector(Collector):
         yield GaugeMetricFamily(
             "webhook_store_synced", "1 once the object store has synced, else 0.", value=1 if self._store.ready else 0
         )
+
+
+class _TemplateReviewsCollector(Collector):
+    """SubjectAccessReviews for templates of other namespaces (DECISIONS.md §3.1), by result: a
+    rising ``error`` is PodCliqueSets refused (or, under ``warn``, admitted unchecked) because the
+    API server could not say."""
+
+    def __init__(self, store: AuthorizingStore) -> None:
+        self._store = store
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "webhook_template_authorization_reviews",
+            "SubjectAccessReviews made for ResourceClaimTemplates of other namespaces, by result "
+            "(allowed, denied, error: no answer).",
+            labels=["result"],
+        )
+        made = self._store.template_reviews()
+        for result in REVIEW_RESULTS:
+            family.add_metric([result], made.get(result, 0))
+        yield family
 
 
 class _InFlightCollector(Collector):
@@ -83,6 +105,8 @@ class ServerMetrics:
         )
         self.registry.register(_StoreCollector(store))
         self.registry.register(_InFlightCollector(self.in_flight))
+        if isinstance(store, AuthorizingStore):
+            self.registry.register(_TemplateReviewsCollector(store))
 
     def observe(self, webhook: str, decision: Answer, seconds: float) -> None:
         """Counts one answer. ``labels()`` looks its child up under a lock each time; the children

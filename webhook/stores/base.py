@@ -9,6 +9,7 @@ projection, the few hundred bytes of it that decisions read, never the whole obj
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
 
 from webhook.core.model.projection import PodCliqueSetSharing
@@ -50,3 +51,6 @@ class AuthorizingStore(Protocol):
     def template_access(self) -> TemplateAccess:
         """Whether a user may get a ResourceClaimTemplate, as the API server answers it (once
         started; stopped with the store)."""
+
+    def template_reviews(self) -> Mapping[str, int]:
+        """The SubjectAccessReviews made so far, by result (none before the first)."""

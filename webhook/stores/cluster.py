@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kubernetes import client
@@ -132,6 +132,9 @@ class ClusterStore:
         if self._reviews is None:
             self._reviews = SubjectAccessReviews(self._objects.api_client)
         return self._reviews
+
+    def template_reviews(self) -> Mapping[str, int]:
+        return {} if self._reviews is None else self._reviews.results
 
     async def start(self) -> None:
         """Starts the watches and returns at once; ``ready`` turns true when every first list is in."""

@@ -103,6 +103,10 @@ class AccessUnknown(Exception):
     the message says why, in one line."""
 
 
+REVIEW_RESULTS = ("allowed", "denied", "error")
+"""How a question asked of the API server ended; ``error``: ``AccessUnknown``."""
+
+
 class TemplateAccess(Protocol):
     def known(self, user: User, namespace: str, name: str) -> bool | None:
         """The answer ``may_get`` would give at once (one it remembers), else None."""
