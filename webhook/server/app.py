@@ -47,8 +47,8 @@ def create_app(
     metrics: ServerMetrics | None = None,
     lifecycle: Lifecycle | None = None,
 ) -> FastAPI:
-    metrics = metrics or ServerMetrics(store)
     lifecycle = lifecycle or Lifecycle()
+    metrics = metrics or ServerMetrics(store, lifecycle)
     app = AdmissionApp(
         title="grove-sharing-webhook",
         version=__version__,

@@ -60,6 +60,7 @@ class ServerProtocol(HttpToolsProtocol):
         send, and a peer that does not read would otherwise hold a TLS close open for 30 s."""
         self.head_timer = None
         if self._idle():
+            self.lifecycle.dropped["drained_idle" if self.in_grace else "header_timeout"] += 1
             self.transport.abort()
         else:
             # Half a pipelined head behind a request in flight: that request is answered, then the

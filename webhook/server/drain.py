@@ -99,6 +99,7 @@ class Server(uvicorn.Server):
             await asyncio.sleep(POLL)
         why = "forced to stop" if self.force_exit else f"drain not finished after {self.drain_timeout:g} s"
         log.warning("%s: %d connections aborted, %d requests cancelled", why, len(connections), len(tasks))
+        self.lifecycle.dropped["drain_timeout"] += len(connections)
         for connection in list(connections):
             connection.transport.abort()
         for task in list(tasks):

@@ -8,7 +8,11 @@ connections still open are drained (``webhook.server.drain``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+DROP_REASONS = ("header_timeout", "drained_idle", "drain_timeout")
+"""Why the server dropped a connection: no complete request head within ``--header-timeout``; idle
+through the ``GRACE`` after the listener closed; still open at ``--drain-timeout``."""
 
 GRACE = 1.0
 """Seconds an idle connection still gets to deliver a request once the listener has closed: one a
@@ -24,3 +28,5 @@ class Lifecycle:
     last_accepted: float = 0.0
     """Event-loop time of the last connection accepted: a TLS handshake may still be under way on
     it when the listener closes, so the drain lasts at least ``GRACE`` beyond it."""
+    dropped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DROP_REASONS, 0))
+    """Connections the server dropped, by reason (counted on the event loop), for metrics."""

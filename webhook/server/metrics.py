@@ -15,6 +15,7 @@ from prometheus_client.registry import Collector
 from webhook.core.admission.handling import Answer
 from webhook.core.pcs.authorization import REVIEW_RESULTS
 from webhook.exposition import new_registry
+from webhook.server.lifecycle import Lifecycle
 from webhook.stores.base import AuthorizingStore, ObjectStore
 
 UNKNOWN = "unknown"
@@ -58,6 +59,22 @@ class _TemplateReviewsCollector(Collector):
         yield family
 
 
+class _DroppedCollector(Collector):
+    def __init__(self, lifecycle: Lifecycle) -> None:
+        self._lifecycle = lifecycle
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "webhook_connections_dropped",
+            "Connections the server dropped, by reason: header_timeout (no complete request head in "
+            "time), drained_idle (idle after the listener closed), drain_timeout (open at the drain's end).",
+            labels=["reason"],
+        )
+        for reason, count in list(self._lifecycle.dropped.items()):
+            family.add_metric([reason], count)
+        yield family
+
+
 class _InFlightCollector(Collector):
     def __init__(self, in_flight: dict[str, int]) -> None:
         self._in_flight = in_flight
@@ -75,7 +92,7 @@ OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
 
 
 class ServerMetrics:
-    def __init__(self, store: ObjectStore) -> None:
+    def __init__(self, store: ObjectStore, lifecycle: Lifecycle | None = None) -> None:
         self.registry = new_registry()
         self.requests = Counter(
             "webhook_requests",
@@ -105,6 +122,8 @@ class ServerMetrics:
         )
         self.registry.register(_StoreCollector(store))
         self.registry.register(_InFlightCollector(self.in_flight))
+        if lifecycle is not None:
+            self.registry.register(_DroppedCollector(lifecycle))
         if isinstance(store, AuthorizingStore):
             self.registry.register(_TemplateReviewsCollector(store))
 

@@ -93,8 +93,8 @@ async def _serve(settings: ServeSettings, store: ObjectStore, sock: socket.socke
         await store.start()
     except StoreError as err:
         raise CommandError(str(err)) from None
-    metrics = ServerMetrics(store)
     lifecycle = Lifecycle()
+    metrics = ServerMetrics(store, lifecycle)
     server = build_server(settings, create_app(settings, store, metrics=metrics, lifecycle=lifecycle), lifecycle)
     assert server.config.ssl is not None
     reloader = CertificateReloader(server.config.ssl, settings.tls_cert, settings.tls_key, metrics, settings.cert_reload_interval)
