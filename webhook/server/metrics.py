@@ -5,7 +5,7 @@ The names and what they count map onto controller-runtime's webhook metrics (doc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from prometheus_client import Counter, Histogram, generate_latest
@@ -15,7 +15,7 @@ from prometheus_client.registry import Collector
 from webhook.core.admission.handling import Answer
 from webhook.core.pcs.authorization import REVIEW_RESULTS
 from webhook.exposition import new_registry
-from webhook.server.lifecycle import Lifecycle
+from webhook.server.lifecycle import DROP_REASONS, Lifecycle
 from webhook.stores.base import AuthorizingStore, ObjectStore
 
 UNKNOWN = "unknown"
@@ -38,40 +38,20 @@ class _StoreCollector(Collector):
         )
 
 
-class _TemplateReviewsCollector(Collector):
-    """SubjectAccessReviews for templates of other namespaces (DECISIONS.md §3.1), by result: a
-    rising ``error`` is PodCliqueSets refused (or, under ``warn``, admitted unchecked) because the
-    API server could not say."""
+class _CountsCollector(Collector):
+    """A counter kept elsewhere as plain numbers by label value (counted on the event loop, no
+    lock), read when scraped; every value in ``values`` is exported, 0 until counted."""
 
-    def __init__(self, store: AuthorizingStore) -> None:
-        self._store = store
-
-    def collect(self) -> Iterator[CounterMetricFamily]:
-        family = CounterMetricFamily(
-            "webhook_template_authorization_reviews",
-            "SubjectAccessReviews made for ResourceClaimTemplates of other namespaces, by result "
-            "(allowed, denied, error: no answer).",
-            labels=["result"],
-        )
-        made = self._store.template_reviews()
-        for result in REVIEW_RESULTS:
-            family.add_metric([result], made.get(result, 0))
-        yield family
-
-
-class _DroppedCollector(Collector):
-    def __init__(self, lifecycle: Lifecycle) -> None:
-        self._lifecycle = lifecycle
+    def __init__(self, name: str, documentation: str, label: str, values: Iterable[str], counts: Callable[[], Mapping[str, int]]) -> None:
+        self._name, self._documentation, self._label = name, documentation, label
+        self._values = tuple(values)
+        self._counts = counts
 
     def collect(self) -> Iterator[CounterMetricFamily]:
-        family = CounterMetricFamily(
-            "webhook_connections_dropped",
-            "Connections the server dropped, by reason: header_timeout (no complete request head in "
-            "time), drained_idle (idle after the listener closed), drain_timeout (open at the drain's end).",
-            labels=["reason"],
-        )
-        for reason, count in list(self._lifecycle.dropped.items()):
-            family.add_metric([reason], count)
+        family = CounterMetricFamily(self._name, self._documentation, labels=[self._label])
+        counts = self._counts()
+        for value in self._values:
+            family.add_metric([value], counts.get(value, 0))
         yield family
 
 
@@ -123,9 +103,21 @@ class ServerMetrics:
         self.registry.register(_StoreCollector(store))
         self.registry.register(_InFlightCollector(self.in_flight))
         if lifecycle is not None:
-            self.registry.register(_DroppedCollector(lifecycle))
+            self.registry.register(_CountsCollector(
+                "webhook_connections_dropped",
+                "Connections the server dropped, by reason: header_timeout (no complete request head in "
+                "time), drained_idle (idle after the listener closed), drain_timeout (open at the drain's end).",
+                "reason", DROP_REASONS, lambda: lifecycle.dropped,
+            ))
         if isinstance(store, AuthorizingStore):
-            self.registry.register(_TemplateReviewsCollector(store))
+            # A rising ``error`` is PodCliqueSets refused (or, under ``warn``, admitted unchecked)
+            # because the API server could not say (DECISIONS.md §3.1).
+            self.registry.register(_CountsCollector(
+                "webhook_template_authorization_reviews",
+                "SubjectAccessReviews made for ResourceClaimTemplates of other namespaces, by result "
+                "(allowed, denied, error: no answer).",
+                "result", REVIEW_RESULTS, store.template_reviews,
+            ))
 
     def observe(self, webhook: str, decision: Answer, seconds: float) -> None:
         """Counts one answer. ``labels()`` looks its child up under a lock each time; the children
