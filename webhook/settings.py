@@ -20,6 +20,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
+
 MiB = 1024 * 1024
 
 
@@ -50,7 +52,7 @@ class ClaimLimitSettings(CommandSettings):
     (and one variable) for both, so that a pod running both sees one value."""
 
     max_claims_per_owner: int = Field(
-        10_000,
+        MAX_CLAIMS_PER_OWNER,
         ge=1,
         description=(
             "Most claims the reconciler makes for one owner (a PodCliqueSet, scaling group or PodClique): "

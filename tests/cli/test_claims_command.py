@@ -297,3 +297,19 @@ def test_help_lists_the_command() -> None:
     assert "FILE [FILE ...]" in text
     assert "--output table|json" in text and "[env WEBHOOK_CLAIMS_OUTPUT; default table]" in text
     assert "[env WEBHOOK_CLAIMS_MAX_ITEMS; default 10000]" in text
+
+
+def test_an_owner_over_the_reconcilers_limit_lists_the_claims_it_makes_and_warns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pcs = rs_test()
+    worker_a = pcs["spec"]["template"]["cliques"][0]
+    assert worker_a["name"] == "worker-a"
+    worker_a["spec"]["replicas"] = 10_001
+    code, out, err = run(capsys, str(write(tmp_path, pcs)), "--output", "json", "--max-items", "50000")
+    assert code == 0
+    owned = [c for c in orjson.loads(out)["claims"] if c["owner"] == {"kind": "PodClique", "name": "rs-test-0-worker-a"}]
+    assert len(owned) == 10_000
+    warning = next(line for line in err.splitlines() if "rs-test-0-worker-a needs" in line)
+    assert warning.startswith("Warning: PodCliqueSet default/rs-test: spec.template.cliques[0].resourceSharing: PodClique ")
+    assert warning.endswith("ResourceClaims, more than the limit of 10000 (--max-claims-per-owner): only the first 10000 are created")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from webhook.claims.inputs import UNUSABLE, Workload
 from webhook.core.gocompat.fielderrors import aggregate
 from webhook.core.pcs.rules import validate_create
-from webhook.core.pcs.warnings import claim_warnings
-from webhook.core.sharing.desired import DesiredClaim, claim_count, desired_claims
+from webhook.core.pcs.warnings import claim_warnings, limit_warnings
+from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER, DesiredClaim, claim_count, desired_claims
 from webhook.core.sharing.owners import Level, OwnedSharing, live_owners, planned_owners
 from webhook.core.sharing.patterns import planned_size
 from webhook.core.sharing.placement import IdentityError
@@ -119,7 +119,8 @@ def listing(workload: Workload) -> Listing:
     claims: list[ListedClaim] = []
     pods: list[ListedPod] = []
     for owned in _owners(workload):
-        claims.extend(ListedClaim(c, sharing.namespace, template_source(pcs, c.entry)) for c in desired_claims(owned))
+        made = desired_claims(owned, stop=MAX_CLAIMS_PER_OWNER)  # the reconciler makes no more (warned about)
+        claims.extend(ListedClaim(c, sharing.namespace, template_source(pcs, c.entry)) for c in made)
         identity = owned.identity
         if identity is None:
             continue
@@ -131,5 +132,12 @@ def listing(workload: Workload) -> Listing:
             pods.append(ListedPod(identity.clique_fqn, index, names))
     denial = aggregate([str(e) for e in validate_create(pcs)])
     return Listing(
-        sharing.namespace, sharing.name, workload.live, claims, pods, claim_warnings(sharing), denial, workload.notes
+        sharing.namespace,
+        sharing.name,
+        workload.live,
+        claims,
+        pods,
+        [*claim_warnings(sharing), *limit_warnings(sharing, MAX_CLAIMS_PER_OWNER)],
+        denial,
+        workload.notes,
     )

@@ -19,6 +19,7 @@ from webhook.core.gocompat.fielderrors import aggregate
 from webhook.core.pcs.authorization import TemplateAuthorization
 from webhook.core.pcs.decisions import PodCliqueSetRead, PodCliqueSetReads
 from webhook.core.pcs.immutability import validate_update
+from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 
 PODCLIQUESET = ExpectedKind("grove.io", "v1alpha1", "PodCliqueSet")
 
@@ -38,7 +39,10 @@ class PodCliqueSetValidator:
     kind = PODCLIQUESET
 
     def __init__(
-        self, strict: bool = False, templates: TemplateAuthorization | None = None, max_claims_per_owner: int = 10_000
+        self,
+        strict: bool = False,
+        templates: TemplateAuthorization | None = None,
+        max_claims_per_owner: int = MAX_CLAIMS_PER_OWNER,
     ) -> None:
         self.strict = strict
         """Deny, rather than warn about, claim names pods cannot use, collisions and unmatched filters."""

@@ -43,6 +43,10 @@ def claim_count(owned: OwnedSharing) -> int:
     return len(all_replicas) + len(per_replica) * max(owned.replicas, 0)
 
 
+MAX_CLAIMS_PER_OWNER = 10_000
+"""The reconciler's default limit of claims per owner (``--max-claims-per-owner``)."""
+
+
 def over_limit(owned: OwnedSharing, count: int, limit: int) -> str:
     """What the reconciler says (a Warning Event) and the validating webhook warns of an owner that
     needs more claims than ``--max-claims-per-owner``."""

@@ -25,7 +25,7 @@ from kubernetes import client
 
 from webhook.core.model.meta import OwnerReference
 from webhook.core.model.projection import project
-from webhook.core.sharing.desired import claim_count, over_limit
+from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER, claim_count, over_limit
 from webhook.core.sharing.owners import OwnedSharing, live_owners
 from webhook.reconciler.cluster.cache import Caches
 from webhook.reconciler.cluster.children import current_children
@@ -101,7 +101,7 @@ class PodCliqueSetReconciler:
         metrics: ReconcilerMetrics,
         stopping: threading.Event,
         pool: ThreadPoolExecutor,
-        max_claims_per_owner: int = 10_000,
+        max_claims_per_owner: int = MAX_CLAIMS_PER_OWNER,
     ) -> None:
         self._api = api
         self._caches = caches
