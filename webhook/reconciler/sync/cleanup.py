@@ -15,16 +15,12 @@ one already being deleted is not deleted again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable
 
 from webhook.core.sharing.owners import Level, OwnedSharing
 from webhook.core.sharing.placement import index_below
-from webhook.reconciler.cluster.cache import Caches
 from webhook.reconciler.cluster.claimrecord import INDEX_LABELS, ClaimRecord, Labels
-from webhook.reconciler.metrics import ReconcilerMetrics
-from webhook.reconciler.sync.batches import slow_start
-from webhook.reconciler.sync.claimapi import ClaimApi
+from webhook.reconciler.sync.batches import ClaimWriter, slow_start
 from webhook.reconciler.sync.outcome import OwnerWork, Pass, api_failure
 from webhook.reconciler.sync.ownership import controlled_by_other
 
@@ -79,21 +75,7 @@ class StaleCandidates:
         return sorted(found, key=lambda r: r.name)
 
 
-class StaleCleaner:
-    def __init__(
-        self,
-        claims: ClaimApi,
-        caches: Caches,
-        metrics: ReconcilerMetrics,
-        pool: ThreadPoolExecutor,
-        check_stopping: Callable[[], None],
-    ) -> None:
-        self._claims = claims
-        self._caches = caches
-        self._metrics = metrics
-        self._pool = pool
-        self._check_stopping = check_stopping
-
+class StaleCleaner(ClaimWriter):
     def clean_up(self, p: Pass, work: OwnerWork, candidates: StaleCandidates) -> None:
         owned = work.owned
         stale = candidates.stale(owned, owned.replicas)

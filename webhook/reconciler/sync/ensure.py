@@ -16,8 +16,6 @@ the owner's cache may not know yet.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -26,13 +24,10 @@ from webhook.core.sharing.desired import DesiredClaim, claim_slots, desired_clai
 from webhook.core.sharing.owners import OwnedSharing
 from webhook.kube.apierrors import CONFLICT
 from webhook.kube.connection import connection_problem, is_connection_error
-from webhook.reconciler.cluster.cache import Caches
 from webhook.reconciler.cluster.claimrecord import ClaimRecord, label_shape, shared
-from webhook.reconciler.metrics import ReconcilerMetrics
 from webhook.reconciler.sync import events
-from webhook.reconciler.sync.batches import slow_start
+from webhook.reconciler.sync.batches import ClaimWriter, slow_start
 from webhook.reconciler.sync.claimapi import (
-    ClaimApi,
     InvalidClaim,
     claim_body,
     claim_model,
@@ -74,21 +69,7 @@ class Shape:
         return record.index_label == self.index_label and record.index_value == str(replica)
 
 
-class ClaimEnsurer:
-    def __init__(
-        self,
-        claims: ClaimApi,
-        caches: Caches,
-        metrics: ReconcilerMetrics,
-        pool: ThreadPoolExecutor,
-        check_stopping: Callable[[], None],
-    ) -> None:
-        self._claims = claims
-        self._caches = caches
-        self._metrics = metrics
-        self._pool = pool
-        self._check_stopping = check_stopping
-
+class ClaimEnsurer(ClaimWriter):
     def ensure(self, p: Pass, work: OwnerWork, start: int, stop: int) -> int | None:
         """Positions ``start`` to ``stop`` of the owner's claims. Returns the position to go on
         from when the budget ran out first, else None (done, or writes failing: ``work`` says)."""
