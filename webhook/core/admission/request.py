@@ -9,8 +9,8 @@ them as it needs (the pod webhook reads only the labels of pods it does not muta
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
 import orjson

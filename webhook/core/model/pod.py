@@ -15,9 +15,8 @@ existing array but must create an absent or ``null`` one.
 
 from __future__ import annotations
 
-from typing_extensions import TypedDict  # pydantic reads only this one on Python < 3.12
-
 from pydantic import ConfigDict, TypeAdapter, with_config
+from typing_extensions import TypedDict  # pydantic reads only this one on Python < 3.12
 
 from webhook.core.model.meta import GoList, GoStr, GoStrMap
 

@@ -3,9 +3,9 @@
 CREATE runs the create-time rules; UPDATE runs them on the new object and, only when they pass,
 the immutability rules (Grove's short-circuit, BEHAVIOUR.md §2.2). The checks beyond Grove are
 warnings, or denials under ``strict``; an owner needing more claims than the reconciler makes
-(``max_claims_per_owner``) is only ever a warning. Everything else is answered as controller-runtime's
-``validatorForType`` answers it: DELETE and CONNECT allowed, other operations and objects Go could
-not decode refused with code 400. Objects are read through ``decisions``, so a content seen lately
+(``max_claims_per_owner``) is only ever a warning. Everything else is answered as
+controller-runtime's ``validatorForType`` answers it: DELETE and CONNECT allowed, other operations
+and objects Go could not decode refused with code 400. Objects are read through ``decisions``, so a content seen lately
 is neither read nor checked again.
 """
 

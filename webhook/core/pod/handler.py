@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
-
 from webhook.core.admission import response
 from webhook.core.admission.request import (
     NO_CONTENT,
