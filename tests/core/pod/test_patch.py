@@ -207,3 +207,15 @@ def test_pods_of_one_template_share_one_patch() -> None:
     first = patches.patch(pods[0], CLAIMS, shared=True)
     assert all(patches.patch(pod, CLAIMS, shared=True) is first for pod in pods)
     assert patches.patch(pods[0], ["p-all-a"], shared=True) != first
+
+
+def test_a_large_patch_is_built_each_time_rather_than_kept() -> None:
+    """A pod of many containers, with many claims: remembering such patches would let the pods
+    sent decide how much memory the cache holds."""
+    patches = ClaimPatches()
+    many = read_pod({"spec": {"containers": [{"name": f"c{i}"} for i in range(200)]}})
+    names = [f"claim-{i}" for i in range(20)]
+    first = patches.patch(many, names, shared=True)
+    assert len(first) > patches.largest
+    again = patches.patch(many, names, shared=True)
+    assert again == first and again is not first

@@ -115,11 +115,14 @@ class ClaimPatches:
     The pods of one PodClique come from one template, and unless a clique-level PerReplica entry
     tells them apart they get the same claims: a scale-out's pods are patched once, then looked up
     (about 1.5 µs rather than 5 for Grove's pod). Pods told apart are patched each time, as looking
-    them up would cost more than it saves. The ``size`` most recently used patches are kept.
+    them up would cost more than it saves. The ``size`` most recently used patches of at most
+    ``largest`` bytes are kept (a pod of thousands of containers is patched each time), so the
+    cache holds a few megabytes at most, whatever pods are sent.
     """
 
-    def __init__(self, size: int = 1024) -> None:
+    def __init__(self, size: int = 1024, largest: int = 16 * 1024) -> None:
         self.size = size
+        self.largest = largest
         self._found: OrderedDict[tuple[tuple[str, ...], Hashable], bytes] = OrderedDict()
 
     def patch(self, pod: Pod, claims: Sequence[str], shared: bool) -> bytes:
@@ -132,9 +135,11 @@ class ClaimPatches:
         if found is not None:
             self._found.move_to_end(key)
             return found
-        found = self._found[key] = _json(claim_patch(pod, claims))
-        if len(self._found) > self.size:
-            self._found.popitem(last=False)
+        found = _json(claim_patch(pod, claims))
+        if len(found) <= self.largest:
+            self._found[key] = found
+            if len(self._found) > self.size:
+                self._found.popitem(last=False)
         return found
 
 
