@@ -220,7 +220,9 @@ class ReviewSettings(DecisionSettings):
     )
 
 
-class ClaimsSettings(CommandSettings):
+class ClaimsSettings(ClaimLimitSettings):
+    """The limit per owner is the reconciler's, so that what is listed is what it would make."""
+
     model_config = SettingsConfigDict(env_prefix="WEBHOOK_CLAIMS_", extra="forbid", frozen=True)
 
     files: list[Path] = Field(

@@ -313,3 +313,23 @@ def test_an_owner_over_the_reconcilers_limit_lists_the_claims_it_makes_and_warns
     warning = next(line for line in err.splitlines() if "rs-test-0-worker-a needs" in line)
     assert warning.startswith("Warning: PodCliqueSet default/rs-test: spec.template.cliques[0].resourceSharing: PodClique ")
     assert warning.endswith("ResourceClaims, more than the limit of 10000 (--max-claims-per-owner): only the first 10000 are created")
+
+
+def test_the_limit_is_the_one_the_reconciler_is_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reconciler run with a higher limit makes every claim: so does the listing, without the warning."""
+    pcs = rs_test()
+    pcs["spec"]["template"]["cliques"][0]["spec"]["replicas"] = 10_001
+    path = str(write(tmp_path, pcs))
+
+    def owned(*options: str) -> tuple[int, str]:
+        code, out, err = run(capsys, path, "--output", "json", "--max-items", "50000", *options)
+        assert code == 0
+        claims = [c for c in orjson.loads(out)["claims"] if c["owner"]["name"] == "rs-test-0-worker-a"]
+        return len(claims), err
+
+    assert owned("--max-claims-per-owner", "20000") == (10_002, "")  # one AllReplicas, 10,001 PerReplica
+    monkeypatch.setenv("WEBHOOK_CLAIMS_MAX_CLAIMS_PER_OWNER", "5000")
+    count, err = owned()
+    assert count == 5_000 and "more than the limit of 5000 (--max-claims-per-owner)" in err

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from prometheus_client.parser import text_string_to_metric_families
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from core.podcliquesets import cross_namespace, small
 from fakeapi import CuttableProxy, FakeApiServer
 from fakeapi.fixtures import fake_api, fake_api_server  # noqa: F401

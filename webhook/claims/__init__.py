@@ -26,7 +26,7 @@ def claims(settings: ClaimsSettings) -> int:
     used = 0
     for workload in workloads:
         used += check_size(workload, used, settings.max_items)
-    listings: list[Listing] = [listing(workload) for workload in workloads]
+    listings: list[Listing] = [listing(workload, settings.max_claims_per_owner) for workload in workloads]
     if settings.output == "json":
         sys.stdout.buffer.write(render.as_json(listings))
     else:

@@ -20,7 +20,7 @@ from webhook.claims.inputs import UNUSABLE, Workload
 from webhook.core.gocompat.fielderrors import aggregate
 from webhook.core.pcs.rules import validate_create
 from webhook.core.pcs.warnings import claim_warnings, limit_warnings
-from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER, DesiredClaim, claim_count, desired_claims
+from webhook.core.sharing.desired import DesiredClaim, claim_count, desired_claims
 from webhook.core.sharing.owners import Level, OwnedSharing, live_owners, planned_owners
 from webhook.core.sharing.patterns import planned_size
 from webhook.core.sharing.placement import IdentityError
@@ -114,12 +114,14 @@ def check_size(workload: Workload, used: int, limit: int) -> int:
     )
 
 
-def listing(workload: Workload) -> Listing:
+def listing(workload: Workload, limit: int) -> Listing:
+    """``workload``'s claims and pods; an owner needing more than ``limit`` claims has its first
+    ``limit`` listed, as the reconciler makes no more, and the webhook's warning."""
     pcs, sharing = workload.pcs, workload.sharing
     claims: list[ListedClaim] = []
     pods: list[ListedPod] = []
     for owned in _owners(workload):
-        made = desired_claims(owned, stop=MAX_CLAIMS_PER_OWNER)  # the reconciler makes no more (warned about)
+        made = desired_claims(owned, stop=limit)
         claims.extend(ListedClaim(c, sharing.namespace, template_source(pcs, c.entry)) for c in made)
         identity = owned.identity
         if identity is None:
@@ -137,7 +139,7 @@ def listing(workload: Workload) -> Listing:
         workload.live,
         claims,
         pods,
-        [*claim_warnings(sharing), *limit_warnings(sharing, MAX_CLAIMS_PER_OWNER)],
+        [*claim_warnings(sharing), *limit_warnings(sharing, limit)],
         denial,
         workload.notes,
     )
