@@ -137,3 +137,15 @@ def test_a_cluster_without_resource_k8s_io_v1_is_refused(render):
             render({}, target=target)
     finally:
         target.stop()
+
+
+@pytest.mark.parametrize(("url", "dns", "ips"), [
+    ("https://127.0.0.1:9443", SERVICE_NAMES, ["127.0.0.1"]),
+    ("https://dev.example.com:9443", [*SERVICE_NAMES, "dev.example.com"], []),
+])
+def test_self_signed_covers_the_host_of_a_server_outside_the_cluster(render, url, dns, ips):
+    secret = render({"webhooks": {"url": url}}).one("Secret", SECRET)
+    cert = x509.load_pem_x509_certificate(pem(secret["data"]["tls.crt"]))
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert names.get_values_for_type(x509.DNSName) == dns
+    assert [str(ip) for ip in names.get_values_for_type(x509.IPAddress)] == ips

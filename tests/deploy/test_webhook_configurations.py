@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from deploy.helm import HelmError
 from deploy.served import call
 from webhook.settings import ServeSettings
 from webhook.webhooks import WEBHOOKS
@@ -136,3 +137,23 @@ def test_the_release_namespace_is_excluded_wherever_the_release_goes(render):
         assert webhook_of(installed, configuration)["namespaceSelector"]["matchExpressions"] == [
             {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]}
         ]
+
+
+@pytest.mark.parametrize("url", ["https://127.0.0.1:9443", "https://127.0.0.1:9443/", "https://dev.example.com:9443"])
+def test_a_server_outside_the_cluster_is_called_at_its_url_and_no_workload_is_installed(render, url):
+    """``webhooks.url``, as envtest points webhooks at a local server: each configuration calls
+    that server at the webhook's path, and the chart leaves running it to the user."""
+    installed = render({"webhooks": {"url": url}})
+    for configuration in CONFIGURATIONS:
+        client_config = webhook_of(installed, configuration)["clientConfig"]
+        path = next(w.path for w in WEBHOOKS if w.kind == KINDS[configuration])
+        assert client_config == {"url": f"{url.rstrip('/')}{path}", "caBundle": client_config["caBundle"]}
+    kinds = {document["kind"] for document in installed.documents}
+    assert not {"Deployment", "Service", "PodDisruptionBudget"} & kinds
+    assert {"ServiceAccount", "ClusterRole", "Secret"} <= kinds
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9443", "https://127.0.0.1:9443/webhooks", "https://x?y=1"])
+def test_a_url_that_is_not_a_bare_https_base_is_refused(render, url):
+    with pytest.raises(HelmError, match="webhooks.url"):
+        render({"webhooks": {"url": url}})

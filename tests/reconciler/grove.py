@@ -1,6 +1,6 @@
-"""The Grove operator, played against the fake API server: the objects Grove creates from a
-PodCliqueSet (BEHAVIOUR.md §3.1), with Grove's labels (§4.2, §4.3) and owner references,
-so that the fake server's garbage collector removes what Kubernetes' would.
+"""The Grove operator, played against the fake API server or the real one of ``tests/cluster``: the
+objects Grove creates from a PodCliqueSet (BEHAVIOUR.md §3.1), with Grove's labels (§4.2, §4.3) and
+owner references, so that the garbage collector removes what it would in a cluster.
 
 Tests change replicas the way a user does (a merge patch of ``spec.replicas``) and then call
 ``sync`` to make the children Grove's controllers would make or delete. Only what the reconciler
@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
-
-from fakeapi import FakeApiServer
 
 WORKLOAD = Path(__file__).resolve().parents[2] / "examples" / "objects" / "workload-resource-sharing.yaml"
 GROVE = "grove.io/v1alpha1"
@@ -51,8 +49,18 @@ def owner_reference(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+class GroveApi(Protocol):
+    """What the operator calls: the fake API server, or ``cluster.groveapi.ClusterApi`` on a real one."""
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+    def get(self, plural: str, namespace: str, name: str) -> dict[str, Any] | None: ...
+    def list(self, plural: str, namespace: str, label_selector: str | None = None) -> list[dict[str, Any]]: ...
+    def patch(self, plural: str, namespace: str, name: str, patch: Any) -> dict[str, Any]: ...
+    def delete(self, plural: str, namespace: str, name: str) -> Any: ...
+
+
 class GroveOperator:
-    def __init__(self, api: FakeApiServer, pcs: dict[str, Any]) -> None:
+    def __init__(self, api: GroveApi, pcs: dict[str, Any]) -> None:
         self.api = api
         self.namespace = pcs["metadata"].setdefault("namespace", "default")
         self.name = pcs["metadata"]["name"]
@@ -166,6 +174,10 @@ class GroveOperator:
                     "labels": labels,
                     "ownerReferences": [owner_reference(owner)],
                 },
-                "spec": {"replicas": clique["spec"]["replicas"], "roleName": clique["spec"]["roleName"]},
+                "spec": {
+                    "replicas": clique["spec"]["replicas"],
+                    "roleName": clique["spec"]["roleName"],
+                    "podSpec": clique["spec"]["podSpec"],
+                },
             }
         )

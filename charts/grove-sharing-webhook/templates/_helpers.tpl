@@ -60,7 +60,35 @@ The DNS name the API server calls the webhooks at; the serving certificate must 
 
 {{- define "grove-sharing-webhook.dnsNames" -}}
 {{- $service := include "grove-sharing-webhook.fullname" . }}
-{{- list $service (printf "%s.%s" $service .Release.Namespace) (include "grove-sharing-webhook.serviceHost" .) (printf "%s.cluster.local" (include "grove-sharing-webhook.serviceHost" .)) | toJson }}
+{{- $names := list $service (printf "%s.%s" $service .Release.Namespace) (include "grove-sharing-webhook.serviceHost" .) (printf "%s.cluster.local" (include "grove-sharing-webhook.serviceHost" .)) }}
+{{- with include "grove-sharing-webhook.urlHost" . }}
+{{- if not (regexMatch "^[0-9.]+$|:" .) }}
+{{- $names = append $names . }}
+{{- end }}
+{{- end }}
+{{- $names | toJson }}
+{{- end }}
+
+{{/*
+The IP addresses the serving certificate must be valid for: the host of webhooks.url when it is one.
+*/}}
+{{- define "grove-sharing-webhook.ipAddresses" -}}
+{{- $ips := list }}
+{{- with include "grove-sharing-webhook.urlHost" . }}
+{{- if regexMatch "^[0-9.]+$|:" . }}
+{{- $ips = append $ips . }}
+{{- end }}
+{{- end }}
+{{- $ips | toJson }}
+{{- end }}
+
+{{/*
+The host name or IP address of webhooks.url, without port or IPv6 brackets; empty when not set.
+*/}}
+{{- define "grove-sharing-webhook.urlHost" -}}
+{{- with .Values.webhooks.url }}
+{{- (urlParse .).hostname }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -93,7 +121,7 @@ the same CA and each template would otherwise generate its own.
 {{- /* ECDSA P-256: a new TLS connection costs about half of an RSA-2048 handshake. */}}
 {{- $ca := genCAWithKey (printf "%s-ca" (include "grove-sharing-webhook.fullname" .)) $days (genPrivateKey "ecdsa") }}
 {{- $host := include "grove-sharing-webhook.serviceHost" . }}
-{{- $cert := genSignedCertWithKey $host nil (include "grove-sharing-webhook.dnsNames" . | fromJsonArray) $days $ca (genPrivateKey "ecdsa") }}
+{{- $cert := genSignedCertWithKey $host (include "grove-sharing-webhook.ipAddresses" . | fromJsonArray) (include "grove-sharing-webhook.dnsNames" . | fromJsonArray) $days $ca (genPrivateKey "ecdsa") }}
 {{- $data = dict "ca.crt" ($ca.Cert | b64enc) "tls.crt" ($cert.Cert | b64enc) "tls.key" ($cert.Key | b64enc) }}
 {{- end }}
 {{- $_ := set $ "groveSharingWebhookTLS" $data }}
@@ -120,16 +148,21 @@ cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "g
 {{- end }}
 
 {{/*
-A webhook's clientConfig: the Service, the path and, unless cert-manager injects it, the CA.
+A webhook's clientConfig: the Service and the path (or the URL of a server outside the cluster)
+and, unless cert-manager injects it, the CA.
 Called with (list $ "/path").
 */}}
 {{- define "grove-sharing-webhook.clientConfig" -}}
 {{- $root := index . 0 }}
+{{- if $root.Values.webhooks.url }}
+url: {{ printf "%s%s" (trimSuffix "/" $root.Values.webhooks.url) (index . 1) | quote }}
+{{- else }}
 service:
   name: {{ include "grove-sharing-webhook.fullname" $root }}
   namespace: {{ $root.Release.Namespace }}
   path: {{ index . 1 }}
   port: {{ $root.Values.service.port }}
+{{- end }}
 {{- with include "grove-sharing-webhook.caBundle" $root }}
 caBundle: {{ . }}
 {{- end }}

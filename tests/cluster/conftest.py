@@ -1,0 +1,127 @@
+"""The real-control-plane tier: one control plane per test run, Grove's CRDs in it, the chart
+installed by the real helm, and ``webhook serve`` called by the real kube-apiserver.
+
+Skipped, with one line saying how to get the binaries, where there are none (``cluster.assets``).
+A failing test's report carries the tail of every process's log; the logs themselves stay in the
+test run's temporary directory.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+
+from cluster import kube
+from cluster.assets import Assets, Unavailable
+from cluster.controlplane import ControlPlane
+from cluster.groveapi import ClusterApi
+from cluster.ports import free_port
+from cluster.processes import WebhookServer
+from cluster.release import CHART, NAMESPACE, RELEASE, Release, serving_files
+from cluster.tools import Tool
+from core.workload import workload_pcs_raw
+from reconciler.grove import GroveOperator
+
+CRDS = Path(os.environ.get("GROVE_CRDS") or Path(__file__).parent / "crds")
+
+LOGS: list[Path] = []
+"""Logs whose tails a failing test's report shows."""
+TIER: dict[str, str] = {}
+"""What the tier ran against, for the test summary."""
+
+
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
+    if call.excinfo is not None and call.when == "call" and LOGS:
+        tails = "\n".join(f"--- {path}\n{_tail(path)}" for path in LOGS)
+        item.add_report_section("call", "control plane and webhook logs (tails)", tails)
+
+
+def _tail(path: Path, lines: int = 25) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if TIER:
+        terminalreporter.write_line(
+            f"cluster tier: ran against kube-apiserver {TIER['version']} ({TIER['assets']}); Grove CRDs from {TIER['crds']}"
+        )
+
+
+@pytest.fixture(scope="session")
+def assets() -> Assets:
+    try:
+        return Assets.find()
+    except Unavailable as err:
+        pytest.skip(f"cluster tier skipped: {err}")
+
+
+@pytest.fixture(scope="session")
+def control_plane(assets: Assets, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    plane = ControlPlane(assets, tmp_path_factory.mktemp("controlplane"))
+    LOGS.extend(plane.logs / f"{name}.log" for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler"))
+    try:
+        plane.start()
+        kube.install_crds(kube.api_client(plane.admin), CRDS)
+        TIER.update(version=assets.kubernetes_version(), assets=f"KUBEBUILDER_ASSETS={assets.directory}", crds=str(CRDS))
+        yield plane
+    finally:
+        plane.stop()
+
+
+@pytest.fixture(scope="session")
+def admin(control_plane: ControlPlane) -> client.ApiClient:
+    return kube.api_client(control_plane.admin)
+
+
+@pytest.fixture(scope="session")
+def kubectl(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Tool:
+    return Tool(control_plane.assets.binary("kubectl"), control_plane.admin, tmp_path_factory.mktemp("home"))
+
+
+@pytest.fixture(scope="session")
+def helm(control_plane: ControlPlane, kubectl: Tool) -> Tool:
+    try:
+        binary = control_plane.assets.binary("helm")
+    except Unavailable as err:
+        pytest.skip(f"cluster tier: {err}")
+    return Tool(binary, control_plane.admin, kubectl.home)
+
+
+@pytest.fixture(scope="session")
+def release(control_plane: ControlPlane, admin: client.ApiClient, helm: Tool,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Release]:
+    """``helm install`` of the chart in its default (selfSigned) certificate mode, its webhooks
+    pointed at a local ``webhook serve`` that serves the certificate the chart generated and reads
+    the cluster as the chart's ServiceAccount."""
+    port = free_port()
+    values = ["--set", f"webhooks.url=https://127.0.0.1:{port}"]
+    helm("install", RELEASE, str(CHART), "--namespace", NAMESPACE, "--create-namespace", *values)
+    workdir = tmp_path_factory.mktemp("release")
+    certs = serving_files(admin, NAMESPACE, f"{RELEASE}-tls", workdir / "certs")
+    token = kube.service_account_token(admin, NAMESPACE, RELEASE)
+    kubeconfig = control_plane.token_kubeconfig("webhook-serviceaccount", token)
+    server = WebhookServer(port, certs / "tls.crt", certs / "tls.key", certs / "ca.crt", kubeconfig, workdir / "serve.log")
+    LOGS.append(server.log)
+    server.start()
+    try:
+        yield Release(RELEASE, NAMESPACE, values, server, certs)
+    finally:
+        if server.running():
+            server.stop()
+
+
+@pytest.fixture(scope="session")
+def workload(release: Release, admin: client.ApiClient) -> GroveOperator:
+    """Grove's end-to-end PodCliqueSet in namespace ``rs-pods``, created through the webhooks, with
+    the scaling groups and PodCliques Grove's operator makes of it."""
+    kube.create_namespace(admin, "rs-pods")
+    operator = GroveOperator(ClusterApi(admin), workload_pcs_raw(1, "rs-pods"))
+    operator.sync()
+    return operator

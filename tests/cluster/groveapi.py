@@ -1,0 +1,52 @@
+"""The few calls the tests' Grove operator (``reconciler.grove.GroveOperator``) makes, on the real
+API server, so the same operator that drives the fake API server drives the real control plane."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+Obj = dict[str, Any]
+
+PLURALS = {
+    "PodCliqueSet": "podcliquesets",
+    "PodCliqueScalingGroup": "podcliquescalinggroups",
+    "PodClique": "podcliques",
+}
+
+
+class ClusterApi:
+    def __init__(self, api: client.ApiClient) -> None:
+        self.custom = client.CustomObjectsApi(api)
+
+    def create(self, obj: Obj, namespace: str | None = None) -> Obj:
+        namespace = namespace or obj["metadata"]["namespace"]
+        created: Obj = self.custom.create_namespaced_custom_object("grove.io", "v1alpha1", namespace, PLURALS[obj["kind"]], obj)
+        return created
+
+    def get(self, plural: str, namespace: str, name: str) -> Obj | None:
+        try:
+            found: Obj = self.custom.get_namespaced_custom_object("grove.io", "v1alpha1", namespace, plural, name)
+        except ApiException as err:
+            if err.status == 404:
+                return None
+            raise
+        return found
+
+    def list(self, plural: str, namespace: str, label_selector: str | None = None) -> list[Obj]:
+        found = self.custom.list_namespaced_custom_object("grove.io", "v1alpha1", namespace, plural, label_selector=label_selector)
+        return list(found["items"])
+
+    def patch(self, plural: str, namespace: str, name: str, patch: Any) -> Obj:
+        patched: Obj = self.custom.patch_namespaced_custom_object("grove.io", "v1alpha1", namespace, plural, name, patch)
+        return patched
+
+    def delete(self, plural: str, namespace: str, name: str, propagation_policy: str = "Background") -> None:
+        try:
+            self.custom.delete_namespaced_custom_object("grove.io", "v1alpha1", namespace, plural, name,
+                                                        propagation_policy=propagation_policy)
+        except ApiException as err:
+            if err.status != 404:
+                raise
