@@ -47,8 +47,23 @@ def _tail(path: Path, lines: int = 25) -> str:
         return "(no log)"
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without binaries the tier's tests are left out, and the summary says why in one line."""
+    try:
+        Assets.find()
+    except Unavailable as err:
+        here = Path(__file__).parent
+        tier = {id(item) for item in items if item.path.is_relative_to(here)}
+        if tier:
+            TIER["skipped"] = f"{len(tier)} tests skipped: {err}"
+            config.hook.pytest_deselected(items=[item for item in items if id(item) in tier])
+            items[:] = [item for item in items if id(item) not in tier]
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if TIER:
+    if "skipped" in TIER:
+        terminalreporter.write_line(f"cluster tier: {TIER['skipped']}")
+    elif "version" in TIER:
         terminalreporter.write_line(
             f"cluster tier: ran against kube-apiserver {TIER['version']} ({TIER['assets']}); Grove CRDs from {TIER['crds']}"
         )
@@ -56,10 +71,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 @pytest.fixture(scope="session")
 def assets() -> Assets:
-    try:
-        return Assets.find()
-    except Unavailable as err:
-        pytest.skip(f"cluster tier skipped: {err}")
+    return Assets.find()
 
 
 @pytest.fixture(scope="session")
