@@ -20,7 +20,7 @@ from cluster.assets import Assets, Unavailable
 from cluster.controlplane import ControlPlane
 from cluster.groveapi import ClusterApi
 from cluster.ports import free_port
-from cluster.processes import WebhookServer
+from cluster.processes import Command, WebhookServer, reconciler
 from cluster.release import CHART, NAMESPACE, RELEASE, Release, serving_files
 from cluster.tools import Tool
 from core.workload import workload_pcs_raw
@@ -123,7 +123,7 @@ def release(control_plane: ControlPlane, admin: client.ApiClient, helm: Tool,
     LOGS.append(server.log)
     server.start()
     try:
-        yield Release(RELEASE, NAMESPACE, values, server, certs)
+        yield Release(RELEASE, NAMESPACE, values, server, certs, kubeconfig)
     finally:
         if server.running():
             server.stop()
@@ -137,3 +137,16 @@ def workload(release: Release, admin: client.ApiClient) -> GroveOperator:
     operator = GroveOperator(ClusterApi(admin), workload_pcs_raw(1, "rs-pods"))
     operator.sync()
     return operator
+
+
+@pytest.fixture(scope="session")
+def reconciling(release: Release, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Command]:
+    """``webhook reconcile`` as the chart's ServiceAccount, leader of the chart's Lease."""
+    process = reconciler(release.kubeconfig, release.namespace, tmp_path_factory.mktemp("reconciler") / "reconcile.log")
+    LOGS.append(process.log)
+    process.start()
+    try:
+        yield process
+    finally:
+        if process.running():
+            process.stop()

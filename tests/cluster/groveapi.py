@@ -1,5 +1,6 @@
-"""The few calls the tests' Grove operator (``reconciler.grove.GroveOperator``) makes, on the real
-API server, so the same operator that drives the fake API server drives the real control plane."""
+"""The calls the tests' Grove operator and claim expectations make of the fake API server
+(``reconciler.grove``, ``reconciler.expected``), on the real API server, so the scenarios played
+against the fake are played, unchanged, against the real control plane."""
 
 from __future__ import annotations
 
@@ -10,10 +11,21 @@ from kubernetes.client.exceptions import ApiException
 
 Obj = dict[str, Any]
 
+GROVE = ("grove.io", "v1alpha1")
+RESOURCE = ("resource.k8s.io", "v1")
 PLURALS = {
+    "podcliquesets": GROVE,
+    "podcliquescalinggroups": GROVE,
+    "podcliques": GROVE,
+    "resourceclaims": RESOURCE,
+    "resourceclaimtemplates": RESOURCE,
+}
+KINDS = {
     "PodCliqueSet": "podcliquesets",
     "PodCliqueScalingGroup": "podcliquescalinggroups",
     "PodClique": "podcliques",
+    "ResourceClaim": "resourceclaims",
+    "ResourceClaimTemplate": "resourceclaimtemplates",
 }
 
 
@@ -22,13 +34,14 @@ class ClusterApi:
         self.custom = client.CustomObjectsApi(api)
 
     def create(self, obj: Obj, namespace: str | None = None) -> Obj:
+        plural = KINDS[obj["kind"]]
         namespace = namespace or obj["metadata"]["namespace"]
-        created: Obj = self.custom.create_namespaced_custom_object("grove.io", "v1alpha1", namespace, PLURALS[obj["kind"]], obj)
+        created: Obj = self.custom.create_namespaced_custom_object(*PLURALS[plural], namespace, plural, obj)
         return created
 
     def get(self, plural: str, namespace: str, name: str) -> Obj | None:
         try:
-            found: Obj = self.custom.get_namespaced_custom_object("grove.io", "v1alpha1", namespace, plural, name)
+            found: Obj = self.custom.get_namespaced_custom_object(*PLURALS[plural], namespace, plural, name)
         except ApiException as err:
             if err.status == 404:
                 return None
@@ -36,16 +49,16 @@ class ClusterApi:
         return found
 
     def list(self, plural: str, namespace: str, label_selector: str | None = None) -> list[Obj]:
-        found = self.custom.list_namespaced_custom_object("grove.io", "v1alpha1", namespace, plural, label_selector=label_selector)
+        found = self.custom.list_namespaced_custom_object(*PLURALS[plural], namespace, plural, label_selector=label_selector)
         return list(found["items"])
 
     def patch(self, plural: str, namespace: str, name: str, patch: Any) -> Obj:
-        patched: Obj = self.custom.patch_namespaced_custom_object("grove.io", "v1alpha1", namespace, plural, name, patch)
+        patched: Obj = self.custom.patch_namespaced_custom_object(*PLURALS[plural], namespace, plural, name, patch)
         return patched
 
     def delete(self, plural: str, namespace: str, name: str, propagation_policy: str = "Background") -> None:
         try:
-            self.custom.delete_namespaced_custom_object("grove.io", "v1alpha1", namespace, plural, name,
+            self.custom.delete_namespaced_custom_object(*PLURALS[plural], namespace, plural, name,
                                                         propagation_policy=propagation_policy)
         except ApiException as err:
             if err.status != 404:

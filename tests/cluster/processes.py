@@ -104,3 +104,16 @@ class WebhookServer:
 
     def running(self) -> bool:
         return self.command.running()
+
+
+LEASE = "grove-sharing-webhook-reconciler"
+"""The Lease the chart's reconcilers elect a leader with (``<fullname>-reconciler``)."""
+
+
+def reconciler(kubeconfig: Path, namespace: str, log: Path, *extra: str) -> Command:
+    """``webhook reconcile`` as the chart runs it (leader election on the chart's Lease in the
+    release namespace), reading the cluster through ``kubeconfig``."""
+    return Command([
+        "reconcile", "--kubeconfig", str(kubeconfig), "--leader-elect", "--leader-election-id", LEASE,
+        "--leader-election-namespace", namespace, "--health-port", "0", "--log-format", "text", *extra,
+    ], log)

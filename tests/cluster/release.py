@@ -27,6 +27,8 @@ class Release:
     values: list[str]
     server: WebhookServer
     certs: Path
+    kubeconfig: Path
+    """The chart's ServiceAccount, with a token from the TokenRequest API."""
 
     def ca_bundle(self) -> bytes:
         return (self.certs / "ca.crt").read_bytes()

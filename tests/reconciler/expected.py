@@ -39,8 +39,11 @@ def actual(api: FakeApiServer, namespace: str = "default", part_of: str | None =
 class Expect:
     """Builds expected claims of one PodCliqueSet, with owner UIDs read from the server."""
 
-    def __init__(self, api: FakeApiServer, pcs: str, namespace: str = "default") -> None:
-        self.api, self.pcs, self.namespace = api, pcs, namespace
+    def __init__(self, api: FakeApiServer, pcs: str, namespace: str = "default",
+                 specs: dict[str, dict[str, Any]] = SPECS) -> None:
+        """``specs``: each template's spec as its claims carry it (on a real API server, with its
+        defaults applied)."""
+        self.api, self.pcs, self.namespace, self.specs = api, pcs, namespace, specs
 
     def _base(self) -> dict[str, str]:
         return {
@@ -60,16 +63,16 @@ class Expect:
         labels = self._base()
         if replica is not None:
             labels["grove.io/podcliqueset-replica-index"] = str(replica)
-        return labels, self._owner("PodCliqueSet", self.pcs), SPECS[template]
+        return labels, self._owner("PodCliqueSet", self.pcs), self.specs[template]
 
     def group_claim(self, group: str, template: str, replica: int | None = None) -> Claim:
         labels = self._base() | {"grove.io/podcliquescalinggroup": group}
         if replica is not None:
             labels["grove.io/podcliquescalinggroup-replica-index"] = str(replica)
-        return labels, self._owner("PodCliqueScalingGroup", group), SPECS[template]
+        return labels, self._owner("PodCliqueScalingGroup", group), self.specs[template]
 
     def clique_claim(self, clique: str, template: str, replica: int | None = None) -> Claim:
         labels = self._base() | {"grove.io/podclique": clique}
         if replica is not None:
             labels["grove.io/podclique-pod-index"] = str(replica)
-        return labels, self._owner("PodClique", clique), SPECS[template]
+        return labels, self._owner("PodClique", clique), self.specs[template]

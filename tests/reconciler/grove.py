@@ -175,9 +175,7 @@ class GroveOperator:
                     "ownerReferences": [owner_reference(owner)],
                 },
                 "spec": {
-                    "replicas": clique["spec"]["replicas"],
-                    "roleName": clique["spec"]["roleName"],
-                    "podSpec": clique["spec"]["podSpec"],
+                    key: clique["spec"][key] for key in ("replicas", "roleName", "podSpec") if key in clique["spec"]
                 },
             }
         )

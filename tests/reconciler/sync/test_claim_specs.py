@@ -46,3 +46,31 @@ def test_claims_take_the_external_template_as_it_is_when_they_are_created(
     later = wait_until(lambda: fake_api.get("resourceclaims", "default", "solo-1-ext"), message="claim for replica 1")
     assert later["spec"] == OTHER_SPEC
     assert fake_api.get("resourceclaims", "default", "solo-0-ext") == first
+
+
+NEWER_SPEC = {
+    "devices": {
+        "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com", "aFieldOfKubernetes1_99": {"x": 1}}}],
+        "aFieldOfKubernetes1_99": ["kept"],
+    }
+}
+"""A spec with fields newer than the Python client: the client's typed models refuse them."""
+
+
+@pytest.mark.parametrize("source", ["internal", "external"])
+def test_a_template_field_newer_than_the_client_reaches_the_api_server(
+    fake_api: FakeApiServer, start_reconciler: Start, source: str
+) -> None:
+    """The claim is sent as the template gave it, for the API server to validate."""
+    start_reconciler().wait_active()
+    if source == "external":
+        fake_api.create(template(NEWER_SPEC))
+        fake_api.create(podcliqueset("newer", [{"name": "ext", "scope": "AllReplicas"}], templates=()))
+        name = "newer-all-ext"
+    else:
+        pcs = podcliqueset("newer", [{"name": "new", "scope": "AllReplicas"}], templates=("new",))
+        pcs["spec"]["template"]["resourceClaimTemplates"][0]["templateSpec"]["spec"] = NEWER_SPEC
+        fake_api.create(pcs)
+        name = "newer-all-new"
+    claim = wait_until(lambda: fake_api.get("resourceclaims", "default", name), message="claim created")
+    assert claim["spec"] == NEWER_SPEC

@@ -1,15 +1,15 @@
 """ResourceClaim writes: create, read after a lost create race, patch metadata, delete.
 
 Every write answers with the claim as the server stored it (a ``ClaimRecord``), so the cache can
-be told about it before the watch brings it back. Responses are read raw: the typed models would
-parse (and reject) spec fields this reconciler never looks at.
+be told about it before the watch brings it back. Claims are sent and read as plain JSON, never
+through the client's typed models: those refuse fields newer than the client (a template may use
+any field the API server serves), and the API server is the one to validate a claim's spec.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import pydantic
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
@@ -19,10 +19,6 @@ from webhook.kube.resources import RESOURCECLAIMS
 from webhook.reconciler.cluster.claimrecord import ClaimRecord
 
 MERGE_PATCH = "application/merge-patch+json"
-
-
-class InvalidClaim(Exception):
-    """A claim body the client refuses to send (e.g. a template field this client does not know)."""
 
 
 def claim_body(namespace: str, desired: DesiredClaim, spec: dict[str, Any]) -> dict[str, Any]:
@@ -41,26 +37,17 @@ def claim_body(namespace: str, desired: DesiredClaim, spec: dict[str, Any]) -> d
     }
 
 
-def claim_model(body: dict[str, Any]) -> client.ResourceV1ResourceClaim:
-    """The body as the typed model ``ResourceV1Api`` sends; refused here, before any request, when
-    the template has a field this client version does not know."""
-    try:
-        return client.ResourceV1ResourceClaim.model_validate(body)
-    except pydantic.ValidationError as err:
-        first = err.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise InvalidClaim(f"the claim cannot be sent: {where}: {first['msg']}") from None
-
-
 class ClaimApi:
     def __init__(self, api: client.ApiClient) -> None:
         self._claims = client.ResourceV1Api(api)
+        # Creates go through the untyped API: ResourceV1Api validates its body into the typed model.
+        self._objects = client.CustomObjectsApi(api)
 
-    def create(self, claim: client.ResourceV1ResourceClaim) -> ClaimRecord:
-        """Raises ``ApiException`` 409 when a claim of that name exists already."""
-        metadata = claim.metadata
-        assert metadata is not None and metadata.namespace is not None, "claim_body names the namespace"
-        response = self._claims.create_namespaced_resource_claim(metadata.namespace, claim, _preload_content=False)
+    def create(self, claim: dict[str, Any]) -> ClaimRecord:
+        """Creates a ``claim_body``; raises ``ApiException`` 409 when a claim of that name exists already."""
+        group, version, plural = RESOURCECLAIMS.group, RESOURCECLAIMS.version, RESOURCECLAIMS.plural
+        namespace = claim["metadata"]["namespace"]
+        response = self._objects.create_namespaced_custom_object(group, version, namespace, plural, claim, _preload_content=False)
         return ClaimRecord.from_object(read_json(response))
 
     def read(self, namespace: str, name: str) -> ClaimRecord | None:

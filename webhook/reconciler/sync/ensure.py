@@ -16,8 +16,8 @@ the owner's cache may not know yet.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
-from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from webhook.core.sharing.desired import DesiredClaim, claim_slots, desired_claim
@@ -27,11 +27,7 @@ from webhook.kube.connection import connection_problem, is_connection_error
 from webhook.reconciler.cluster.claimrecord import ClaimRecord, label_shape, shared
 from webhook.reconciler.sync import events
 from webhook.reconciler.sync.batches import ClaimWriter, slow_start
-from webhook.reconciler.sync.claimapi import (
-    InvalidClaim,
-    claim_body,
-    claim_model,
-)
+from webhook.reconciler.sync.claimapi import claim_body
 from webhook.reconciler.sync.outcome import (
     OwnerFailure,
     OwnerWork,
@@ -49,7 +45,7 @@ CHUNK = 256
 TEMPLATE_RETRY = 5.0
 """Seconds within which a claim waiting for a missing template is tried again."""
 
-Creation = tuple[DesiredClaim, client.ResourceV1ResourceClaim]
+Creation = tuple[DesiredClaim, dict[str, Any]]
 
 
 class Shape:
@@ -149,7 +145,7 @@ class ClaimEnsurer(ClaimWriter):
                 work.fail(failure)
         return written == len(items)
 
-    def _new_claim(self, p: Pass, desired: DesiredClaim) -> client.ResourceV1ResourceClaim:
+    def _new_claim(self, p: Pass, desired: DesiredClaim) -> dict[str, Any]:
         try:
             spec = p.templates.claim_spec(desired.entry)
         except TemplateError as err:
@@ -161,10 +157,7 @@ class ClaimEnsurer(ClaimWriter):
             if is_connection_error(err):
                 raise Unreachable(connection_problem(err)) from None
             raise
-        try:
-            return claim_model(claim_body(p.namespace, desired, spec))
-        except InvalidClaim as err:
-            raise OwnerFailure(f'RC "{desired.name}": {err}') from None
+        return claim_body(p.namespace, desired, spec)
 
     def _send(self, item: Creation) -> ClaimRecord | None:
         """Create one claim (in a pool thread); None when one of that name exists already."""
