@@ -18,7 +18,7 @@ from core.workload import pod_review, workload_pcs
 from fakeapi import FakeApiServer
 from reconciler.expected import SPECS, Claim, Expect
 from reconciler.grove import WORKLOAD, GroveOperator, ext_ns_template, workload
-from reconciler.test_scenario import expected
+from reconciler.e2e import expected
 from webhook.cli import main
 from webhook.core.model.projection import project
 

@@ -53,6 +53,11 @@ class Assets:
             raise Unavailable(f"{name} is not in KUBEBUILDER_ASSETS={self.directory}")
         return Path(found)
 
+    def feature_gates(self) -> dict[str, str]:
+        """The alpha and beta feature gates kube-apiserver accepts, with their stage."""
+        output = subprocess.run([self.binary("kube-apiserver"), "--help"], capture_output=True, text=True).stdout
+        return dict(re.findall(r"(?:kube:)?(\w+)=true\|false \((ALPHA|BETA) - default", output))
+
     def kubernetes_version(self) -> str:
         """``v1.37.2``, as ``kube-apiserver --version`` prints it."""
         output = subprocess.run([self.binary("kube-apiserver"), "--version"], capture_output=True, text=True, check=True)

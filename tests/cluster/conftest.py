@@ -28,6 +28,21 @@ from reconciler.grove import GroveOperator
 
 CRDS = Path(os.environ.get("GROVE_CRDS") or Path(__file__).parent / "crds")
 
+DRA_FEATURES = ("DRAAdminAccess", "DRAConsumableCapacity", "DRADerivedAttributes", "DRADeviceTaints", "DRAPrioritizedList")
+"""Turned on where they are not yet generally available, so that claims may use every field of
+``resource.k8s.io/v1`` the release has."""
+AUDIT_POLICY = {
+    "apiVersion": "audit.k8s.io/v1",
+    "kind": "Policy",
+    "omitStages": ["RequestReceived"],
+    "rules": [
+        {"level": "Metadata", "userGroups": [f"system:serviceaccounts:{NAMESPACE}"]},
+        {"level": "None"},
+    ],
+}
+"""Every request of the release's ServiceAccounts, for the check that the chart's RBAC is exactly
+what the components use."""
+
 LOGS: list[Path] = []
 """Logs whose tails a failing test's report shows."""
 TIER: dict[str, str] = {}
@@ -76,7 +91,9 @@ def assets() -> Assets:
 
 @pytest.fixture(scope="session")
 def control_plane(assets: Assets, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
-    plane = ControlPlane(assets, tmp_path_factory.mktemp("controlplane"))
+    available = assets.feature_gates()
+    gates = {name: True for name in DRA_FEATURES if name in available}
+    plane = ControlPlane(assets, tmp_path_factory.mktemp("controlplane"), gates, AUDIT_POLICY)
     LOGS.extend(plane.logs / f"{name}.log" for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler"))
     try:
         plane.start()
