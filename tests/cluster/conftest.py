@@ -98,6 +98,7 @@ def control_plane(assets: Assets, tmp_path_factory: pytest.TempPathFactory) -> I
     try:
         plane.start()
         kube.install_crds(kube.api_client(plane.admin), CRDS)
+        plane.start_controllers()
         TIER.update(version=assets.kubernetes_version(), assets=f"KUBEBUILDER_ASSETS={assets.directory}", crds=str(CRDS))
         yield plane
     finally:

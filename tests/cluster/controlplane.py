@@ -151,6 +151,10 @@ class ControlPlane:
         ]).start()
         self._component("kube-apiserver", self._apiserver_command(etcd))
         self.start_apiserver()
+
+    def start_controllers(self) -> None:
+        """The controller manager and the scheduler, where their binaries are. Started once the
+        CRDs are in: the garbage collector looks for new kinds only every 30 s."""
         for name, command in (("kube-controller-manager", self._controller_manager_command),
                               ("kube-scheduler", self._scheduler_command)):
             if self.assets.has(name):

@@ -29,9 +29,11 @@ class Command:
     args: list[str]
     log: Path
     process: subprocess.Popen[bytes] | None = None
+    offset: int = 0
 
     def start(self) -> None:
         assert not self.running(), "already running"
+        self.offset = self.log.stat().st_size if self.log.exists() else 0
         with self.log.open("ab") as output:
             self.process = subprocess.Popen([sys.executable, "-m", "webhook", *self.args], stdout=output,
                                             stderr=subprocess.STDOUT, env=environment())
@@ -52,7 +54,10 @@ class Command:
             raise AssertionError(f"{self.args[0]} did not exit within {deadline:g} s after {sig.name}") from None
 
     def text(self) -> str:
-        return self.log.read_text(errors="replace")
+        """What the process wrote since it was last started."""
+        with self.log.open("rb") as log:
+            log.seek(self.offset)
+            return log.read().decode(errors="replace")
 
 
 @dataclass

@@ -1,12 +1,14 @@
 """Leader election: only the holder of the Lease writes; a released lease moves at once; a lost
-lease ends the process with exit code 1 before it writes again."""
+lease ends the controller (``run`` returns 1, and the command campaigns again) before it writes
+again; an API server out of reach does not end a campaign."""
 
 from __future__ import annotations
 
 import datetime
+from pathlib import Path
 from typing import Any
 
-from fakeapi import FakeApiServer, wait_until
+from fakeapi import CuttableProxy, FakeApiServer, wait_until
 from reconciler.conftest import Start
 from reconciler.objects import podcliqueset
 
@@ -70,3 +72,21 @@ def test_a_lost_lease_stops_reconciling_and_exits_1(fake_api: FakeApiServer, sta
     fake_api.create(podcliqueset("solo", SHARING))
     assert claim_writes(a) == 0
     assert fake_api.list("resourceclaims", "default") == []
+
+
+def test_a_standby_campaigns_on_after_the_api_server_was_unreachable(
+    fake_api: FakeApiServer, start_reconciler: Start, tmp_path: Path
+) -> None:
+    """A request for the lease that gets no answer is a failed attempt, not the end of the
+    campaign: after an outage the standby still takes over a released lease."""
+    a = start_reconciler("reconciler-a", **LEASE)
+    a.wait_active()
+    with CuttableProxy((fake_api.host, fake_api.port)) as proxy:
+        b = start_reconciler("reconciler-b", kubeconfig=proxy.write_kubeconfig(tmp_path / "kubeconfig"), **LEASE)
+        wait_until(lambda: b.controller.readiness() is None, message="standby ready")
+        proxy.cut()
+        wait_until(lambda: b.controller.readiness() is not None, timeout=8, message="the standby sees the outage")
+        proxy.restore()
+        assert a.stop() == 0
+        wait_until(lambda: holder(fake_api) == "reconciler-b", timeout=8, message="the standby takes over")
+        b.wait_active()

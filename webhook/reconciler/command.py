@@ -1,10 +1,16 @@
-"""``webhook reconcile``: configuration, signals and exit codes around the controller."""
+"""``webhook reconcile``: configuration, signals and exit codes around the controller.
+
+A lost lease (another replica took it, or the API server could not be reached for
+``--renew-deadline``) ends that controller's writes; the command then runs a new one, which
+campaigns again. The process ends only on SIGTERM or SIGINT, with code 0.
+"""
 
 from __future__ import annotations
 
 import logging
 import signal
 import socket
+import threading
 import uuid
 from pathlib import Path
 from types import FrameType
@@ -14,7 +20,7 @@ from kubernetes import config
 from webhook import logs
 from webhook.errors import CommandError
 from webhook.kube.config import KubeConfigError, api_client, default_kubeconfig, in_cluster
-from webhook.reconciler.controller import Controller, reconciler_client
+from webhook.reconciler.controller import LOST_LEASE, Controller, reconciler_client
 from webhook.reconciler.settings import ReconcileSettings
 
 log = logging.getLogger(__name__)
@@ -49,15 +55,28 @@ def reconcile(settings: ReconcileSettings) -> int:
     except KubeConfigError as err:
         raise CommandError(str(err)) from None
     namespace = settings.leader_election_namespace or own_namespace(settings.kubeconfig)
-    try:
-        controller = Controller(reconciler_client(api, namespace), settings, identity(), namespace)
-    except OSError as err:
-        raise CommandError(f"cannot listen on {settings.health_host}:{settings.health_port}: {err.strerror or err}") from None
+    me = identity()
+    stopping = threading.Event()
+    running: list[Controller] = []
 
     def stop(signum: int, _frame: FrameType | None) -> None:
         log.info("received %s", signal.Signals(signum).name)
-        controller.request_stop()
+        stopping.set()
+        for controller in running:
+            controller.request_stop()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    return controller.run()
+    while True:
+        try:
+            running[:] = [Controller(reconciler_client(api, namespace), settings, me, namespace)]
+        except OSError as err:
+            raise CommandError(f"cannot listen on {settings.health_host}:{settings.health_port}: {err.strerror or err}") from None
+        if stopping.is_set():
+            return 0
+        if running[0].run() != LOST_LEASE or stopping.is_set():
+            return 0
+        # As a restarted pod would, without the restart: fresh caches, and the same identity, so
+        # that a lease nobody else took in the meantime (the API server was away) is taken back at
+        # the first retry rather than after a whole lease duration.
+        log.info("reconciler %s campaigns again for the lease, with fresh caches", me)

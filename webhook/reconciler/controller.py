@@ -7,7 +7,8 @@ queue holds each key once, so that costs one entry per PodCliqueSet at most.
 
 Stopping (SIGTERM, or a lost lease) lets the claim write under way finish, then workers take no
 more keys and no further write is started; informers and probes stop, the lease is released if
-held, and ``run`` returns 0, or 1 after a lost lease.
+held, and ``run`` returns 0, or ``LOST_LEASE`` after a lost lease (the command then campaigns
+again with a new controller).
 
 A reconcile that ran out of budget goes to the back of the queue at once; one that failed waits
 for its backoff, and no longer once an informer is back after failing (the API server was away:
@@ -42,6 +43,7 @@ from webhook.reconciler.sync.reconcile import (
 log = logging.getLogger(__name__)
 
 COMPONENT = "grove-sharing-reconciler"
+LOST_LEASE = 1
 JOIN_TIMEOUT = 60.0
 REQUEST_TIMEOUT = (5.0, 30.0)
 """Seconds to connect and to read an answer, for every request but the watches (which have their
@@ -257,4 +259,4 @@ class Controller:
         self.metrics.leader.set(0)
         self.caches.stop()
         self.health.stop()
-        return 1 if lost else 0
+        return LOST_LEASE if lost else 0

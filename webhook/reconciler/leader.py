@@ -8,9 +8,8 @@ whether it is healthy (its last lease read or write succeeded within one lease d
 client-go's ``ReleaseOnCancel`` does), so a standby takes over within one retry period instead of
 waiting for the lease to expire; once released, the library's threads end at their next call.
 
-Losing the lease is final for the process: ``on_stopped`` is called and the controller exits
-non-zero so that its pod restarts and campaigns again with fresh caches, as controller-runtime
-managers do.
+Losing the lease is final for the controller: ``on_stopped`` is called, it stops, and the command
+campaigns again with a new one and fresh caches, as a restarted controller-runtime manager would.
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from kubernetes.leaderelection import electionconfig, leaderelection
 from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 
 from webhook.kube.apierrors import CONFLICT, NOT_FOUND, status_message
+from webhook.kube.connection import connection_problem, is_connection_error
 
 log = logging.getLogger(__name__)
 
@@ -37,19 +37,40 @@ class _Released(Exception):
 
 
 class _GuardedLeaseLock(LeaseLock):
+    """The library's lock through our client. A request the API server did not answer counts as a
+    failed attempt, as an error answer does: the library only catches ``ApiException``, and
+    anything else ends its loop for good (a standby would never campaign again)."""
+
     def __init__(self, api: client.ApiClient, name: str, namespace: str, identity: str) -> None:
         super().__init__(name, namespace, identity)
         self.api_instance = client.CoordinationV1Api(api)
         self.released = threading.Event()
         self.last_success: float | None = None
+        self._unreachable_since: float | None = None
 
     def _ok(self) -> None:
         self.last_success = time.monotonic()
+        if self._unreachable_since is not None:
+            log.info("the lease %s/%s can be reached again after %.0fs", self.namespace, self.name,
+                     self.last_success - self._unreachable_since)
+            self._unreachable_since = None
+
+    def _unreachable(self, err: BaseException) -> ApiException:
+        """Logs the first of a run of failures in one line; the failure as the library handles it."""
+        if not is_connection_error(err):
+            raise err
+        if self._unreachable_since is None:
+            self._unreachable_since = time.monotonic()
+            log.warning("cannot reach the lease %s/%s (%s); retrying", self.namespace, self.name, connection_problem(err))
+        return ApiException(status=0, reason=connection_problem(err))
 
     def get(self, name: str, namespace: str) -> tuple[bool, Any]:
         if self.released.is_set():
             raise _Released()
-        found, record = super().get(name, namespace)
+        try:
+            found, record = super().get(name, namespace)
+        except Exception as err:
+            return False, self._unreachable(err)
         if found or getattr(record, "status", None) == NOT_FOUND:
             self._ok()
         return found, record
@@ -57,7 +78,11 @@ class _GuardedLeaseLock(LeaseLock):
     def create(self, name: str, namespace: str, election_record: Any) -> bool:
         if self.released.is_set():
             raise _Released()
-        created = bool(super().create(name, namespace, election_record))
+        try:
+            created = bool(super().create(name, namespace, election_record))
+        except Exception as err:
+            self._unreachable(err)
+            return False
         if created:
             self._ok()
         return created
@@ -65,7 +90,11 @@ class _GuardedLeaseLock(LeaseLock):
     def update(self, name: str, namespace: str, updated_record: Any) -> bool:
         if self.released.is_set():
             raise _Released()
-        updated = bool(super().update(name, namespace, updated_record))
+        try:
+            updated = bool(super().update(name, namespace, updated_record))
+        except Exception as err:
+            self._unreachable(err)
+            return False
         if updated:
             self._ok()
         return updated

@@ -65,7 +65,7 @@ class ReconcileSettings(ClaimLimitSettings, LoggingSettings):
         False,
         description=(
             "Reconcile only while holding a coordination.k8s.io Lease, so several replicas are safe. "
-            "Losing the lease ends the process with exit code 1."
+            "A replica that loses the lease stops writing and campaigns again with fresh caches."
         ),
     )
     leader_election_namespace: str | None = Field(

@@ -1,0 +1,32 @@
+"""The API server's audit log of the release's ServiceAccounts: which component (by its
+User-Agent) made which request, and how it was answered."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Request:
+    component: str
+    """``webhook`` or ``reconciler``, from the User-Agent ``grove-sharing-webhook/<version> (<component>)``."""
+    verb: str
+    group: str
+    resource: str
+    namespace: str
+    name: str
+    code: int
+
+
+def requests(log: Path) -> list[Request]:
+    found = []
+    for line in log.read_text().splitlines():
+        event = json.loads(line)
+        agent, ref = event.get("userAgent", ""), event.get("objectRef") or {}
+        component = agent.rpartition("(")[2].rstrip(")") if agent.startswith("grove-sharing-webhook/") else agent
+        resource = ref.get("resource", "") + (f"/{ref['subresource']}" if ref.get("subresource") else "")
+        found.append(Request(component, event["verb"], ref.get("apiGroup", ""), resource, ref.get("namespace", ""),
+                             ref.get("name", ""), event.get("responseStatus", {}).get("code", 0)))
+    return found
