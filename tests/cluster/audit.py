@@ -3,6 +3,7 @@ User-Agent) made which request, and how it was answered."""
 
 from __future__ import annotations
 
+import datetime
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ class Request:
     namespace: str
     name: str
     code: int
+    received: datetime.datetime
 
 
 def requests(log: Path) -> list[Request]:
@@ -27,6 +29,7 @@ def requests(log: Path) -> list[Request]:
         agent, ref = event.get("userAgent", ""), event.get("objectRef") or {}
         component = agent.rpartition("(")[2].rstrip(")") if agent.startswith("grove-sharing-webhook/") else agent
         resource = ref.get("resource", "") + (f"/{ref['subresource']}" if ref.get("subresource") else "")
+        received = datetime.datetime.fromisoformat(event["requestReceivedTimestamp"].replace("Z", "+00:00"))
         found.append(Request(component, event["verb"], ref.get("apiGroup", ""), resource, ref.get("namespace", ""),
-                             ref.get("name", ""), event.get("responseStatus", {}).get("code", 0)))
+                             ref.get("name", ""), event.get("responseStatus", {}).get("code", 0), received))
     return found

@@ -11,6 +11,7 @@ create stay Ready without a kubelet.
 
 from __future__ import annotations
 
+import datetime
 import signal
 import ssl
 import subprocess
@@ -101,6 +102,9 @@ class ControlPlane:
         self.url = f"https://127.0.0.1:{self.port}"
         self.audit_log = self.logs / "audit.log"
         self.components: dict[str, Component] = {}
+        self.startups: list[tuple[datetime.datetime, datetime.datetime]] = []
+        """When kube-apiserver was started and when it was ready, each time: until its caches have
+        synced it refuses even requests RBAC allows (403), which a client connecting directly sees."""
         self.admin = self.kubeconfig(*ADMIN)
 
     @property
@@ -215,8 +219,10 @@ class ControlPlane:
     def start_apiserver(self) -> None:
         """Starts kube-apiserver (again, after ``stop_apiserver``, on the same port and etcd) and
         waits until it is ready."""
+        started = datetime.datetime.now(datetime.timezone.utc)
         self.components["kube-apiserver"].start()
         self.wait_ready()
+        self.startups.append((started, datetime.datetime.now(datetime.timezone.utc)))
 
     def stop_apiserver(self) -> None:
         self.components["kube-apiserver"].stop()
