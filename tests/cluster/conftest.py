@@ -98,7 +98,9 @@ def assets() -> Assets:
 def control_plane(assets: Assets, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
     available = assets.feature_gates()
     gates = {name: True for name in DRA_FEATURES if name in available}
-    plane = ControlPlane(assets, tmp_path_factory.mktemp("controlplane"), gates, AUDIT_POLICY)
+    # While device taints are alpha (1.34), the scheduler watches their rules in the alpha API.
+    served = ("resource.k8s.io/v1alpha3=true",) if available.get("DRADeviceTaints") == "ALPHA" else ()
+    plane = ControlPlane(assets, tmp_path_factory.mktemp("controlplane"), gates, AUDIT_POLICY, served)
     LOGS.extend(plane.logs / f"{name}.log" for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler"))
     try:
         plane.start()

@@ -91,6 +91,8 @@ class ControlPlane:
     workdir: Path
     feature_gates: dict[str, bool] = field(default_factory=dict)
     audit_policy: dict[str, object] | None = None
+    runtime_config: tuple[str, ...] = ()
+    """API versions served beside the defaults, e.g. the alpha one an alpha feature gate's objects need."""
 
     def __post_init__(self) -> None:
         self.logs = self.workdir / "logs"
@@ -182,6 +184,8 @@ class ControlPlane:
         if self.feature_gates:
             gates = ",".join(f"{name}={str(on).lower()}" for name, on in sorted(self.feature_gates.items()))
             command.append(f"--feature-gates={gates}")
+        if self.runtime_config:
+            command.append(f"--runtime-config={','.join(self.runtime_config)}")
         if self.audit_policy is not None:
             policy = self.workdir / "audit-policy.yaml"
             policy.write_text(yaml.safe_dump(self.audit_policy))
