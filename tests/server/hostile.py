@@ -53,10 +53,16 @@ def peak_rss(served: Served) -> Iterator[Peak]:
         peak.value = max(peak.value, rss_bytes(served))
 
 
-def connect(served: Served) -> ssl.SSLSocket:
+def connect(served: Served, receive_buffer: int | None = None) -> ssl.SSLSocket:
+    """A TLS connection; ``receive_buffer`` fixes the kernel's buffer for what the server sends, so
+    that a client that does not read makes the server's answer back up at once."""
     context = ssl.create_default_context(cafile=served.ca)
-    port = urlsplit(served.url).port
-    return context.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10), server_hostname="localhost")
+    raw = socket.socket()
+    if receive_buffer is not None:
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    raw.settimeout(10)
+    raw.connect(("127.0.0.1", urlsplit(served.url).port or 443))
+    return context.wrap_socket(raw, server_hostname="localhost")
 
 
 @dataclass
@@ -90,7 +96,7 @@ def _answer(tls: ssl.SSLSocket, received: bytes, deadline: float) -> tuple[int |
     return int(head.split()[1]), head, body
 
 
-def _early(tls: ssl.SSLSocket) -> bytes | None:
+def already_answered(tls: ssl.SSLSocket) -> bytes | None:
     """Whatever the server has already answered (b"" when it closed), or None when it has not: TLS
     records that carry no data (session tickets) make the socket readable too."""
     if not select.select([tls], [], [], 0)[0]:
@@ -106,24 +112,36 @@ def _early(tls: ssl.SSLSocket) -> bytes | None:
         tls.setblocking(True)
 
 
-def send_until_answered(tls: ssl.SSLSocket, pieces: Iterable[bytes], most: int) -> Outcome:
-    """Writes ``pieces`` until the server answers or closes; fails past ``most`` bytes written."""
+def write_unless_answered(tls: ssl.SSLSocket, pieces: Iterable[bytes], most: int) -> tuple[int, bytes | None]:
+    """Writes ``pieces`` until the server answers or closes: the bytes written, and what the server
+    said first (b"" when it closed) or None when everything was written unanswered. Fails past
+    ``most`` bytes written."""
     sent = 0
-    received = b""
     try:
         for piece in pieces:
-            early = _early(tls)
+            early = already_answered(tls)
             if early is not None:
-                received = early
-                break
+                return sent, early
             assert sent <= most, f"still not refused after {sent} bytes"
             tls.sendall(piece)
             sent += len(piece)
     except (OSError, ssl.SSLError):
-        pass
-    status, head, body = _answer(tls, received, 5)
+        return sent, b""
+    return sent, None
+
+
+def send_until_answered(tls: ssl.SSLSocket, pieces: Iterable[bytes], most: int) -> Outcome:
+    """Writes ``pieces`` until the server answers or closes, and reads its answer."""
+    sent, received = write_unless_answered(tls, pieces, most)
+    status, head, body = _answer(tls, received or b"", 5)
     tls.close()
     return Outcome(status, sent, head, body)
+
+
+def read_answer(tls: ssl.SSLSocket, received: bytes) -> Outcome:
+    status, head, body = _answer(tls, received, 5)
+    tls.close()
+    return Outcome(status, 0, head, body)
 
 
 def endless(first: bytes, repeated: bytes) -> Iterator[bytes]:
