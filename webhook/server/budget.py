@@ -14,7 +14,7 @@ connections, each sending at its own cost, to take that quarter as well.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 SMALL = 256 * 1024
 """A holder of at most this many bytes may use the whole budget; larger ones only three quarters."""
@@ -31,24 +31,28 @@ unless their clients are slow, and then ``--body-timeout`` and ``--write-timeout
 class Budget:
     limit: int
     held: int = 0
+    large: int = field(init=False)
+    """What holders of more than ``SMALL`` bytes may fill: three quarters of the limit."""
 
-    def _ceiling(self, size: int) -> int:
-        return self.limit if size <= SMALL else self.limit - self.limit // 4
+    def __post_init__(self) -> None:
+        self.large = self.limit - self.limit // 4
 
     def fits(self, amount: int) -> bool:
         """Whether a new holder of ``amount`` bytes would fit now (a body of known length)."""
-        return self.held + amount <= self._ceiling(amount)
+        return self.held + amount <= (self.limit if amount <= SMALL else self.large)
 
     def take(self, amount: int, holding: int) -> bool:
         """Adds ``amount`` bytes for a holder that already holds ``holding``; False, and nothing
         taken, when that would go past what a holder of its size may fill."""
-        if self.held + amount > self._ceiling(holding + amount):
+        held = self.held + amount
+        if held > (self.limit if holding + amount <= SMALL else self.large):
             return False
-        self.held += amount
+        self.held = held
         return True
 
     def add(self, amount: int) -> None:
-        """Counts bytes that are held already and cannot be refused (an answer once made)."""
+        """Counts bytes that are held already and cannot be refused (an answer once made; negative
+        for bytes let go in the same step)."""
         self.held += amount
 
     def release(self, amount: int) -> None:

@@ -80,6 +80,9 @@ class ServerProtocol(HeadLimits):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
+        if self.in_grace and self.in_head:
+            # A request begun within the grace gets the whole header timeout to finish its head.
+            self._disarm()
         # Bytes on an idle kept-alive connection stop uvicorn's keep-alive timer: a head that has
         # begun, or bytes that begin none (blank lines), start the header timer in its place.
         if (
@@ -89,12 +92,6 @@ class ServerProtocol(HeadLimits):
             and not self.transport.is_closing()
         ):
             self._arm(self.limits.header_timeout)
-
-    def on_message_begin(self) -> None:
-        super().on_message_begin()
-        if self.in_grace:
-            # A request begun within the grace gets the whole header timeout to finish its head.
-            self._disarm()
 
     def on_headers_complete(self) -> None:
         self._disarm()

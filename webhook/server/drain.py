@@ -112,12 +112,19 @@ class Server(uvicorn.Server):
         why = "forced to stop" if self.force_exit else f"drain not finished after {self.drain_timeout:g} s"
         log.warning("%s: %d connections aborted, %d requests cancelled", why, len(connections), len(tasks))
         self.lifecycle.dropped["drain_timeout"] += len(connections)
-        for connection in list(connections):
+        await self._cut()
+
+    async def _cut(self) -> None:
+        """Aborts every connection; their requests end as their clients' going ends them (a read or
+        a write returns at once), and those still deciding after ``CUT_GRACE`` are cancelled."""
+        for connection in list(self.server_state.connections):
             connection.transport.abort()
-        if tasks:
-            await asyncio.wait(list(tasks), timeout=CUT_GRACE)
-        cancelled = list(tasks)
-        for task in cancelled:
+        tasks = list(self.server_state.tasks)
+        if not tasks:
+            return
+        await asyncio.wait(tasks, timeout=CUT_GRACE)
+        deciding = [task for task in tasks if not task.done()]
+        for task in deciding:
             task.cancel()
-        if cancelled:
-            await asyncio.wait(cancelled, timeout=CUT_GRACE)
+        if deciding:
+            await asyncio.wait(deciding, timeout=CUT_GRACE)

@@ -24,7 +24,7 @@ from starlette.types import Receive, Scope, Send
 from webhook.core.admission.handling import Answer
 from webhook.core.admission.request import Rejection
 from webhook.server import decisions
-from webhook.server.budget import BUSY, RETRY_AFTER, Budget
+from webhook.server.budget import BUSY, RETRY_AFTER, SMALL, Budget
 from webhook.server.lifecycle import Lifecycle
 from webhook.server.limits import WRITE_HIGH_WATER
 from webhook.server.metrics import ServerMetrics
@@ -74,37 +74,45 @@ class WebhookEndpoint:
         self.in_flight[name] = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
         self.in_flight[self.name] += 1
+        held = 0
         try:
-            reply = await self.decide(scope, receive)
-            if reply is not None:
-                await self.write(send, *reply)
+            try:
+                body = await self.read_in_time(scope, receive)
+            except BodyRefused as refused:
+                status, headers, content = self.answer(Answer.rejected(refused.rejection), started)
+            else:
+                held = len(body)
+                status, headers, content = self.answer(await self.respond(body), started)
+                del body
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            if len(content) <= PIECE:
+                # Handed over at once, unless the connection is paused by an answer before this one,
+                # whose write timeout is running already.
+                await send({"type": "http.response.body", "body": content})
+            else:
+                # The body is let go: from here on the answer is what the request holds.
+                self.budget.add(len(content) - held)
+                held = len(content)
+                await send_in_pieces(send, content)
+        except ClientGone:
+            pass
         except asyncio.CancelledError:
             if not self.lifecycle.closed:
                 raise
             # Cut off at the drain's end, which aborted the connection and says so in its warning.
         finally:
+            if held:
+                self.budget.release(held)
             self.in_flight[self.name] -= 1
 
-    async def decide(self, scope: Scope, receive: Receive) -> tuple[int, bytes] | None:
-        """The answer's status and bytes, counted and logged, and held in the budget; None when the
-        client has gone before its body was read."""
-        started = time.perf_counter()
-        try:
-            body = await self.read_in_time(scope, receive)
-        except BodyRefused as refused:
-            decision = Answer.rejected(refused.rejection)
-            if decision.status == 503:
-                self.lifecycle.dropped["over_budget"] += 1
-        except ClientGone:
-            return None
-        else:
-            try:
-                decision = await self.respond(body)
-            finally:
-                self.budget.release(len(body))
-            if decision.error is not None:
-                self.log_error(decision)
+    def answer(self, decision: Answer, started: float) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """The answer's status, headers and bytes, counted and logged."""
+        if decision.error is not None:
+            self.log_error(decision)
+        elif decision.status == 503:
+            self.lifecycle.dropped["over_budget"] += 1
         seconds = time.perf_counter() - started
         self.metrics.observe(self.name, decision, seconds)
         # The decision's log line is built only when it is written (DEBUG for most requests).
@@ -112,26 +120,9 @@ class WebhookEndpoint:
         if decisions.log.isEnabledFor(level):
             decisions.log_decision(level, self.name, decision, seconds)
         content = decision.content()
-        self.budget.add(len(content))
-        return decision.status, content
-
-    async def write(self, send: Send, status: int, content: bytes) -> None:
-        """Sends the answer, whose bytes the budget holds until it is handed over."""
         headers = JSON_HEADERS + [(b"content-length", str(len(content)).encode())]
-        refusal = REFUSAL_HEADERS.get(status)
-        if refusal is not None:
-            headers += refusal
-        try:
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            if len(content) <= PIECE:
-                await send({"type": "http.response.body", "body": content})
-                return
-            view = memoryview(content)
-            for start in range(0, len(content), PIECE):
-                end = start + PIECE
-                await send({"type": "http.response.body", "body": view[start:end], "more_body": end < len(content)})
-        finally:
-            self.budget.release(len(content))
+        refusal = REFUSAL_HEADERS.get(decision.status)
+        return decision.status, headers if refusal is None else headers + refusal, content
 
     def log_error(self, decision: Answer) -> None:
         uid = decision.uid
@@ -168,6 +159,13 @@ class WebhookEndpoint:
             timer.cancel()
 
 
+async def send_in_pieces(send: Send, content: bytes) -> None:
+    view = memoryview(content)
+    for start in range(0, len(content), PIECE):
+        end = start + PIECE
+        await send({"type": "http.response.body", "body": view[start:end], "more_body": end < len(content)})
+
+
 def _too_large(limit: int) -> BodyRefused:
     return BodyRefused(Rejection(413, f"request body is larger than the limit of {limit} bytes"))
 
@@ -183,7 +181,8 @@ def check_length(scope: Scope, limit: int, budget: Budget) -> None:
             digits = value.lstrip(b"0")
             if len(digits) > len(str(limit)) or int(digits or b"0") > limit:
                 raise _too_large(limit)
-            if not budget.fits(int(digits or b"0")):
+            # A small body is taken as it comes, at no cost to an ordinary request.
+            if int(digits or b"0") > SMALL and not budget.fits(int(digits)):
                 raise BodyRefused(Rejection(503, BUSY))
             return
 

@@ -2,13 +2,20 @@
 
 httptools has no limit on a request head: it gathers a header line for as long as it keeps coming,
 and uvicorn keeps every header. So the bytes of a head are counted as they arrive, and the parser is
-given no more than ``--max-header-bytes`` of them before the head must be complete; a line over
-``--max-header-line-bytes`` is refused as soon as the line under way is known to be over it, and
-``on_header`` refuses more than ``--max-headers`` lines. A head over a limit is answered 431 and its
-connection closed, as Go's server answers past its MaxHeaderBytes. The trailers of a chunked body
-are a head as well: what arrives during a body and is not the body (trailers and the chunks'
-framing) is bounded the same way. A head still arriving holds its bytes in the server's budget
-(``webhook.server.budget``) and is answered 503 when the budget cannot take them.
+given no more than ``--max-header-bytes`` of them before the head must be complete. A head over a
+limit is answered 431 and its connection closed, as Go's server answers past its MaxHeaderBytes. A
+head still arriving holds its bytes in the server's budget (``webhook.server.budget``) and is
+answered 503 when the budget cannot take them.
+
+The lines are looked at where it costs an ordinary request nothing: a head that arrives whole (as
+every ordinary request's does) when it is complete, and one that arrives in pieces at the end of
+each piece. A line under way is known to be over ``--max-header-line-bytes`` when no line has
+ended for that many bytes, and is refused then rather than gathered up to the head's limit. Within
+one piece of data the lines may outnumber ``--max-headers`` for a moment: the server reads one
+piece at a time, so only one such moment is ever held.
+
+The trailers of a chunked body are a head as well: bytes of a body that bring no body (trailers)
+are bounded the same way.
 
 Bytes are counted as they are received, before the parser sees them, so a head that begins in the
 data that ended the previous request (pipelined) is counted as all of that data: a little early to
@@ -42,12 +49,13 @@ class HeadLimits(HttpToolsProtocol):
         """Bytes received for the request head under way or to come, counted before parsing."""
         self.head_held = 0
         """Bytes of an incomplete head counted in the budget."""
+        self.lines = 0
+        """Header lines the parser had reported when last looked at."""
         self.line_mark = 0
-        """``head_bytes`` (``framing`` in a body) when the parser last reported a whole line or body
-        bytes: all that came after belongs to the line under way, which httptools gathers without a
-        word until it ends."""
-        self.framing = 0
-        """Bytes received during the body that were not the body's (chunk framing and trailers)."""
+        """Bytes received (of the head, or of trailers) when a line was last seen to end: all that
+        came after belongs to the line under way, which httptools gathers without a word."""
+        self.trailer_bytes = 0
+        """Bytes received during a body since the body last grew (its trailers)."""
         self.chunk_size = 0
         """Size of the data being parsed (a head that begins inside it has at most that many bytes there)."""
         self.linger: asyncio.TimerHandle | None = None
@@ -64,17 +72,21 @@ class HeadLimits(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        self.chunk_size = len(data)
+        size = self.chunk_size = len(data)
         if self.in_body:
             self._feed_body(data)
+        elif size <= self.limits.head_bytes - self.head_bytes:
+            self.head_bytes += size
+            self._feed(data)
         else:
-            self._feed_head(data)
+            self._feed_past_room(data)
         if self.in_head and not self.transport.is_closing():
             self._head_under_way()
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self.in_head = True
+        self.lines = 0
         if self.head_bytes == 0:
             # Begun in data that ended a body or another head (pipelined), so not counted yet: at
             # most all of that data, whose lines are measured from the next data on.
@@ -82,34 +94,25 @@ class HeadLimits(HttpToolsProtocol):
         else:
             self.line_mark = self.head_bytes - self.chunk_size
 
-    def on_header(self, name: bytes, value: bytes) -> None:
-        if len(self.headers) >= self.limits.headers:
-            raise HeadRefused(f"request has more than {self.limits.headers} header lines")
-        if len(name) + len(value) > self.limits.header_line_bytes:
-            raise HeadRefused(self._line_too_long())
-        self.line_mark = self.framing if self.in_body else self.head_bytes
-        super().on_header(name, value)
-
     def on_headers_complete(self) -> None:
+        if len(self.headers) > self.limits.headers:
+            raise HeadRefused(self._too_many_lines())
+        if self.head_bytes > self.limits.header_line_bytes:
+            self._check_lines()
         self.in_head = False
         self.in_body = True
-        self.head_bytes = self.framing = 0
+        self.head_bytes = 0
         if self.head_held:
             self._release_head()
         super().on_headers_complete()
-
-    def on_body(self, body: bytes) -> None:
-        self.framing -= len(body)
-        self.line_mark = self.framing
-        super().on_body(body)
 
     def on_message_complete(self) -> None:
         self.in_body = False
         super().on_message_complete()
 
     def _feed(self, data: bytes) -> None:
-        """uvicorn's ``data_received``, with the head limits' refusals (raised in ``on_header``)
-        answered 431 rather than 400."""
+        """uvicorn's ``data_received``, with the head limits' refusals (raised in parser
+        callbacks) answered 431 rather than 400."""
         self._unset_keepalive_if_required()
         try:
             self.parser.feed_data(data)
@@ -128,16 +131,17 @@ class HeadLimits(HttpToolsProtocol):
         self.logger.warning(message)
         self.send_400_response(message)
 
-    def _feed_head(self, data: bytes) -> None:
-        """Bytes that begin or continue a request head: the parser gets no more of them than the
-        head's limit leaves room for, and by then the head must be complete."""
-        while True:
-            room = self.limits.head_bytes - self.head_bytes
+    # --- the rare paths: a head over its room, in pieces, or a body that brings no body ------------
+
+    def _feed_past_room(self, data: bytes) -> None:
+        """More data than the head's limit leaves room for: the parser gets what fits, and by then
+        the head must be complete; what follows is the body or the next request."""
+        while data:
+            room = max(self.limits.head_bytes - self.head_bytes, 0)
             if len(data) <= room:
                 self.head_bytes += len(data)
                 self._feed(data)
                 return
-            room = max(room, 0)
             cycle = self.cycle
             self.head_bytes = self.limits.head_bytes
             self._feed(data[:room])
@@ -152,28 +156,56 @@ class HeadLimits(HttpToolsProtocol):
                 return
 
     def _feed_body(self, data: bytes) -> None:
-        self.framing += len(data)
+        body = len(self.cycle.body)
         self._feed(data)
-        if not self.in_body:
+        if not self.in_body or self.transport.is_closing():
             return
-        if self.framing - self.line_mark > self.limits.header_line_bytes:
-            self._refuse(431, self._line_too_long())
-        elif self.framing > self.limits.head_bytes:
+        if len(self.cycle.body) != body or not self._chunked():
+            self.trailer_bytes = self.line_mark = 0
+            self.lines = len(self.headers)
+            return
+        self.trailer_bytes += len(data)
+        if self.trailer_bytes > self.limits.head_bytes:
             self._refuse(431, f"request trailers are longer than the limit of {self.limits.head_bytes} bytes")
+        else:
+            self._check_line_under_way(self.trailer_bytes)
+
+    def _chunked(self) -> bool:
+        """Only a chunked body has trailers; bytes of another that bring no body are a body its
+        answer did not wait for, which uvicorn reads into the void."""
+        return any(name == b"transfer-encoding" and b"chunked" in value.lower() for name, value in self.headers)
+
+    def _head_under_way(self) -> None:
+        """A head incomplete at the end of the data received: checked, and held in the budget."""
+        if self._check_line_under_way(self.head_bytes):
+            self._hold_head()
+
+    def _check_line_under_way(self, received: int) -> bool:
+        """Refuses too many lines, or a line under way already over its limit; True when neither."""
+        lines = len(self.headers)
+        if lines > self.limits.headers:
+            self._refuse(431, self._too_many_lines())
+            return False
+        if lines != self.lines:
+            self.lines, self.line_mark = lines, received
+        elif received - self.line_mark > self.limits.header_line_bytes:
+            self._refuse(431, self._line_too_long())
+            return False
+        return True
+
+    def _check_lines(self) -> None:
+        """A complete head larger than a line's limit: is one of its lines over it?"""
+        limit = self.limits.header_line_bytes
+        if any(len(name) + len(value) > limit for name, value in self.headers):
+            raise HeadRefused(self._line_too_long())
+
+    def _too_many_lines(self) -> str:
+        return f"request has more than {self.limits.headers} header lines"
 
     def _line_too_long(self) -> str:
         return f"request line is longer than the limit of {self.limits.header_line_bytes} bytes"
 
-    def _head_under_way(self) -> None:
-        """A head incomplete at the end of the data received: a line under way already over its
-        limit is refused now, rather than gathered up to the head's limit."""
-        if self.head_bytes - self.line_mark > self.limits.header_line_bytes:
-            self._refuse(431, self._line_too_long())
-        else:
-            self._hold_head()
-
     def _hold_head(self) -> None:
-        """A head incomplete at the end of the data received holds its bytes until it completes."""
         more = self.head_bytes - self.head_held
         if more <= 0:
             return
