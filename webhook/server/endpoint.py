@@ -171,18 +171,21 @@ def _too_large(limit: int) -> BodyRefused:
 
 
 def check_length(scope: Scope, limit: int, budget: Budget) -> None:
-    """Refuses a body whose Content-Length is over ``limit``, or more than the budget can take now,
-    before any of it is read."""
+    """Refuses a body whose Content-Length is over ``limit``, or a large one the budget cannot take
+    now, before any of it is read."""
     for name, value in scope["headers"]:
         if name == b"content-length":
             if not value.isdigit():
                 return
             # Measured before ``int`` reads it: ``int`` refuses text of more than 4300 digits.
             digits = value.lstrip(b"0")
-            if len(digits) > len(str(limit)) or int(digits or b"0") > limit:
+            if len(digits) > len(str(limit)):
+                raise _too_large(limit)
+            length = int(digits or b"0")
+            if length > limit:
                 raise _too_large(limit)
             # A small body is taken as it comes, at no cost to an ordinary request.
-            if int(digits or b"0") > SMALL and not budget.fits(int(digits)):
+            if length > SMALL and not budget.fits(length):
                 raise BodyRefused(Rejection(503, BUSY))
             return
 
