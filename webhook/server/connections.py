@@ -79,7 +79,7 @@ class ServerProtocol(HeadLimits):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        super().data_received(data)
+        HeadLimits.data_received(self, data)
         if self.in_grace and self.in_head:
             # A request begun within the grace gets the whole header timeout to finish its head.
             self._disarm()
@@ -95,7 +95,7 @@ class ServerProtocol(HeadLimits):
 
     def on_headers_complete(self) -> None:
         self._disarm()
-        super().on_headers_complete()
+        HeadLimits.on_headers_complete(self)
         if self.lifecycle.draining and self.cycle is not None:
             self.cycle.keep_alive = False
 
