@@ -37,6 +37,9 @@ CLOSE = (b"connection", b"close")
 REFUSAL_HEADERS = {408: [CLOSE], 413: [CLOSE], 503: [CLOSE, (b"retry-after", RETRY_AFTER)]}
 """A refused body may still be on its way: the connection cannot carry another request."""
 
+LENGTH_DIGITS = 18
+"""A Content-Length of more digits is over any limit (10**18 bytes is an exabyte)."""
+
 PIECE = WRITE_HIGH_WATER
 """Bytes of an answer handed to the connection at a time."""
 
@@ -179,7 +182,7 @@ def check_length(scope: Scope, limit: int, budget: Budget) -> None:
                 return
             # Measured before ``int`` reads it: ``int`` refuses text of more than 4300 digits.
             digits = value.lstrip(b"0")
-            if len(digits) > len(str(limit)):
+            if len(digits) > LENGTH_DIGITS:
                 raise _too_large(limit)
             length = int(digits or b"0")
             if length > limit:
