@@ -17,12 +17,13 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 
-MiB = 1024 * 1024
+KiB = 1024
+MiB = 1024 * KiB
 
 
 def _split(value: Any, separator: str) -> Any:
@@ -133,6 +134,27 @@ class ServeSettings(DecisionSettings, LoggingSettings):
         ),
         json_schema_extra={"metavar": "SECONDS"},
     )
+    max_header_bytes: int = Field(
+        1 * MiB,
+        ge=1024,
+        description=(
+            "Largest request head (request line and headers) accepted; a longer one is answered 431 "
+            "and its connection closed, as Go's net/http does past MaxHeaderBytes."
+        ),
+        json_schema_extra={"metavar": "BYTES"},
+    )
+    max_header_line_bytes: int = Field(
+        64 * KiB,
+        ge=256,
+        description="Largest single header line (name and value) accepted; a longer one is answered 431.",
+        json_schema_extra={"metavar": "BYTES"},
+    )
+    max_headers: int = Field(
+        100,
+        ge=8,
+        description="Most header lines a request may have; more are answered 431.",
+        json_schema_extra={"metavar": "N"},
+    )
     kubeconfig: Path | None = Field(
         None,
         description=(
@@ -159,6 +181,27 @@ class ServeSettings(DecisionSettings, LoggingSettings):
         description=(
             "Seconds a request body may take to arrive in full; a slower one is answered 408. The API "
             "server sends a review at once and waits 30 s at most for the answer."
+        ),
+        json_schema_extra={"metavar": "SECONDS"},
+    )
+    max_held_bytes: int = Field(
+        64 * MiB,
+        ge=1 * MiB,
+        description=(
+            "Most bytes the server holds for its clients at once, all connections together: request "
+            "heads and bodies being read, and answers not yet taken by their clients. A request that "
+            "would go past it is answered 503 with Retry-After; the last quarter is kept for requests "
+            "of at most 256 KiB, so that large ones cannot crowd out ordinary reviews."
+        ),
+        json_schema_extra={"metavar": "BYTES"},
+    )
+    write_timeout: float = Field(
+        10.0,
+        gt=0,
+        description=(
+            "Seconds an answer may wait for its client to take it once it has backed up in the "
+            "server's buffers (the client reads too slowly, or not at all); then the connection is "
+            "dropped and its buffers freed. Also bounds the TLS close of a connection."
         ),
         json_schema_extra={"metavar": "SECONDS"},
     )
@@ -204,6 +247,17 @@ class ServeSettings(DecisionSettings, LoggingSettings):
     @classmethod
     def _split_namespaces(cls, value: Any) -> Any:
         return _split(value, ",")
+
+    @model_validator(mode="after")
+    def _a_body_fits_the_budget(self) -> ServeSettings:
+        """A body may hold three quarters of the budget (``webhook.server.budget``): a larger limit
+        would answer bodies it accepts 503 for ever rather than 413."""
+        if self.max_body_bytes > self.max_held_bytes - self.max_held_bytes // 4:
+            raise ValueError(
+                f"--max-held-bytes ({self.max_held_bytes}) must be at least 4/3 of --max-body-bytes "
+                f"({self.max_body_bytes}): one large body may hold three quarters of it"
+            )
+        return self
 
     @property
     def uses_cluster(self) -> bool:

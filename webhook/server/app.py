@@ -18,6 +18,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.types import Receive, Scope, Send
 
 from webhook import __version__
+from webhook.server.budget import Budget
 from webhook.server.endpoint import WebhookEndpoint
 from webhook.server.lifecycle import Lifecycle
 from webhook.server.metrics import ServerMetrics
@@ -46,9 +47,11 @@ def create_app(
     *,
     metrics: ServerMetrics | None = None,
     lifecycle: Lifecycle | None = None,
+    budget: Budget | None = None,
 ) -> FastAPI:
     lifecycle = lifecycle or Lifecycle()
-    metrics = metrics or ServerMetrics(store, lifecycle)
+    budget = budget or Budget(settings.max_held_bytes)
+    metrics = metrics or ServerMetrics(store, lifecycle, budget)
     app = AdmissionApp(
         title="grove-sharing-webhook",
         version=__version__,
@@ -59,7 +62,8 @@ def create_app(
 
     for webhook in WEBHOOKS:
         endpoint = WebhookEndpoint(
-            webhook.name, webhook.responder(settings, store), metrics, settings.max_body_bytes, settings.body_timeout
+            webhook.name, webhook.responder(settings, store), metrics, settings.max_body_bytes, settings.body_timeout,
+            budget=budget, lifecycle=lifecycle,
         )
         app.webhook_endpoints[webhook.path] = endpoint
         # Starlette's Route serves any ASGI app; add_route's annotation names only request handlers.

@@ -15,6 +15,7 @@ from prometheus_client.registry import Collector
 from webhook.core.admission.handling import Answer
 from webhook.core.pcs.authorization import REVIEW_RESULTS
 from webhook.exposition import new_registry
+from webhook.server.budget import Budget
 from webhook.server.lifecycle import DROP_REASONS, Lifecycle
 from webhook.stores.base import AuthorizingStore, ObjectStore
 
@@ -55,6 +56,19 @@ class _CountsCollector(Collector):
         yield family
 
 
+class _HeldCollector(Collector):
+    def __init__(self, budget: Budget) -> None:
+        self._budget = budget
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        yield GaugeMetricFamily(
+            "webhook_held_bytes",
+            "Bytes held for clients: request heads and bodies being read, answers being handed over.",
+            value=self._budget.held,
+        )
+        yield GaugeMetricFamily("webhook_held_bytes_limit", "The most bytes held for clients at once (--max-held-bytes).", value=self._budget.limit)
+
+
 class _InFlightCollector(Collector):
     def __init__(self, in_flight: dict[str, int]) -> None:
         self._in_flight = in_flight
@@ -72,7 +86,7 @@ OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
 
 
 class ServerMetrics:
-    def __init__(self, store: ObjectStore, lifecycle: Lifecycle | None = None) -> None:
+    def __init__(self, store: ObjectStore, lifecycle: Lifecycle | None = None, budget: Budget | None = None) -> None:
         self.registry = new_registry()
         self.requests = Counter(
             "webhook_requests",
@@ -106,9 +120,13 @@ class ServerMetrics:
             self.registry.register(_CountsCollector(
                 "webhook_connections_dropped",
                 "Connections the server dropped, by reason: header_timeout (no complete request head in "
-                "time), drained_idle (idle after the listener closed), drain_timeout (open at the drain's end).",
+                "time), header_too_large (431), over_budget (503: --max-held-bytes), write_timeout (an "
+                "answer not taken in time), drained_idle (idle after the listener closed), drain_timeout "
+                "(open at the drain's end).",
                 "reason", DROP_REASONS, lambda: lifecycle.dropped,
             ))
+        if budget is not None:
+            self.registry.register(_HeldCollector(budget))
         if isinstance(store, AuthorizingStore):
             # A rising ``error`` is PodCliqueSets refused (or, under ``warn``, admitted unchecked)
             # because the API server could not say (DECISIONS.md §3.1).

@@ -22,9 +22,11 @@ from fastapi import FastAPI
 from webhook import logs
 from webhook.errors import CommandError
 from webhook.server.app import create_app
+from webhook.server.budget import Budget
 from webhook.server.connections import ServerProtocol
 from webhook.server.drain import Server
 from webhook.server.lifecycle import Lifecycle
+from webhook.server.limits import Limits
 from webhook.server.metrics import ServerMetrics
 from webhook.server.tls import CertificateReloader, check_files
 from webhook.settings import ServeSettings
@@ -42,6 +44,9 @@ def uvicorn_config(settings: ServeSettings, app: FastAPI) -> uvicorn.Config:
         ssl_certfile=settings.tls_cert,
         ssl_keyfile=settings.tls_key,
         http=ServerProtocol,
+        # No WebSocket route: an upgrade request is served as plain HTTP, under the limits of
+        # ``ServerProtocol``, rather than handed to a protocol that has none of them.
+        ws="none",
         loop="uvloop",
         lifespan="off",
         timeout_keep_alive=settings.keep_alive_timeout,  # type: ignore[arg-type]  # uvicorn annotates int; call_later takes a float
@@ -52,11 +57,12 @@ def uvicorn_config(settings: ServeSettings, app: FastAPI) -> uvicorn.Config:
     )
 
 
-def build_server(settings: ServeSettings, app: FastAPI, lifecycle: Lifecycle) -> Server:
-    """The server for ``app`` as ``webhook serve`` runs it (``lifecycle`` is the app's)."""
+def build_server(settings: ServeSettings, app: FastAPI, lifecycle: Lifecycle, budget: Budget | None = None) -> Server:
+    """The server for ``app`` as ``webhook serve`` runs it (``lifecycle`` and ``budget`` are the app's)."""
     config = uvicorn_config(settings, app)
     config.load()
-    return Server(config, lifecycle, settings.header_timeout, settings.drain_timeout)
+    budget = budget or Budget(settings.max_held_bytes)
+    return Server(config, lifecycle, budget, Limits.of(settings), settings.drain_timeout)
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -94,8 +100,10 @@ async def _serve(settings: ServeSettings, store: ObjectStore, sock: socket.socke
     except StoreError as err:
         raise CommandError(str(err)) from None
     lifecycle = Lifecycle()
-    metrics = ServerMetrics(store, lifecycle)
-    server = build_server(settings, create_app(settings, store, metrics=metrics, lifecycle=lifecycle), lifecycle)
+    budget = Budget(settings.max_held_bytes)
+    metrics = ServerMetrics(store, lifecycle, budget)
+    app = create_app(settings, store, metrics=metrics, lifecycle=lifecycle, budget=budget)
+    server = build_server(settings, app, lifecycle, budget)
     assert server.config.ssl is not None
     reloader = CertificateReloader(server.config.ssl, settings.tls_cert, settings.tls_key, metrics, settings.cert_reload_interval)
     loop = asyncio.get_running_loop()
