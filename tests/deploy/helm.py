@@ -37,9 +37,12 @@ Obj = dict[str, Any]
 #: Every kind the chart may render, as discovery announces them.
 CHART_KINDS: tuple[ResourceType, ...] = (
     ResourceType("", "v1", "secrets", "Secret"),
+    ResourceType("", "v1", "configmaps", "ConfigMap"),
     ResourceType("", "v1", "services", "Service"),
     ResourceType("", "v1", "serviceaccounts", "ServiceAccount"),
     ResourceType("apps", "v1", "deployments", "Deployment"),
+    ResourceType("batch", "v1", "jobs", "Job"),
+    ResourceType("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy"),
     ResourceType("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"),
     ResourceType("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False),
     ResourceType("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", namespaced=False),
@@ -52,6 +55,7 @@ CHART_KINDS: tuple[ResourceType, ...] = (
     ResourceType("cert-manager.io", "v1", "issuers", "Issuer"),
     ResourceType("cert-manager.io", "v1", "certificates", "Certificate"),
     ResourceType("monitoring.coreos.com", "v1", "servicemonitors", "ServiceMonitor"),
+    ResourceType("monitoring.coreos.com", "v1", "podmonitors", "PodMonitor"),
 )
 
 
