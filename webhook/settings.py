@@ -102,6 +102,11 @@ class DecisionSettings(ClaimLimitSettings):
         return False
 
 
+SHORTEST_VALIDITY = 20.0
+"""Seconds: a third of it covers two checks and the two seconds a replica waits for a new CA to be
+trusted before it serves a certificate signed by it."""
+
+
 class CertificateSettings(CommandSettings):
     """The certificate controller of ``serve`` (controller mode, the chart's default)."""
 
@@ -178,10 +183,11 @@ class CertificateSettings(CommandSettings):
             raise ValueError("--cert-secret needs --webhook-configuration: the configurations that must trust its CA")
         if not self.cert_hosts:
             raise ValueError("--cert-secret needs --cert-hosts: the names the API server calls the webhook at")
-        if self.cert_validity < 10 * self.cert_check_interval:
+        if self.cert_validity < max(SHORTEST_VALIDITY, 10 * self.cert_check_interval):
             raise ValueError(
-                f"--cert-validity ({self.cert_validity:g} s) must be at least 10 times --cert-check-interval "
-                f"({self.cert_check_interval:g} s): a renewal leaves a third of it for every replica to move on"
+                f"--cert-validity ({self.cert_validity:g} s) must be at least {SHORTEST_VALIDITY:g} s and 10 times "
+                f"--cert-check-interval ({self.cert_check_interval:g} s): a renewal leaves the last third of it for "
+                "every replica to see the new CA trusted and move on"
             )
         return self
 

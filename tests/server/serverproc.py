@@ -70,7 +70,7 @@ def _healthy(url: str, ca: Path, process: subprocess.Popen[bytes], log: Path) ->
     try:
         with httpx.Client(verify=ssl.create_default_context(cafile=ca), timeout=1) as client:
             return client.get(f"{url}/healthz").status_code == 200
-    except httpx.TransportError:
+    except (httpx.TransportError, OSError):  # OSError: a CA file the server has not written yet
         return False
 
 

@@ -197,6 +197,7 @@ def controller_for(settings: ServeSettings) -> CertificateController:
         api = api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
     except KubeConfigError as err:
         raise CommandError(str(err)) from None
+    api.configuration.retries = False  # each check is retried by the controller, sooner when it failed
     namespace = settings.cert_secret_namespace or own_namespace(settings.kubeconfig)
     names = frozenset({settings.cert_secret, settings.webhook_configuration})
     guarded_api = guarded(api, Component.CERTIFICATES, namespace, REQUEST_TIMEOUT, names)

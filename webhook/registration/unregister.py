@@ -36,6 +36,7 @@ def unregister(settings: UnregisterSettings) -> int:
         api = api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
     except KubeConfigError as err:
         raise CommandError(str(err)) from None
+    api.configuration.retries = False  # the command retries, with its own delays and log lines
     name = settings.webhook_configuration
     configurations = WebhookConfigurations(guarded(api, Component.UNREGISTER, None, REQUEST_TIMEOUT, frozenset({name})), name)
     deadline = time.monotonic() + settings.timeout
