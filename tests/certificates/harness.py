@@ -62,12 +62,14 @@ class Replica:
         self.controller = CertificateController(secret, trust, self.files, interval=10)
 
     def start(self) -> None:
-        asyncio.run(self.controller.start())
+        """As ``serve`` starts: a placeholder to listen with, then the first check."""
+        self.controller.prepare()
         self.controller.reload = self._reload
+        self.check()
 
     def check(self) -> None:
         """One check, and the pair it says to serve served."""
-        pair = asyncio.run(self.controller._check())
+        pair = asyncio.run(self.controller.check())
         if pair is not None:
             self.controller._serve(pair)
 

@@ -98,7 +98,7 @@ def test_a_renewal_adds_a_ca_and_each_replica_moves_on_once_the_configurations_t
     assert one.served() == old["tls.crt"]
     clocks.advance(0.1)
     one.check()
-    assert one.served() == new["tls.crt"] and one.reloads == [new["tls.crt"]]
+    assert one.served() == new["tls.crt"] and one.reloads == [old["tls.crt"], new["tls.crt"]]
     assert one.controller.readiness() is None
 
 

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from fakeapi import FakeApiServer
+from fakeapi import CuttableProxy, FakeApiServer
 
 from certificates.harness import CONFIGURATION, NAMESPACE, SECRET, bundles, install, secret_data
 from fakeapi.fixtures import fake_api, fake_api_server, kubeconfig_path  # noqa: F401
@@ -53,6 +53,23 @@ def test_it_serves_the_secret_s_certificate_trusted_by_the_configurations(cluste
             poll(lambda: client.get("/readyz").status_code == 200, "ready once both configurations trust its CA")
         served.terminate()
         assert served.exit_code() == 0
+
+
+def test_without_the_api_server_it_starts_at_once_unready_and_stops_on_sigterm(cluster, tmp_path):
+    """A replica whose API server is away listens (probes answered, a placeholder certificate),
+    says why it is not ready, and still exits 0 at once on SIGTERM."""
+    files = tmp_path / "tls"
+    with CuttableProxy((cluster.host, cluster.port)) as proxy:
+        kubeconfig = proxy.write_kubeconfig(tmp_path / "kubeconfig")
+        proxy.cut()
+        with serve(tmp_path, *controller_args(kubeconfig), cert=files / "tls.crt", key=files / "tls.key",
+                   ca=files / "ca.crt", verify=False) as served:
+            with httpx.Client(verify=False, timeout=5) as client:
+                answer = client.get(f"{served.url}/readyz")
+            assert answer.status_code == 503  # the store has not synced either
+            served.terminate()
+            assert served.exit_code() == 0
+    assert "reading Secret grove-system/webhook-certificate failed (cannot connect to the API server" in served.log_text()
 
 
 def test_metrics_have_a_listener_of_their_own(tmp_path):

@@ -15,18 +15,23 @@ Every ``--cert-check-interval`` each replica
    connections open. Until then it serves the certificate it had, which the configurations still
    trust.
 
-A replica that starts while the Secret cannot be read (the API server away, the Secret missing)
-serves a throwaway self-signed certificate and is not ready until it has the Secret's and the
-configurations trust its CA; failures are logged once and then every 30 s, and retried sooner.
+A replica starts serving a throwaway self-signed certificate at once and is ready only once it
+serves the Secret's and both configurations trust its CA; while the Secret cannot be read (the API
+server away, the Secret missing) it stays so, the failure logged once and then every 30 s, and
+checks come sooner until one succeeds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
+import functools
 import logging
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from kubernetes.client.exceptions import ApiException
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -50,6 +55,7 @@ log = logging.getLogger(__name__)
 FAILURES: tuple[type[BaseException], ...] = (CertificateError, PublishError, ApiException, *CONNECTION_ERRORS)
 SOONEST = 0.2
 """Seconds to the next check at least, whatever is waiting."""
+T = TypeVar("T")
 
 
 class ServedFiles:
@@ -87,27 +93,29 @@ class CertificateController:
         self._reading = Attempts(f"reading {secret}", initial=SOONEST, cap=interval)
         self._publishing = Attempts(f"writing the CA of {secret} into the webhook configurations", initial=SOONEST, cap=interval)
 
-    async def start(self) -> None:
-        """Writes the files the listener starts with: the Secret's pair, or a placeholder."""
-        pair = await self._check()
-        if pair is not None:
-            self._serve(pair)
-            return
+    def prepare(self) -> None:
+        """Writes a placeholder pair for the listener to start with, so that it starts at once,
+        answers probes and takes signals whatever the API server does; the first check (``run``)
+        follows at once."""
         cert, key = placeholder(self.secret.hosts)
         self.files.write(cert, key, b"")
-        log.warning("serving a placeholder certificate until %s can be read; not ready meanwhile", self.secret)
 
     async def run(self) -> None:
+        delay = 0.0
         while True:
-            await asyncio.sleep(self._next_check())
-            pair = await self._check()
+            await asyncio.sleep(delay)
+            pair = await self.check()
             if pair is not None:
                 self._serve(pair)
+            delay = self._next_check()
 
-    async def _check(self) -> ServingPair | None:
-        """One check, off the event loop; the pair to serve now, if there is a new one that may be."""
+    async def check(self) -> ServingPair | None:
+        """One check, off the event loop; the pair to serve now, if there is a new one that may be.
+
+        In a daemon thread of its own rather than the loop's executor: a check that waits on an API
+        server that does not answer (a few requests, each bounded) must not hold the process's exit."""
         try:
-            return await asyncio.to_thread(self._sync)
+            return await _in_daemon_thread(self._sync)
         except FAILURES as err:
             self.failed_checks += 1
             self._reading.failed(_problem(err))
@@ -156,6 +164,28 @@ class CertificateController:
         return None
 
 
+def _in_daemon_thread(function: Callable[[], T]) -> asyncio.Future[T]:
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not future.done():
+            outcome()
+
+    def work() -> None:
+        try:
+            result = function()
+        except BaseException as err:  # noqa: BLE001 - handed to the awaiting coroutine
+            done = functools.partial(future.set_exception, err)
+        else:
+            done = functools.partial(future.set_result, result)
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
+            loop.call_soon_threadsafe(settle, done)
+
+    threading.Thread(target=work, name="certificate-check", daemon=True).start()
+    return future
+
+
 def _problem(err: BaseException) -> str:
     return str(err) if isinstance(err, (CertificateError, PublishError)) else connection_problem(err)
 
@@ -185,8 +215,9 @@ class CertificateCollector(Collector):
         )
 
 
-REQUEST_TIMEOUT = (5.0, 10.0)
-"""Connect and read seconds of each request: a check waits no longer on an API server that hangs."""
+REQUEST_TIMEOUT = (3.0, 5.0)
+"""Connect and read seconds of each request (a check makes three to six): a check waits no longer
+on an API server that does not answer."""
 
 
 def controller_for(settings: ServeSettings) -> CertificateController:

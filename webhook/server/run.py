@@ -135,7 +135,7 @@ async def _serve(
     except StoreError as err:
         raise CommandError(str(err)) from None
     if controller is not None:
-        await controller.start()
+        controller.prepare()
     lifecycle = Lifecycle()
     budget = Budget(settings.max_held_bytes)
     metrics = ServerMetrics(store, lifecycle, budget)
