@@ -60,12 +60,7 @@ class Trust:
     def publish(self, secret_bundle: tuple[x509.Certificate, ...], now: datetime.datetime) -> None:
         """Writes the bundle into both configurations where it is not there yet, then notes which
         CAs they both hold."""
-        found = self.configurations.read()
-        missing = [kind for kind, c in zip(KINDS, found, strict=True) if c is None]
-        if missing:
-            self._note(set())
-            raise PublishError(f"{' and '.join(missing)} {self.configurations.name} does not exist: nothing trusts the serving certificate")
-        present = [c for c in found if c is not None]
+        present = self._both()
         bundle = published(secret_bundle, (b for c in present for b in c.bundles()), now)
         held: list[bytes] = []
         for configuration in present:
@@ -74,6 +69,15 @@ class Trust:
             else:
                 held.append(bundle if self._write(configuration, bundle) else b"")
         self._note(trusted_by(held))
+
+    def _both(self) -> list[Configuration]:
+        """Both configurations; PublishError naming those that do not exist (nothing is trusted then)."""
+        found = self.configurations.read()
+        missing = [kind for kind, c in zip(KINDS, found, strict=True) if c is None]
+        if missing:
+            self._note(set())
+            raise PublishError(f"{' and '.join(missing)} {self.configurations.name} does not exist: nothing trusts the serving certificate")
+        return [c for c in found if c is not None]
 
     def _write(self, configuration: Configuration, bundle: bytes) -> bool:
         """False when the configuration changed since it was read (written again at the next check)."""

@@ -40,11 +40,15 @@ def unregister(settings: UnregisterSettings) -> int:
     name = settings.webhook_configuration
     configurations = WebhookConfigurations(guarded(api, Component.UNREGISTER, None, REQUEST_TIMEOUT, frozenset({name})), name)
     deadline = time.monotonic() + settings.timeout
-    deleted = [kind for kind in KINDS if _delete(configurations, kind, deadline)]
-    gone = [kind for kind in KINDS if kind not in deleted]
-    said = f"deleted {' and '.join(deleted)} {name}" if deleted else f"no webhook configuration {name} to delete"
-    print(said + (f" ({' and '.join(gone)} already gone)" if deleted and gone else ""))
+    print(_said(name, [kind for kind in KINDS if _delete(configurations, kind, deadline)]))
     return 0
+
+
+def _said(name: str, deleted: list[str]) -> str:
+    if not deleted:
+        return f"no webhook configuration {name} to delete"
+    gone = [kind for kind in KINDS if kind not in deleted]
+    return f"deleted {' and '.join(deleted)} {name}" + (f" ({' and '.join(gone)} already gone)" if gone else "")
 
 
 def _delete(configurations: WebhookConfigurations, kind: str, deadline: float) -> bool:
