@@ -52,6 +52,8 @@ CHART_KINDS: tuple[ResourceType, ...] = (
     ResourceType("cert-manager.io", "v1", "issuers", "Issuer"),
     ResourceType("cert-manager.io", "v1", "certificates", "Certificate"),
     ResourceType("monitoring.coreos.com", "v1", "servicemonitors", "ServiceMonitor"),
+    ResourceType("monitoring.coreos.com", "v1", "prometheusrules", "PrometheusRule"),
+    ResourceType("", "v1", "configmaps", "ConfigMap"),
 )
 
 
