@@ -56,6 +56,7 @@ CHART_KINDS: tuple[ResourceType, ...] = (
     ResourceType("cert-manager.io", "v1", "certificates", "Certificate"),
     ResourceType("monitoring.coreos.com", "v1", "servicemonitors", "ServiceMonitor"),
     ResourceType("monitoring.coreos.com", "v1", "podmonitors", "PodMonitor"),
+    ResourceType("monitoring.coreos.com", "v1", "prometheusrules", "PrometheusRule"),
 )
 
 

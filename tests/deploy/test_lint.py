@@ -90,7 +90,9 @@ def test_the_lint_sees_a_broken_template(helm: Helm, tmp_path: Path) -> None:
 
 
 _COMMENT = re.compile(r"\{\{-?\s*/\*.*?\*/\s*-?\}\}", re.S)
-_ACTION = re.compile(r"\{\{-?(.*?)-?\}\}", re.S)
+_ACTION = re.compile(r"\{\{-?((?:\"(?:[^\"\\\\]|\\\\.)*\"|`[^`]*`|[^\"`])*?)-?\}\}", re.S)
+"""An action, whose string literals may hold braces (a Prometheus template in an alert's text)."""
+_STRING = re.compile(r"\"(?:[^\"\\\\]|\\\\.)*\"|`[^`]*`")
 _ASSIGNMENT = re.compile(r"(\$\w+)\s*:?=\s*(.+)", re.S)
 _FIELD_READ = re.compile(r"(\$\w*)((?:\.\w+)+)")
 #: Variables bound to the root context by the helpers called with (list $ ...).
@@ -103,7 +105,7 @@ def field_reads() -> list[tuple[str, str, str, str | None]]:
     """(file, variable, fields read, why that is safe or None) for every ``$var.a.b`` in the templates."""
     found = []
     for path in template_files():
-        actions = [a.strip() for a in _ACTION.findall(_COMMENT.sub("", path.read_text()))]
+        actions = [_STRING.sub('""', a).strip() for a in _ACTION.findall(_COMMENT.sub("", path.read_text()))]
         assigned: dict[str, set[str]] = {}
         for action in actions:
             if match := _ASSIGNMENT.match(action):

@@ -177,3 +177,25 @@ def test_changed_files_that_cannot_serve_keep_the_certificate_and_say_why(tmp_pa
         "the key file holds a certificate, not a private key (are --tls-cert and --tls-key swapped?)"
     ]
     assert metrics.certificate_reload_errors._value.get() == 1
+
+
+def not_after(path: Path) -> float:
+    return x509.load_pem_x509_certificate(path.read_bytes()).not_valid_after_utc.timestamp()
+
+
+def test_the_metrics_say_when_the_certificate_served_expires(tmp_path: Path) -> None:
+    """For the alert that fires before it does: the expiry of the pair in use, after a reload too."""
+    first = make_certs(tmp_path / "first")
+    later = tmp_path / "later"
+    later.mkdir()
+    for name in ("ca.crt", "ca.key"):
+        shutil.copy(first / name, later / name)
+    ensure(later, ["localhost", "127.0.0.1"], days=730)
+    volume = tmp_path / "volume"
+    volume.mkdir()
+    publish(volume, "2026_01_01", first / "tls.crt", first / "tls.key")
+    with serve(tmp_path, "--cert-reload-interval", "0.05", cert=volume / "tls.crt", key=volume / "tls.key", ca=first / "ca.crt") as served:
+        assert metric(served, "webhook_certificate_expiry_timestamp_seconds") == not_after(first / "tls.crt")
+        publish(volume, "2026_02_01", later / "tls.crt", later / "tls.key")
+        poll(lambda: metric(served, "webhook_certificate_expiry_timestamp_seconds") == not_after(later / "tls.crt"),
+             "the renewed certificate's expiry")

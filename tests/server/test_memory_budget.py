@@ -31,7 +31,10 @@ from server.serverproc import Served, poll, serve
 from deploy.chart import values
 
 PROMPT = 1.0
-"""Seconds an ordinary review may take while the server is under attack."""
+"""Seconds an ordinary review may take while the server is under attack, on an otherwise idle
+machine; on a busy one, in proportion to how long it takes before the attack (``prompt``)."""
+SLOWER = 25
+"""How many times its time before the attack an ordinary review may take under attack."""
 REVIEW = body(review(workload_pcs()))
 PIECE = 64 * 1024
 SETTLE = 2.0
@@ -52,9 +55,16 @@ def head(length: int) -> bytes:
     ).encode()
 
 
-def assert_answered_promptly(served: Served) -> None:
+def prompt(served: Served) -> float:
+    """The bound for ``assert_answered_promptly``: ``PROMPT``, or longer where the machine is slow
+    (other work on its cores) by the time an ordinary review takes before the attack."""
+    before = sorted(answered_in(served, REVIEW, VALIDATE) for _ in range(5))[2]
+    return max(PROMPT, SLOWER * before)
+
+
+def assert_answered_promptly(served: Served, bound: float = PROMPT) -> None:
     for _ in range(3):
-        assert answered_in(served, REVIEW, VALIDATE) < PROMPT
+        assert answered_in(served, REVIEW, VALIDATE) < bound
 
 
 def refused_busy(outcome: Outcome) -> bool:
@@ -104,13 +114,14 @@ class SlowBodies:
 
 def test_fifty_slow_bodies_of_8_mib_leave_the_replica_under_its_memory_limit(tmp_path: Path) -> None:
     with serve(tmp_path, "--objects", str(WORKLOAD)) as served, peak_rss(served) as peak:
+        bound = prompt(served)
         bodies = SlowBodies(served, 50, 8 * MiB)
         try:
             deadline = time.monotonic() + 60
             while bodies.running():
                 assert time.monotonic() < deadline, "the slow bodies were neither held nor refused"
-                assert_answered_promptly(served)
-            assert_answered_promptly(served)
+                assert_answered_promptly(served, bound)
+            assert_answered_promptly(served, bound)
             held = metric(served, "webhook_held_bytes")
         finally:
             bodies.close()
@@ -124,6 +135,7 @@ def test_twenty_clients_that_never_read_large_answers_leave_the_replica_under_it
     """The answer echoes the request's uid of 7.5 MB; none is read."""
     large = body(review(workload_pcs(), uid="u" * 7_500_000))
     with serve(tmp_path, "--objects", str(WORKLOAD)) as served, peak_rss(served) as peak:
+        bound = prompt(served)
         readers = []
         try:
             for _ in range(20):
@@ -133,8 +145,8 @@ def test_twenty_clients_that_never_read_large_answers_leave_the_replica_under_it
                     tls.sendall(head(len(large)) + large)
                 except OSError:
                     pass  # refused (503) and closed before the body was all written
-                assert answered_in(served, REVIEW, VALIDATE) < PROMPT
-            assert_answered_promptly(served)
+                assert answered_in(served, REVIEW, VALIDATE) < bound
+            assert_answered_promptly(served, bound)
             held = metric(served, "webhook_held_bytes")
         finally:
             for tls in readers:

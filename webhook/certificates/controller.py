@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from kubernetes.client.exceptions import ApiException
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
 from webhook.certificates.files import write_atomically, write_pair
@@ -196,14 +196,10 @@ class CertificateCollector(Collector):
     def __init__(self, controller: CertificateController) -> None:
         self._controller = controller
 
-    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        """The certificate's expiry is the reloader's (``webhook_certificate_expiry_timestamp_seconds``),
+        in every mode."""
         c = self._controller
-        expiry = c.served.cert.not_valid_after_utc.timestamp() if c.served is not None else 0
-        yield GaugeMetricFamily(
-            "webhook_certificate_expiry_timestamp_seconds",
-            "When the served certificate expires (Unix time; 0 while a placeholder is served).",
-            value=expiry,
-        )
         yield CounterMetricFamily("webhook_certificate_renewals", "New CAs and certificates this replica wrote into the Secret.", value=c.secret.renewals)
         yield CounterMetricFamily(
             "webhook_certificate_ca_bundle_writes", "caBundle writes this replica made to the webhook configurations.", value=c.trust.published

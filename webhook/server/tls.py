@@ -107,6 +107,7 @@ class CertificateReloader:
         self.metrics = metrics
         self.interval = interval
         self._seen = self._fingerprint()
+        self._expires()
 
     def _fingerprint(self) -> Fingerprint | None:
         try:
@@ -138,9 +139,20 @@ class CertificateReloader:
             log.warning("certificate files changed but cannot be loaded, still serving the previous certificate: %s", reason)
             return False
         self.context = context
+        self._expires()
         self.metrics.certificate_reloads.inc()
         log.info("reloaded the serving certificate from %s", self.cert)
         return True
+
+    def _expires(self) -> None:
+        """Tells the metrics when the certificate now served expires (for an alert before it does)."""
+        from cryptography import x509
+
+        try:
+            served = x509.load_pem_x509_certificates(self.cert.read_bytes())[0]
+        except (OSError, ValueError):
+            return
+        self.metrics.certificate_expiry.set(served.not_valid_after_utc.timestamp())
 
     async def run(self) -> None:
         while True:
