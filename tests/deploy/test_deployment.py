@@ -96,7 +96,10 @@ def test_the_chart_refuses_a_budget_too_small_for_one_body(render):
     assert render({"server": {"maxBodyBytes": 6291456, "maxHeldBytes": 8388608}})
 
 
-def test_the_certificate_files_are_read_from_the_mounted_secret(default_install, monkeypatch):
+def test_the_certificate_files_are_read_from_the_mounted_secret(render, monkeypatch):
+    """In the modes where Helm, cert-manager or the user make the Secret (controller mode:
+    test_certificates.py)."""
+    default_install = render({"certificates": {"mode": "selfSigned"}})
     container = default_install.container("webhook")
     settings = settings_from_env(container, ServeSettings, monkeypatch)
     mount = next(m for m in container["volumeMounts"] if m["name"] == "tls")
@@ -192,7 +195,7 @@ def test_each_container_runs_restricted(default_install, name):
 def test_the_reconciler_can_be_left_out(render):
     installed = render({"reconciler": {"enabled": False}})
     assert [c["name"] for c in pod_spec(installed)["containers"]] == ["webhook"]
-    assert [p["name"] for p in installed.one("Service")["spec"]["ports"]] == ["https"]
+    assert [p["name"] for p in installed.one("Service")["spec"]["ports"]] == ["https", "metrics"]
 
 
 def test_scheduling_values_reach_the_pod(render):

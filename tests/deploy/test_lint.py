@@ -27,6 +27,7 @@ from deploy.chart import CHART, lookup, template_files, values
 from deploy.helm import ERROR, WARNING, Helm
 
 VARIANTS: dict[str, dict[str, Any]] = {
+    "selfSigned": {"certificates": {"mode": "selfSigned"}},
     "certManager": {"certificates": {"mode": "certManager"}},
     "certManager with an issuer": {"certificates": {"mode": "certManager", "certManager": {
         "issuerRef": {"name": "corp-ca", "kind": "ClusterIssuer"}}}},
@@ -37,6 +38,19 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "mutating": {"namespaceSelector": {"matchExpressions": [{"key": "team", "operator": "Exists"}]},
                      "objectSelector": {"matchLabels": {"app": "x"}}}}},
     "no reconciler, a ServiceMonitor": {"reconciler": {"enabled": False}, "serviceMonitor": {"enabled": True}},
+    "reconciler deployment, monitors, NetworkPolicy": {
+        "reconciler": {"mode": "deployment", "podDisruptionBudget": {"maxUnavailable": 1}},
+        "serviceMonitor": {"enabled": True}, "podMonitor": {"enabled": True}, "networkPolicy": {"enabled": True}},
+    "namespaced RBAC": {"server": {"namespaces": ["team-a", "team-b"]}, "reconciler": {"namespace": "team-a"}},
+    "no RBAC, no hook": {"rbac": {"create": False}, "unregisterHook": {"enabled": False}},
+    "a server outside the cluster": {"webhooks": {"url": "https://127.0.0.1:9443"}},
+    "platform values": {
+        "hostNetwork": True, "commonLabels": {"team": "platform"}, "image": {"registry": "r.example.com", "digest": "sha256:" + "a" * 64},
+        "extraVolumes": [{"name": "x", "emptyDir": {}}], "extraVolumeMounts": [{"name": "x", "mountPath": "/x"}],
+        "service": {"annotations": {"a": "b"}}, "podDisruptionBudget": {"maxUnavailable": "50%"},
+        "webhooks": {"annotations": {"a": "b"}, "mutating": {"matchConditions": [{"name": "all", "expression": "true"}]}},
+        "server": {"extraArgs": ["--body-timeout", "20"], "livenessProbe": {"periodSeconds": 20}},
+        "global": {"imageRegistry": "m.example.com"}},
 }
 
 

@@ -10,6 +10,7 @@ Other methods on a webhook path go through the router, which answers 405.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Response
@@ -48,7 +49,11 @@ def create_app(
     metrics: ServerMetrics | None = None,
     lifecycle: Lifecycle | None = None,
     budget: Budget | None = None,
+    readiness: Callable[[], str | None] | None = None,
 ) -> FastAPI:
+    """The webhooks and probes; ``/metrics`` too unless ``--metrics-port`` gives it a listener of its
+    own (``create_metrics_app``). ``readiness`` says why the server may not be called yet (the
+    certificate controller's), None when it may."""
     lifecycle = lifecycle or Lifecycle()
     budget = budget or Budget(settings.max_held_bytes)
     metrics = metrics or ServerMetrics(store, lifecycle, budget)
@@ -79,10 +84,24 @@ def create_app(
             return JSONResponse({"status": "shutting down"}, status_code=503)
         if not store.ready:
             return JSONResponse({"status": "object store not synced"}, status_code=503)
+        why = readiness() if readiness is not None else None
+        if why is not None:
+            return JSONResponse({"status": why}, status_code=503)
         return JSONResponse({"status": "ready"})
 
+    if not settings.metrics_port:
+        _add_metrics(app, metrics)
+    return app
+
+
+def create_metrics_app(metrics: ServerMetrics) -> FastAPI:
+    """``/metrics`` alone, for the listener of ``--metrics-port``."""
+    app = FastAPI(title="grove-sharing-webhook metrics", version=__version__, docs_url=None, redoc_url=None, openapi_url=None)
+    _add_metrics(app, metrics)
+    return app
+
+
+def _add_metrics(app: FastAPI, metrics: ServerMetrics) -> None:
     @app.get("/metrics")
     async def prometheus() -> Response:
         return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
-
-    return app
