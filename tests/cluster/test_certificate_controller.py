@@ -43,7 +43,8 @@ from reconciler.grove import GroveOperator
 WORKLOADS, NAMESPACE = "rs-certs", "rs-certs-system"
 VALIDITY = "24s"
 CREATORS = 3
-MOST = 3000
+MOST = 20_000  # a bound on the load: about 200 creates a second on 2 cores, for at most 80 s
+ANSWER = 15  # seconds a create may take: the webhooks' timeoutSeconds (10) and some
 
 
 def selecting(namespace: str) -> dict[str, object]:
@@ -148,11 +149,19 @@ class Creates:
     def _create(self) -> None:
         while not self.done.is_set() and len(self.results) < MOST:
             try:
-                stored = create(self.admin, copy.deepcopy(self.pod))
+                stored = create(self.admin, copy.deepcopy(self.pod), timeout=ANSWER)
                 outcome = "with claims" if stored["spec"].get("resourceClaims") else "without claims"
             except client.ApiException as err:
                 outcome = f"refused: {err.status} {err.body}"
+            except Exception as err:  # noqa: BLE001 - a creator that dies silently would stall the count
+                outcome = f"no answer: {type(err).__name__}: {err}"
             self.results.append(outcome)
+
+    def count(self, what: str) -> int:
+        """Creates answered so far; a creator gone quiet fails the test with what it last saw."""
+        if not any(thread.is_alive() for thread in self.threads):
+            raise AssertionError(f"every creator stopped while waiting for {what}: {self.results[-3:]}")
+        return len(self.results)
 
     def __enter__(self) -> Creates:
         for thread in self.threads:
@@ -185,7 +194,8 @@ def test_a_renewal_under_load_fails_no_create_and_every_replica_serves_it(contro
 
         kube.wait_for(all_moved, "every replica serving the renewed certificate", 20, interval=0.05)
         settled = len(creates.results)
-        kube.wait_for(lambda: len(creates.results) >= settled + 20, "20 creates after the renewal")
+        kube.wait_for(lambda: creates.count("20 creates") >= settled + 20, "20 creates after the renewal",
+                      2 * ANSWER + 30)
     failures = [r for r in creates.results if r != "with claims"]
     assert len(creates.results) >= 40 and not failures, f"{len(failures)} of {len(creates.results)} creates: {failures[:3]}"
 
