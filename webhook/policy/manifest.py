@@ -1,0 +1,101 @@
+"""The ValidatingAdmissionPolicy and its binding: the validating webhook's decisions on PodCliqueSets,
+made by the API server itself (DECISIONS.md §3.2).
+
+The validations come in the webhook's order, so the first that fails (the only one whose message
+the API server shows) is the webhook's first finding: templates it cannot decode, then Grove's
+create-time rules, then on UPDATE the immutability rules (only when the new object passes the
+create-time rules, Grove's short-circuit), then on CREATE the templates of other namespaces. A
+message longer than the API server shows (5 KiB) is cut, so its first field path always shows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webhook.core.pcs.handler import PODCLIQUESET
+from webhook.policy import authorization, decoding, immutability, rules
+from webhook.policy.cel import bind
+
+API_VERSION = "admissionregistration.k8s.io/v1"
+SHOWN = 1024
+"""Characters of a message shown: at most 4 bytes each, within the API server's 5 KiB."""
+
+
+def _shown(message: str) -> str:
+    return bind("m", message, f"size(m) <= {SHOWN} ? m : m.substring(0, {SHOWN}) + ' ...'")
+
+
+VARIABLES = [
+    *rules.OBJECT_VARIABLES,
+    *rules.VARIABLES,
+    *immutability.OLD_VARIABLES,
+    *decoding.VARIABLES,
+    *immutability.VARIABLES,
+    *authorization.VARIABLES,
+]
+
+CREATE_MESSAGE = f"variables.createErrorCount > 1 ? '[' + {rules.MESSAGE} + ']' : {rules.MESSAGE}"
+UPDATE_CHECKED = "request.operation == 'UPDATE' && variables.createErrorCount == 0 && variables.undecodable == ''"
+
+VALIDATIONS: list[dict[str, Any]] = [
+    {
+        "expression": "variables.undecodable == ''",
+        "messageExpression": _shown("variables.undecodable"),
+        "message": f"the resourceClaimTemplates cannot be decoded as {PODCLIQUESET} holds them",
+        "reason": "Invalid",
+    },
+    {
+        "expression": "variables.createErrorCount == 0",
+        "messageExpression": _shown(CREATE_MESSAGE),
+        "message": "the PodCliqueSet breaks Grove's resource-sharing rules",
+        "reason": "Forbidden",
+    },
+    {
+        "expression": f"!({UPDATE_CHECKED}) || size(variables.updateErrors) == 0",
+        "messageExpression": f"{UPDATE_CHECKED} ? {_shown(immutability.MESSAGE)} : ''",
+        "message": "resource sharing cannot change after the PodCliqueSet is created",
+        "reason": "Forbidden",
+    },
+    *authorization.VALIDATIONS,
+]
+
+
+def policy(name: str, failure_policy: str) -> dict[str, Any]:
+    """The policy for ``grove.io/v1alpha1`` PodCliqueSets, CREATE and UPDATE, as the webhook is
+    registered. ``failure_policy`` decides an expression that fails (a budget exceeded)."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "failurePolicy": failure_policy,
+            "matchConstraints": {
+                "matchPolicy": "Exact",
+                "resourceRules": [
+                    {
+                        "apiGroups": [PODCLIQUESET.group],
+                        "apiVersions": [PODCLIQUESET.version],
+                        "resources": ["podcliquesets"],
+                        "operations": ["CREATE", "UPDATE"],
+                        "scope": "Namespaced",
+                    }
+                ],
+            },
+            "variables": [{"name": n, "expression": e} for n, e in VARIABLES],
+            "validations": VALIDATIONS,
+        },
+    }
+
+
+def binding(name: str, excluded_namespaces: list[str]) -> dict[str, Any]:
+    """The binding that makes the policy deny, in every namespace but ``excluded_namespaces``."""
+    spec: dict[str, Any] = {"policyName": name, "validationActions": ["Deny"]}
+    if excluded_namespaces:
+        selector = {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": excluded_namespaces}
+        spec["matchResources"] = {"namespaceSelector": {"matchExpressions": [selector]}}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
