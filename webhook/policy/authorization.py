@@ -72,7 +72,7 @@ VARIABLES: list[Variable] = [
     ("foreignPlaces", _places()),
     ("foreignEntries", "variables.foreignPlaces == '' ? [] : variables.foreignPlaces.split(',')"),
     ("foreignKeys", f"variables.foreignEntries.map(f, {cel.bind('s', SPLIT, cel.bind('e', _entry('s'), KEY))})"),
-    ("foreign", "variables.foreignEntries.transformList(i, f, variables.foreignKeys.indexOf(variables.foreignKeys[i]) == i, f)"),
+    ("foreign", "variables.foreignEntries.transformList(i, f, !variables.foreignKeys.exists(j, k, j < i && k == variables.foreignKeys[i]), f)"),
 ]
 """``foreign``: the place of the first entry naming each template of another namespace."""
 

@@ -73,7 +73,7 @@ def _groups() -> str:
     composition = cel.error(Text.of(str(GROUPS)), ErrorType.FORBIDDEN, details.GROUP_COMPOSITION)
     new_name = _new_name(Text.of(str(GROUPS.child("name"))), details.NEW_GROUP, "p.name")
     changed = _immutable(Text.of(str(GROUPS.child("resourceSharing"))), SCALING_GROUP_SHARING, "p")
-    old = "variables.oldGroups[variables.oldGroupNames.lastIndexOf(p.name)]"
+    old = "variables.oldGroups[variables.oldGroups.transformList(j, o, o.name == p.name, j).max()]"
     known = "p.name in variables.oldGroupNames"
     reported = f"!({known}) || !{cel.bind('o', old, _same_sharing(SCALING_GROUP_SHARING, 'p', 'o'))}"
     each = f"variables.groups.transformList(i, p, {reported}, {known} ? {changed} : {new_name})"
@@ -98,7 +98,7 @@ the PodCliqueSet's list (U2). Only read once the new object passed the create-ti
 
 MESSAGE = cel.bind(
     "u",
-    "variables.updateErrors.transformList(i, m, variables.updateErrors.indexOf(m) == i, m)",
+    "variables.updateErrors.transformList(i, m, !variables.updateErrors.exists(j, n, j < i && n == m), m)",
     "size(u) > 1 ? '[' + u.join(', ') + ']' : u.join(', ')",
 )
 """The errors joined as Grove's aggregate joins them: each text once, in brackets when several."""

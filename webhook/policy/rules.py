@@ -50,9 +50,14 @@ def _entry_errors(path: Text, i: str, e: str, names: str) -> str:
     r4 = cel.error(at.child("scope"), ErrorType.NOT_SUPPORTED, SCOPE_DETAIL, cel.quote(f"{e}.scope"))
     internal = f"{e}.?namespace.orValue('') != '' && {e}.name != '' && {e}.name in variables.templateNames"
     return (
-        f"({e}.name == '' ? [{r1}] : {cel.when(f'{names}.indexOf({e}.name) < {i}', f'[{r2}]')})"
+        f"({e}.name == '' ? [{r1}] : {cel.when(_earlier(names, f'{e}.name', i), f'[{r2}]')})"
         f" + {cel.when(internal, f'[{r3}]')} + {cel.when(f'!({e}.scope in {SCOPES})', f'[{r4}]')}"
     )
+
+
+def _earlier(names: str, name: str, i: str) -> str:
+    """Whether ``name`` (the ``i``-th of ``names``) is also at a lower index: one pass over the list."""
+    return cel.bind("n", name, f"{names}.transformList(j, m, m == n, j)[0] < {i}")
 
 
 def _name_lists(owners: str) -> str:
@@ -114,8 +119,8 @@ ERROR_LEVELS = (("templateErrors", 2), ("sharingErrors", 2), ("cliqueErrors", 3)
 VARIABLES: list[Variable] = [
     ("templateNames", "variables.templates.map(t, t.name)"),
     ("duplicateTemplateNames",
-     "variables.templateNames.transformList(i, n, variables.templateNames.indexOf(n) == i"
-     " && variables.templateNames.lastIndexOf(n) != i, n)"),
+     "variables.templateNames.transformList(i, n, [variables.templateNames.transformList(j, m, m == n, j)]"
+     ".map(at, at[0] == i && size(at) > 1)[0], n)"),
     ("cliqueNames", "variables.cliques.transformMapEntry(i, q, {q.name: true})"),
     ("groupNames", "variables.groups.map(p, p.name)"),
     ("sharingNames", "variables.sharing.map(e, e.name)"),
