@@ -21,7 +21,7 @@ from cluster.controlplane import ControlPlane
 from cluster.groveapi import ClusterApi
 from cluster.ports import free_port
 from cluster.processes import Command, WebhookServer, reconciler
-from cluster.release import CHART, NAMESPACE, RELEASE, Release, serving_files
+from cluster.release import CHART, NAMESPACE, RELEASE, VALIDATION, Release, serving_files
 from cluster.tools import Tool
 from core.workload import workload_pcs_raw
 from reconciler.grove import GroveOperator
@@ -136,9 +136,9 @@ def release(control_plane: ControlPlane, admin: client.ApiClient, helm: Tool,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Release]:
     """``helm install`` of the chart in its default (selfSigned) certificate mode, its webhooks
     pointed at a local ``webhook serve`` that serves the certificate the chart generated and reads
-    the cluster as the chart's ServiceAccount."""
+    the cluster as the chart's ServiceAccount; the policy beside the webhook (``release.VALIDATION``)."""
     port = free_port()
-    values = ["--set", f"webhooks.url=https://127.0.0.1:{port}"]
+    values = ["--set", f"webhooks.url=https://127.0.0.1:{port}", *VALIDATION]
     helm("install", RELEASE, str(CHART), "--namespace", NAMESPACE, "--create-namespace", *values)
     workdir = tmp_path_factory.mktemp("release")
     certs = serving_files(admin, NAMESPACE, f"{RELEASE}-tls", workdir / "certs")

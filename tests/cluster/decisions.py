@@ -122,6 +122,10 @@ class Decider:
         body["metadata"].update(name=old, resourceVersion=self.versions[namespace, old])
         return self._request("PUT", f"{collection}/{old}{query}", dumps(body))
 
+    def check(self, obj: Obj) -> None:
+        """A dry-run CREATE of ``obj`` where only the policy decides; raises ``Refused`` when denied."""
+        self._write(self.checked, obj, None, dry_run=True)
+
     def store_old(self, obj: Obj) -> None:
         """Creates ``obj`` in both namespaces, to be UPDATEd by cases naming it."""
         name = obj["metadata"]["name"]
@@ -148,7 +152,7 @@ class Decider:
         except Refused as refused:
             if refused.status not in (403, 422):
                 raise
-            if not refused.message.startswith(DENIAL) and f" {DENIAL}" not in refused.message:
+            if DENIAL not in refused.message:
                 return outcome
             outcome.policy = refused.message
             held = self._held(case)
