@@ -34,6 +34,8 @@ entries of one list it cannot (docs/policy.md: measured 562 on 1.34.4 and 1.37.2
 policy cannot check is denied (failurePolicy Fail)."""
 COUNTS = {"created": 430, "updated": 330, "devices": 60, "random": 100}
 """Random cases of each kind: about 70% pass Grove's CRD schema and are compared."""
+TYPE_CHECK_DEADLINE = 120.0
+"""Seconds the controller manager may take to type-check a new policy (some 20 to 40 s from its start)."""
 LARGEST_SENT = 64 * 1024
 """Bytes of JSON of the random objects sent. A larger one is a list the generator repeated 1,000 or
 3,000 times: longer than the lists the policy checks within its budget (which the budget test
@@ -43,7 +45,8 @@ brackets), and seconds of the API server's time each."""
 @pytest.fixture(scope="module")
 def decider(release: Release, admin: client.ApiClient) -> Iterator[Decider]:
     """The two namespaces, each holding the update examples' old objects, once the API server
-    enforces the policy in the first (it learns of policies and labels through its watches)."""
+    enforces the policy in the first (it learns of policies and labels through its watches).
+    Deleted afterwards, so the reconciler stops retrying their external templates."""
     core = client.CoreV1Api(admin)
     for namespace, by in ((POLICY_NAMESPACE, "policy"), (UNCHECKED_NAMESPACE, "nobody")):
         core.create_namespace({"metadata": {"name": namespace, "labels": {DECIDED_BY: by}}})
@@ -55,6 +58,8 @@ def decider(release: Release, admin: client.ApiClient) -> Iterator[Decider]:
         old["metadata"]["name"] = old_name(example)
         decider.store_old(old)
     yield decider
+    for namespace in (POLICY_NAMESPACE, UNCHECKED_NAMESPACE):
+        core.delete_namespace(namespace)
 
 
 def old_name(example: str) -> str:
@@ -131,8 +136,8 @@ def test_a_list_of_the_documented_length_is_checked_and_a_longer_one_runs_out_of
 def test_the_chart_installs_what_the_command_prints_and_the_api_server_type_checks_it(
     release: Release, admin: client.ApiClient
 ) -> None:
-    """Last in the module: the controller manager type-checks a new policy some 20 s after it
-    learnt of it, by which time the tests above have run."""
+    """Last in the module: the controller manager type-checks a new policy some 20 to 40 s after
+    it learnt of it, by which time the tests above have run."""
     printed = next(yaml.safe_load_all(documents(PolicySettings(name=release.name))))
     registration = client.AdmissionregistrationV1Api(admin)
 
@@ -141,7 +146,7 @@ def test_the_chart_installs_what_the_command_prints_and_the_api_server_type_chec
         status = stored.get("status") or {}
         return stored if status.get("observedGeneration") == stored["metadata"]["generation"] else None
 
-    stored = kube.wait_for(checked, "the policy's type check")
+    stored = kube.wait_for(checked, "the policy's type check", deadline=TYPE_CHECK_DEADLINE)
     for member in ("failurePolicy", "variables", "validations"):
         assert stored["spec"][member] == printed["spec"][member], member
     assert stored["status"]["typeChecking"].get("expressionWarnings", []) == []
