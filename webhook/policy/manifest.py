@@ -5,7 +5,9 @@ The validations come in the webhook's order, so the first that fails (the only o
 the API server shows) is the webhook's first finding: templates it cannot decode, then Grove's
 create-time rules, then on UPDATE the immutability rules (only when the new object passes the
 create-time rules, Grove's short-circuit), then on CREATE the templates of other namespaces. A
-message longer than the API server shows (5 KiB) is cut, so its first field path always shows.
+message longer than the API server shows (5 KiB) is cut, so its first field path always shows, and
+a line break in it (a name may hold one) is written ``\n``, as the API server shows no message of
+several lines.
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ SHOWN = 1024
 
 
 def _shown(message: str) -> str:
-    return bind("m", message, f"size(m) <= {SHOWN} ? m : m.substring(0, {SHOWN}) + ' ...'")
+    """The message on one line (the API server drops a message with a line break: a name may hold
+    one) and within the size the API server shows."""
+    one_line = f"({message}).replace('\\n', '\\\\n')"
+    return bind("m", one_line, f"size(m) <= {SHOWN} ? m : m.substring(0, {SHOWN}) + ' ...'")
 
 
 VARIABLES = [
