@@ -87,6 +87,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(
             f"cluster tier: ran against kube-apiserver {TIER['version']} ({TIER['assets']}); Grove CRDs from {TIER['crds']}"
         )
+        if "policy" in TIER:
+            terminalreporter.write_line(f"cluster tier: {TIER['policy']}")
 
 
 @pytest.fixture(scope="session")

@@ -31,8 +31,8 @@ SLOTS = 16
 """Templates of other namespaces one CREATE may name: 16 answers take 5,600,000 of the budget."""
 
 FOREIGN = "e.?namespace.orValue('') != '' && e.namespace != request.namespace"
-LEVELS = (("p", "variables.sharing"), ("c", "variables.cliques"), ("g", "variables.groups"))
-"""The lists in the rules' order: the PodCliqueSet's, then each clique's, then each scaling group's."""
+OWNERS = (("c", "variables.cliques"), ("g", "variables.groups"))
+"""The owners of lists after the PodCliqueSet's (``p``), in the rules' order: cliques, scaling groups."""
 
 
 def _places() -> str:
@@ -40,7 +40,7 @@ def _places() -> str:
     owned = [
         f"{owners}.transformList(o, w, w.?resourceSharing.orValue([]).transformList(i, e, {FOREIGN},"
         f" '{level}.' + string(o) + '.' + string(i)).join(',')).filter(s, s != '').join(',')"
-        for level, owners in LEVELS[1:]
+        for level, owners in OWNERS
     ]
     return f"[{pcs}, {', '.join(owned)}].filter(s, s != '').join(',')"
 
