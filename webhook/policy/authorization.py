@@ -76,8 +76,9 @@ VARIABLES: list[Variable] = [
 ]
 """``foreign``: the place of the first entry naming each template of another namespace."""
 
-ASKED = "request.operation != 'CREATE' || variables.createErrorCount > 0 || variables.undecodable != ''"
-"""When nothing is asked: the webhook asks only about a CREATE the rules allow."""
+ASKED = "request.operation != 'CREATE' || variables.createErrorCount > 0"
+"""When nothing is asked: the webhook asks only about a CREATE the rules allow (and one it cannot
+read is denied by the first validation)."""
 
 
 def _refusal(place: str) -> str:

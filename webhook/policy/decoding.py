@@ -1,11 +1,12 @@
 """What the webhook could not read (code 400, before any rule), as the policy's CEL.
 
-Once the API server has checked Grove's CRD schema, three things can still stop the webhook from
+Once the API server has checked Grove's CRD schema, two things can still stop the webhook from
 reading a PodCliqueSet: an integer its model holds as an int32 that is out of that range (an API
-server before 1.35 does not check the CRD's ``format: int32``), a capacity that is no quantity,
-and opaque parameters nested more than the webhook reads. The order is the webhook's: the new
-object's model, on UPDATE the old one's, then the new object's templates and, on UPDATE when they
-differ from the new ones, the old object's (the webhook decodes them only to compare).
+server before 1.35 does not check the CRD's ``format: int32``), and a capacity that is no quantity.
+(Opaque parameters nested more than 100 levels, which the webhook refuses too, are read as Go reads
+them: ``gotypes``.) The order is the webhook's: the new object's model, on UPDATE the old one's,
+then the new object's templates and, on UPDATE when they differ from the new ones, the old object's
+(the webhook decodes them only to compare).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.handler import PODCLIQUESET
 from webhook.policy import cel, gotypes
 from webhook.policy.cel import Text
-from webhook.policy.rules import TEMPLATES, Variable
+from webhook.policy.rules import TEMPLATES
 
 _SPEC = Struct(dra.TEMPLATE_SPEC.go_name, tuple(f for f in dra.TEMPLATE_SPEC.fields if f.name != "metadata"))
 TEMPLATE_CONFIGS: GoType = Slice(Struct(dra.TEMPLATE_CONFIG.go_name, (Field("name", STRING), Field("templateSpec", _SPEC))))
@@ -89,15 +90,12 @@ def _first(*checks: tuple[str, str, str]) -> str:
 
 UPDATE = "request.operation == 'UPDATE'"
 
-VARIABLES: list[Variable] = [
-    (
-        "undecodable",
-        _first(
-            ("true", "object", model_problems("object")),
-            (UPDATE, "oldObject", model_problems("oldObject")),
-            ("true", "object", _template_problems("variables.templates")),
-            (f"{UPDATE} && variables.templates != variables.oldTemplates", "oldObject", _template_problems("variables.oldTemplates")),
-        ),
-    ),
-]
-"""Why the webhook would answer code 400, or ``''``."""
+REFUSAL = _first(
+    ("true", "object", model_problems("object")),
+    (UPDATE, "oldObject", model_problems("oldObject")),
+    ("true", "object", _template_problems("variables.templates")),
+    (f"{UPDATE} && variables.templates != variables.oldTemplates", "oldObject", _template_problems("variables.oldTemplates")),
+)
+"""Why the webhook would answer code 400, or ``''``. Not a variable: the type check the controller
+manager runs compiles every variable again for each expression of the policy, and this one is
+needed by one validation only."""

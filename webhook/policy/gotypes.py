@@ -4,15 +4,17 @@ the same type descriptions, so the policy decodes, compares and prints what the 
 ``equal`` is ``Semantic.DeepEqual`` (a missing field is its zero value, nil equals empty, a pointer
 is compared by what it points to, a quantity by value), ``marshal`` is ``json.Marshal`` for the
 types CEL can print (strings, and the slices, pointers and structs made of them), and ``problems``
-is where Go's decoder would refuse the value: the only refusals left once the API server has
-checked Grove's CRD schema are a quantity that does not parse and opaque parameters nested deeper
-than the webhook reads. Nested comprehensions are given variable names by depth (``i0``, ``x1``)
-so that an inner one never hides an outer one's.
+is where Go's decoder would refuse the value: once the API server has checked Grove's CRD schema,
+a quantity that does not parse. Opaque parameters are read to any depth, as Go reads them: the
+webhook's own limit (100 levels, ``apimachinery.MAX_RAW_DEPTH``) would take a hundred nested
+comprehensions, which the API server needs seconds to compile whenever it starts, while every
+admission waits (docs/policy.md). Nested comprehensions are given variable names by depth (``i0``,
+``x1``) so that an inner one never hides an outer one's.
 """
 
 from __future__ import annotations
 
-from webhook.core.gocompat.apimachinery import INVALID_QUANTITY, MAX_RAW_DEPTH, QUANTITY, RAW, TOO_DEEP
+from webhook.core.gocompat.apimachinery import INVALID_QUANTITY, QUANTITY, RAW
 from webhook.core.gocompat.gotypes import BOOL, INT64, STRING, Field, GoType, Map, Ptr, Slice, Struct
 from webhook.policy import cel
 from webhook.policy.cel import Text
@@ -85,7 +87,7 @@ def _marshal_field(f: Field, value: str, depth: int) -> str:
 
 def can_fail(go_type: GoType) -> bool:
     """Whether decoding a value of ``go_type`` that the CRD schema accepted can still fail."""
-    if go_type in (QUANTITY, RAW):
+    if go_type is QUANTITY:
         return True
     if isinstance(go_type, Struct):
         return any(can_fail(f.type) for f in go_type.fields)
@@ -112,8 +114,6 @@ def problems(go_type: GoType, value: str, path: Text, depth: int = 0) -> str:
         k, q = f"k{depth}", f"q{depth}"
         text = path + "." + Text.expr(k) + f": {INVALID_QUANTITY} " + Text.expr(cel.quote(q))
         return f"{value}.transformList({k}, {q}, !isQuantity(string({q})), {text}).join(', ')"
-    if go_type is RAW:
-        return f"({nested_at_most(value, MAX_RAW_DEPTH)} ? '' : {path + f': {TOO_DEEP}'})"
     raise TypeError(f"no CEL decoding check for {go_type.go_name}")
 
 
@@ -123,14 +123,3 @@ def _field_problems(f: Field, value: str, path: Text, depth: int) -> str:
         inner = problems(f.type.to, f"{value}.{f.name}", member_path, depth)
         return f"(has({value}.{f.name}) ? {inner} : '')"
     return problems(f.type, field(value, f), member_path, depth)
-
-
-def nested_at_most(value: str, limit: int, level: int = 0) -> str:
-    """Whether no array or object is ``limit`` levels below ``value`` (``apimachinery.deeper_than``
-    negated): one comprehension per level, since CEL has no recursion. A two-variable ``all`` walks
-    the values of an object and the items of an array alike."""
-    leaf = f"(type({value}) != list && type({value}) != map)"
-    if level == limit:
-        return leaf
-    w = f"w{level}"
-    return f"({leaf} || {value}.all(a{level}, {w}, {nested_at_most(w, limit, level + 1)}))"

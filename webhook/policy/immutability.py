@@ -90,15 +90,18 @@ def _sharing() -> str:
     return cel.when(f"!{same(PCS_SHARING, 'variables.sharing', 'variables.oldSharing')}", f"[{changed}]")
 
 
-VARIABLES: list[Variable] = [
-    ("updateErrors", f"{_cliques()} + {_groups()} + {_templates()} + {_sharing()}"),
-]
+ERRORS = f"{_cliques()} + {_groups()} + {_templates()} + {_sharing()}"
 """Composition and immutability errors in Grove's order: cliques, scaling groups, templates (U1),
-the PodCliqueSet's list (U2). Only read once the new object passed the create-time rules."""
+the PodCliqueSet's list (U2). Only read once the new object passed the create-time rules. Not a
+variable, for the reason ``decoding.REFUSAL`` is not."""
 
 MESSAGE = cel.bind(
-    "u",
-    "variables.updateErrors.transformList(i, m, !variables.updateErrors.exists(j, n, j < i && n == m), m)",
-    "size(u) > 1 ? '[' + u.join(', ') + ']' : u.join(', ')",
+    "e",
+    ERRORS,
+    cel.bind(
+        "u",
+        "e.transformList(i, m, !e.exists(j, n, j < i && n == m), m)",
+        "size(u) > 1 ? '[' + u.join(', ') + ']' : u.join(', ')",
+    ),
 )
 """The errors joined as Grove's aggregate joins them: each text once, in brackets when several."""

@@ -34,18 +34,16 @@ VARIABLES = [
     *rules.OBJECT_VARIABLES,
     *rules.VARIABLES,
     *immutability.OLD_VARIABLES,
-    *decoding.VARIABLES,
-    *immutability.VARIABLES,
     *authorization.VARIABLES,
 ]
 
 CREATE_MESSAGE = f"variables.createErrorCount > 1 ? '[' + {rules.MESSAGE} + ']' : {rules.MESSAGE}"
-UPDATE_CHECKED = "request.operation == 'UPDATE' && variables.createErrorCount == 0 && variables.undecodable == ''"
+UPDATE_CHECKED = "request.operation == 'UPDATE' && variables.createErrorCount == 0"
 
 VALIDATIONS: list[dict[str, Any]] = [
     {
-        "expression": "variables.undecodable == ''",
-        "messageExpression": _shown("variables.undecodable"),
+        "expression": f"{decoding.REFUSAL} == ''",
+        "messageExpression": _shown(decoding.REFUSAL),
         "message": f"the resourceClaimTemplates cannot be decoded as {PODCLIQUESET} holds them",
         "reason": "Invalid",
     },
@@ -56,7 +54,7 @@ VALIDATIONS: list[dict[str, Any]] = [
         "reason": "Forbidden",
     },
     {
-        "expression": f"!({UPDATE_CHECKED}) || size(variables.updateErrors) == 0",
+        "expression": f"!({UPDATE_CHECKED}) || size({immutability.ERRORS}) == 0",
         "messageExpression": f"{UPDATE_CHECKED} ? {_shown(immutability.MESSAGE)} : ''",
         "message": "resource sharing cannot change after the PodCliqueSet is created",
         "reason": "Forbidden",
