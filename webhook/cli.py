@@ -22,6 +22,7 @@ from webhook import __version__, options
 from webhook.errors import CommandError
 from webhook.policy.settings import PolicySettings
 from webhook.reconciler.settings import ReconcileSettings
+from webhook.registration.settings import UnregisterSettings
 from webhook.settings import CertsSettings, ClaimsSettings, ReviewSettings, ServeSettings
 
 USAGE_EXIT = 2
@@ -74,6 +75,13 @@ COMMANDS: tuple[Command, ...] = (
         "Create, adopt and clean up the shared ResourceClaims of every PodCliqueSet (the sidecar).",
         ReconcileSettings,
         "webhook.reconciler.command:reconcile",
+    ),
+    Command(
+        "unregister",
+        "Delete the release's ValidatingWebhookConfiguration and MutatingWebhookConfiguration (the "
+        "chart's pre-delete hook), so that no webhook is left pointing at pods that are gone.",
+        UnregisterSettings,
+        "webhook.registration.unregister:unregister",
     ),
 )
 

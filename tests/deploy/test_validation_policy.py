@@ -89,6 +89,13 @@ def test_settings_the_policy_cannot_honour_are_refused(render, values, message):
         render(values)
 
 
+@pytest.mark.parametrize(("mode", "variable"), [("webhook", None), ("both", None), ("policy", "false")])
+def test_the_certificate_controller_is_told_when_there_is_no_validating_webhook(render, mode, variable):
+    """It keeps the caBundle of the configurations the release has (controller mode, the default)."""
+    env = {e["name"]: e.get("value") for e in render({"validation": {"mode": mode}}).container("webhook")["env"]}
+    assert env.get("WEBHOOK_VALIDATING_WEBHOOK") == variable
+
+
 def test_strict_stays_with_the_webhook_when_both_run(render):
     installed = render({"validation": {"mode": "both"}, "server": {"strict": True}})
     env = {e["name"]: e.get("value") for e in installed.container("webhook")["env"]}

@@ -10,6 +10,7 @@ from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
 class KubeConfigError(Exception):
@@ -54,3 +55,15 @@ def api_client(kubeconfig: str | None = None) -> client.ApiClient:
     except (ConfigException, OSError, TypeError, ValueError, yaml.YAMLError) as err:
         where = "in-cluster configuration" if default is None and not kubeconfig else f"kubeconfig {kubeconfig or default}"
         raise KubeConfigError(f"cannot load {where}: {err}".replace("\n", " ")) from None
+
+
+def own_namespace(kubeconfig: Path | None) -> str:
+    """The namespace this process runs in: the service account's in a pod, else the kubeconfig
+    context's, else ``default``."""
+    if in_cluster() and SERVICE_ACCOUNT_NAMESPACE.is_file():
+        return SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
+    try:
+        _, active = config.list_kube_config_contexts(config_file=str(kubeconfig) if kubeconfig else default_kubeconfig())
+    except Exception:  # noqa: BLE001 - no usable context: fall back to the default namespace
+        return "default"
+    return str((active or {}).get("context", {}).get("namespace") or "default")
