@@ -20,6 +20,7 @@ from pydantic_settings import BaseSettings
 
 from webhook import __version__, options
 from webhook.errors import CommandError
+from webhook.policy.settings import PolicySettings
 from webhook.reconciler.settings import ReconcileSettings
 from webhook.registration.settings import UnregisterSettings
 from webhook.settings import CertsSettings, ClaimsSettings, ReviewSettings, ServeSettings
@@ -55,6 +56,13 @@ COMMANDS: tuple[Command, ...] = (
         "validating webhook's warnings (exit 0, 1 denied, 2 unusable input).",
         ClaimsSettings,
         "webhook.claims:claims",
+    ),
+    Command(
+        "policy",
+        "Print a ValidatingAdmissionPolicy and its binding with which the API server denies what the "
+        "validating webhook denies, without calling it.",
+        PolicySettings,
+        "webhook.policy.command:policy_command",
     ),
     Command(
         "certs",

@@ -134,6 +134,14 @@ class CertificateSettings(CommandSettings):
         ),
         json_schema_extra={"metavar": "NAME", "default_text": "none"},
     )
+    validating_webhook: bool = Field(
+        True,
+        description=(
+            "Whether the release has the ValidatingWebhookConfiguration of --webhook-configuration: "
+            "without it (a ValidatingAdmissionPolicy decides PodCliqueSets, the chart's validation.mode "
+            "policy) --cert-secret keeps the caBundle of the MutatingWebhookConfiguration alone."
+        ),
+    )
     cert_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Comma-separated DNS names and IP addresses the certificates of --cert-secret are valid for.",

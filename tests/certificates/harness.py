@@ -18,6 +18,7 @@ from webhook.certificates.secret import CertificateSecret
 from webhook.certificates.stored import read_cas
 from webhook.certificates.trust import Trust
 from webhook.kube.access import Component, GuardedApiClient, guarded
+from webhook.registration.configurations import KINDS as CONFIGURATION_KINDS
 from webhook.registration.configurations import WebhookConfigurations
 
 NAMESPACE, SECRET, CONFIGURATION = "grove-system", "webhook-certificate", "webhook"
@@ -52,12 +53,14 @@ class Replica:
     directory: Path
     clocks: Clocks
     validity: datetime.timedelta = datetime.timedelta(days=90)
+    kinds: tuple[str, ...] = CONFIGURATION_KINDS
+    """The configurations the release has (``serve --no-validating-webhook``: the mutating one alone)."""
     reloads: list[bytes] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.api: GuardedApiClient = guarded(self.kube, Component.CERTIFICATES, NAMESPACE, None, frozenset({SECRET, CONFIGURATION}))
         secret = CertificateSecret(self.api, NAMESPACE, SECRET, HOSTS, self.validity, clock=lambda: self.clocks.wall)
-        trust = Trust(WebhookConfigurations(self.api, CONFIGURATION), clock=lambda: self.clocks.monotonic)
+        trust = Trust(WebhookConfigurations(self.api, CONFIGURATION, self.kinds), clock=lambda: self.clocks.monotonic)
         self.files = ServedFiles(self.directory / "tls.crt", self.directory / "tls.key")
         self.controller = CertificateController(secret, trust, self.files, interval=10)
 

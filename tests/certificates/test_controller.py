@@ -160,6 +160,17 @@ def test_a_missing_secret_is_named_with_how_to_make_it(cluster, kube_api_client,
     assert one.controller.readiness() is not None
 
 
+def test_a_release_without_a_validating_webhook_trusts_through_the_mutating_one_alone(cluster, kube_api_client, tmp_path, clocks):
+    """``serve --no-validating-webhook``: a ValidatingAdmissionPolicy decides PodCliqueSets, and the
+    chart (validation.mode policy) installs no ValidatingWebhookConfiguration."""
+    cluster.delete("validatingwebhookconfigurations", None, CONFIGURATION)
+    one = Replica(kube_api_client, tmp_path / "a", clocks, kinds=("MutatingWebhookConfiguration",))
+    one.start()
+    clocks.advance(TRUST_DELAY)
+    assert one.controller.readiness() is None
+    assert bundles(cluster) == [secret_data(cluster)["ca.crt"]] * 2  # the mutating configuration's two webhooks
+
+
 def test_a_missing_configuration_keeps_the_replica_unready_and_says_which(cluster, kube_api_client, tmp_path, clocks, caplog):
     cluster.delete("validatingwebhookconfigurations", None, CONFIGURATION)
     one = replica(kube_api_client, tmp_path, clocks)

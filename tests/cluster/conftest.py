@@ -20,7 +20,7 @@ from cluster.assets import Assets, Unavailable
 from cluster.controlplane import ControlPlane
 from cluster.groveapi import ClusterApi
 from cluster.processes import Command, reconciler
-from cluster.release import NAMESPACE, RELEASE, Release, install
+from cluster.release import NAMESPACE, RELEASE, VALIDATION, Release, install
 from cluster.tools import Tool
 from core.workload import workload_pcs_raw
 from reconciler.grove import GroveOperator
@@ -88,6 +88,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(
             f"cluster tier: ran against kube-apiserver {TIER['version']} ({TIER['assets']}); Grove CRDs from {TIER['crds']}"
         )
+        if "policy" in TIER:
+            terminalreporter.write_line(f"cluster tier: {TIER['policy']}")
 
 
 @pytest.fixture(scope="session")
@@ -137,8 +139,9 @@ def release(control_plane: ControlPlane, admin: client.ApiClient, helm: Tool,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Release]:
     """``helm install`` of the chart in its default certificate mode (controller), its webhooks
     pointed at a local ``webhook serve`` that keeps the release's certificate, as its pods would,
-    and reads the cluster as the chart's ServiceAccount."""
-    release = install(helm, admin, control_plane, RELEASE, NAMESPACE, tmp_path_factory.mktemp("release"))
+    and reads the cluster as the chart's ServiceAccount; the policy beside the webhook
+    (``release.VALIDATION``)."""
+    release = install(helm, admin, control_plane, RELEASE, NAMESPACE, tmp_path_factory.mktemp("release"), *VALIDATION)
     LOGS.append(release.server.log)
     release.server.start()
     try:

@@ -1,6 +1,8 @@
 """The chart as the tier installs it: the README's release name and namespace (or another release
 of a test's own), its webhooks pointed at a local ``webhook serve`` (``webhooks.url``) that keeps
-its own certificate, as the chart's default controller mode has the pods do."""
+its own certificate, as the chart's default controller mode has the pods do, and PodCliqueSets
+decided by the validating webhook or, in the namespaces labelled for it, by the
+ValidatingAdmissionPolicy alone."""
 
 from __future__ import annotations
 
@@ -19,6 +21,16 @@ ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "grove-sharing-webhook"
 RELEASE = NAMESPACE = "grove-sharing-webhook"
 """The README's release name and namespace."""
+DECIDED_BY = "grove-sharing-webhook.test/decided-by"
+"""A namespace label: ``policy``, only the ValidatingAdmissionPolicy decides its PodCliqueSets;
+``nobody``, nothing validates them. Without it, the validating webhook decides."""
+VALIDATION = [
+    "--set", "validation.mode=both",
+    "--set-json", f'webhooks.validating.namespaceSelector={{"matchExpressions":[{{"key":"{DECIDED_BY}","operator":"DoesNotExist"}}]}}',
+    "--set-json", f'validation.policy.namespaceSelector={{"matchLabels":{{"{DECIDED_BY}":"policy"}}}}',
+]
+"""The release validates with both the webhook and the policy (``validation.mode`` both), in
+namespaces apart, so that each namespace has one of them alone."""
 
 
 @dataclass

@@ -44,6 +44,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "namespaced RBAC": {"server": {"namespaces": ["team-a", "team-b"]}, "reconciler": {"namespace": "team-a"}},
     "no RBAC, no hook": {"rbac": {"create": False}, "unregisterHook": {"enabled": False}},
     "a server outside the cluster": {"webhooks": {"url": "https://127.0.0.1:9443"}},
+    "the ValidatingAdmissionPolicy alone": {"validation": {"mode": "policy", "policy": {"failurePolicy": "Ignore"}}},
+    "webhook and policy": {"validation": {"mode": "both", "policy": {"namespaceSelector": {"matchLabels": {"team": "ml"}}}}},
     "platform values": {
         "hostNetwork": True, "commonLabels": {"team": "platform"}, "image": {"registry": "r.example.com", "digest": "sha256:" + "a" * 64},
         "extraVolumes": [{"name": "x", "emptyDir": {}}], "extraVolumeMounts": [{"name": "x", "mountPath": "/x"}],

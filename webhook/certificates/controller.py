@@ -47,7 +47,7 @@ from webhook.kube.access import Component, guarded
 from webhook.kube.attempts import Attempts
 from webhook.kube.config import KubeConfigError, api_client, own_namespace
 from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
-from webhook.registration.configurations import WebhookConfigurations
+from webhook.registration.configurations import KINDS, WebhookConfigurations
 from webhook.settings import ServeSettings
 
 log = logging.getLogger(__name__)
@@ -230,5 +230,6 @@ def controller_for(settings: ServeSettings) -> CertificateController:
     guarded_api = guarded(api, Component.CERTIFICATES, namespace, REQUEST_TIMEOUT, names)
     validity = datetime.timedelta(seconds=settings.cert_validity)
     secret = CertificateSecret(guarded_api, namespace, settings.cert_secret, settings.cert_hosts, validity)
-    trust = Trust(WebhookConfigurations(guarded_api, settings.webhook_configuration))
+    kinds = KINDS if settings.validating_webhook else KINDS[1:]
+    trust = Trust(WebhookConfigurations(guarded_api, settings.webhook_configuration, kinds))
     return CertificateController(secret, trust, ServedFiles(settings.tls_cert, settings.tls_key), settings.cert_check_interval)

@@ -20,7 +20,7 @@ from kubernetes.client.exceptions import ApiException
 
 from webhook.certificates.stored import bundle_pem, fingerprint, read_cas, unexpired
 from webhook.kube.apierrors import CONFLICT, status_message
-from webhook.registration.configurations import KINDS, Configuration, WebhookConfigurations
+from webhook.registration.configurations import Configuration, WebhookConfigurations
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ class Trust:
     def _both(self) -> list[Configuration]:
         """Both configurations; PublishError naming those that do not exist (nothing is trusted then)."""
         found = self.configurations.read()
-        missing = [kind for kind, c in zip(KINDS, found, strict=True) if c is None]
+        missing = [kind for kind, c in zip(self.configurations.kinds, found, strict=True) if c is None]
         if missing:
             self._note(set())
             raise PublishError(f"{' and '.join(missing)} {self.configurations.name} does not exist: nothing trusts the serving certificate")

@@ -52,14 +52,17 @@ def _decode(value: str | None) -> bytes:
 
 
 class WebhookConfigurations:
-    """Both configurations of one name, through ``api`` (a guarded client names what it may touch)."""
+    """The configurations of one name, through ``api`` (a guarded client names what it may touch):
+    both ``KINDS``, or the kinds the release has (no validating one where a policy decides)."""
 
-    def __init__(self, api: client.ApiClient, name: str) -> None:
+    def __init__(self, api: client.ApiClient, name: str, kinds: tuple[str, ...] = KINDS) -> None:
         self.name = name
-        self._kinds = {KINDS[0]: Objects(api, VALIDATINGWEBHOOKCONFIGURATIONS), KINDS[1]: Objects(api, MUTATINGWEBHOOKCONFIGURATIONS)}
+        self.kinds = kinds
+        plurals = {KINDS[0]: VALIDATINGWEBHOOKCONFIGURATIONS, KINDS[1]: MUTATINGWEBHOOKCONFIGURATIONS}
+        self._kinds = {kind: Objects(api, plurals[kind]) for kind in kinds}
 
     def read(self) -> list[Configuration | None]:
-        """Each kind's configuration, None where it does not exist (the order of ``KINDS``)."""
+        """Each kind's configuration, None where it does not exist (the order of ``kinds``)."""
         found: list[Configuration | None] = []
         for kind, objects in self._kinds.items():
             try:

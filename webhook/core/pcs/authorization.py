@@ -21,6 +21,7 @@ from webhook.core.admission.userinfo import UserInfo, read_user_info
 from webhook.core.gocompat import gojson
 from webhook.core.gocompat.fielderrors import Path, aggregate, forbidden
 from webhook.core.model.podcliqueset import PodCliqueSet, PodCliqueSetTemplateSpec, ResourceSharingSpec
+from webhook.core.pcs import details
 
 TEMPLATE = Path("spec").child("template")
 
@@ -164,13 +165,7 @@ def _scan(
 
 
 def refusal(user: User, reference: TemplateReference) -> str:
-    return str(
-        forbidden(
-            reference.path,
-            f"{user} may not get {reference}; a template of another namespace may be used only by "
-            "users who may read it",
-        )
-    )
+    return str(forbidden(reference.path, details.TEMPLATE_REFUSED.format(user, reference)))
 
 
 def unchecked(user: User, reference: TemplateReference, problem: str) -> str:

@@ -32,8 +32,8 @@ from webhook.core.model.podcliqueset import (
     PodCliqueSetTemplateSpec,
     ResourceSharingSpec,
 )
+from webhook.core.pcs import details
 
-IMMUTABLE = "field is immutable"
 TEMPLATE = Path("spec").child("template")
 
 
@@ -90,11 +90,11 @@ def validate_update(new: PodCliqueSet, old: PodCliqueSet) -> ErrorList:
         new_templates = dra.decode_templates(new_raw)
         if not semantic_equal(dra.TEMPLATE_CONFIGS, new_templates, dra.decode_templates(old_raw)):
             value = dra.TEMPLATE_CONFIGS.marshal(new_templates)
-            errors.append(invalid(TEMPLATE.child("resourceClaimTemplates"), value, IMMUTABLE))
+            errors.append(invalid(TEMPLATE.child("resourceClaimTemplates"), value, details.IMMUTABLE))
     new_template, old_template = new.spec.template, old.spec.template
     value = _changed(PCS_SHARING, new_template, new_template.resource_sharing, old_template, old_template.resource_sharing)
     if value is not _SAME:
-        errors.append(invalid(TEMPLATE.child("resourceSharing"), value, IMMUTABLE))
+        errors.append(invalid(TEMPLATE.child("resourceSharing"), value, details.IMMUTABLE))
     return errors
 
 
@@ -103,21 +103,18 @@ def _cliques(new: PodCliqueSet, old: PodCliqueSet) -> ErrorList:
     new_cliques, old_cliques = new.spec.template.cliques, old.spec.template.cliques
     errors: ErrorList = []
     if len(new_cliques) != len(old_cliques):
-        errors.append(forbidden(path, "not allowed to change clique composition"))
+        errors.append(forbidden(path, details.CLIQUE_COMPOSITION))
     old_by_name = {c.name: c for c in old_cliques}
     for i, clique in enumerate(new_cliques):
         previous = old_by_name.get(clique.name)
         if previous is None:
             errors.append(
-                forbidden(
-                    path.child("name"),
-                    f"not allowed to change clique composition, new clique name '{clique.name}' is not allowed",
-                )
+                forbidden(path.child("name"), details.NEW_CLIQUE.format(clique.name))
             )
             continue
         value = _changed(CLIQUE_SHARING, clique, clique.resource_sharing, previous, previous.resource_sharing)
         if value is not _SAME:
-            errors.append(invalid(path.index(i).child("resourceSharing"), value, IMMUTABLE))
+            errors.append(invalid(path.index(i).child("resourceSharing"), value, details.IMMUTABLE))
     return errors
 
 
@@ -125,20 +122,17 @@ def _scaling_groups(new: PodCliqueSet, old: PodCliqueSet) -> ErrorList:
     path = TEMPLATE.child("podCliqueScalingGroups")
     new_groups, old_groups = new.spec.template.pod_clique_scaling_groups, old.spec.template.pod_clique_scaling_groups
     if len(new_groups) != len(old_groups):
-        return [forbidden(path, "not allowed to add or remove PodCliqueScalingGroupConfigs")]
+        return [forbidden(path, details.GROUP_COMPOSITION)]
     errors: ErrorList = []
     old_by_name = {g.name: g for g in old_groups}
     for group in new_groups:
         previous = old_by_name.get(group.name)
         if previous is None:
             errors.append(
-                forbidden(
-                    path.child("name"),
-                    f"not allowed to change scaling group composition, new scaling group name '{group.name}' is not allowed",
-                )
+                forbidden(path.child("name"), details.NEW_GROUP.format(group.name))
             )
             continue
         value = _changed(SCALING_GROUP_SHARING, group, group.resource_sharing, previous, previous.resource_sharing)
         if value is not _SAME:
-            errors.append(invalid(path.child("resourceSharing"), value, IMMUTABLE))
+            errors.append(invalid(path.child("resourceSharing"), value, details.IMMUTABLE))
     return errors
