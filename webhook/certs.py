@@ -51,7 +51,7 @@ class Unusable(Exception):
 
 
 def certs(settings: CertsSettings) -> int:
-    print(ensure(settings.out, settings.hosts, days=settings.days, key_type=settings.key_type, force=settings.force))
+    print(ensure(settings.out, settings.cert_hosts, days=settings.days, key_type=settings.key_type, force=settings.force))
     return 0
 
 

@@ -47,6 +47,12 @@ class Option:
         return str(self.extra.get("metavar")) if self.positional else "--" + self.name.replace("_", "-")
 
     @property
+    def flags(self) -> tuple[str, ...]:
+        """The option's spellings: a short one first where kubectl has it (``-n``, ``-o``, ``-A``)."""
+        short = self.extra.get("short")
+        return (str(short), self.flag) if short else (self.flag,)
+
+    @property
     def repeatable(self) -> bool:
         return typing.get_origin(_unwrap(self.field.annotation)) is list and not self.extra.get("comma_list")
 
@@ -98,8 +104,10 @@ def add_arguments(parser: argparse.ArgumentParser, model: type[BaseSettings]) ->
     """Arguments whose absence leaves the field to the environment or its default."""
     for option in options(model):
         if option.positional:
-            nargs = "+" if option.repeatable else None
-            parser.add_argument(option.name, metavar=option.flag, nargs=nargs, help=option.field.description)
+            nargs = ("+" if option.field.is_required() else "*") if option.repeatable else (None if option.field.is_required() else "?")
+            parser.add_argument(
+                option.name, metavar=option.flag, nargs=nargs, default=argparse.SUPPRESS, help=option.field.description
+            )
             continue
         kwargs: dict[str, Any] = {"dest": option.name, "default": argparse.SUPPRESS, "help": option.help_text()}
         if option.is_bool:
@@ -111,7 +119,7 @@ def add_arguments(parser: argparse.ArgumentParser, model: type[BaseSettings]) ->
             if option.choices:
                 kwargs["choices"] = option.choices
                 kwargs["metavar"] = "|".join(option.choices)
-        parser.add_argument(option.flag, **kwargs)
+        parser.add_argument(*option.flags, **kwargs)
 
 
 def load(model: type[SettingsT], arguments: argparse.Namespace) -> SettingsT:

@@ -27,7 +27,7 @@ KiB = 1024
 MiB = 1024 * KiB
 
 
-def _split(value: Any, separator: str) -> Any:
+def split_list(value: Any, separator: str) -> Any:
     """An environment string becomes a list; lists from the command line pass through."""
     if isinstance(value, str):
         return [part.strip() for part in value.split(separator) if part.strip()]
@@ -46,6 +46,16 @@ class LoggingSettings(CommandSettings):
     )
     log_format: Literal["json", "text"] = Field(
         "text", description="Log lines as JSON objects (one per line) or as plain text."
+    )
+
+
+class ContextSettings(CommandSettings):
+    """Of every command that reads a cluster: the kubeconfig context, as ``kubectl --context``."""
+
+    context: str | None = Field(
+        None,
+        description="The kubeconfig context to use (a kubeconfig is then read even in a pod).",
+        json_schema_extra={"metavar": "NAME", "default_text": "the current context"},
     )
 
 
@@ -94,7 +104,7 @@ class DecisionSettings(ClaimLimitSettings):
     @field_validator("objects", mode="before")
     @classmethod
     def _split_paths(cls, value: Any) -> Any:
-        return _split(value, os.pathsep)
+        return split_list(value, os.pathsep)
 
     @property
     def uses_cluster(self) -> bool:
@@ -176,7 +186,7 @@ class CertificateSettings(CommandSettings):
     @field_validator("cert_hosts", mode="before")
     @classmethod
     def _split_cert_hosts(cls, value: Any) -> Any:
-        return _split(value, ",")
+        return split_list(value, ",")
 
     @field_validator("cert_hosts")
     @classmethod
@@ -200,7 +210,7 @@ class CertificateSettings(CommandSettings):
         return self
 
 
-class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings):
+class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, ContextSettings):
     host: str = Field("127.0.0.1", description="Address to listen on.")
     port: int = Field(8443, ge=1, le=65535, description="HTTPS port to listen on.")
     metrics_port: int = Field(
@@ -277,7 +287,7 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings):
     namespace: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Limit the cluster store to this namespace. Repeatable; comma-separated in the environment.",
-        json_schema_extra={"default_text": "all namespaces"},
+        json_schema_extra={"default_text": "all namespaces", "short": "-n", "metavar": "NAMESPACE"},
     )
     max_body_bytes: int = Field(
         8 * MiB,
@@ -356,7 +366,7 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings):
     @field_validator("namespace", mode="before")
     @classmethod
     def _split_namespaces(cls, value: Any) -> Any:
-        return _split(value, ",")
+        return split_list(value, ",")
 
     @model_validator(mode="after")
     def _a_body_fits_the_budget(self) -> ServeSettings:
@@ -387,8 +397,6 @@ class ReviewSettings(DecisionSettings):
 class ClaimsSettings(ClaimLimitSettings):
     """The limit per owner is the reconciler's, so that what is listed is what it would make."""
 
-    model_config = SettingsConfigDict(env_prefix="WEBHOOK_CLAIMS_", extra="forbid", frozen=True)
-
     files: list[Path] = Field(
         description=(
             "YAML or JSON manifests, or directories of them: PodCliqueSets and, for current replica "
@@ -396,8 +404,20 @@ class ClaimsSettings(ClaimLimitSettings):
         ),
         json_schema_extra={"metavar": "FILE", "positional": True},
     )
-    output: Literal["table", "json"] = Field(
-        "table", description="Tables for people, or one JSON document for scripts (warnings go to stderr)."
+    output: Literal["table", "json", "yaml"] = Field(
+        "table",
+        description=(
+            "Tables for people (warnings and the denial on stderr), or one JSON or YAML document for "
+            "scripts, which carries them too."
+        ),
+        json_schema_extra={"short": "-o"},
+    )
+    strict: bool = Field(
+        False,
+        description=(
+            "Show what serve --strict (the chart's webhooks.strict) would deny: the warnings about "
+            "claim names and filters become part of the denial."
+        ),
     )
     max_items: int = Field(
         10_000,
@@ -411,14 +431,12 @@ class ClaimsSettings(ClaimLimitSettings):
 
 
 class CertsSettings(CommandSettings):
-    model_config = SettingsConfigDict(env_prefix="WEBHOOK_CERTS_", extra="forbid", frozen=True)
-
     out: Path = Field(
         Path("certs"),
         description="Directory written: ca.crt, ca.key, tls.crt, tls.key.",
         json_schema_extra={"metavar": "DIR"},
     )
-    hosts: Annotated[list[str], NoDecode] = Field(
+    cert_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["localhost", "127.0.0.1"],
         description="Comma-separated DNS names and IP addresses the serving certificate is valid for.",
         json_schema_extra={"metavar": "HOSTS", "comma_list": True},
@@ -432,12 +450,12 @@ class CertsSettings(CommandSettings):
     )
     force: bool = Field(False, description="Replace the files even when they are valid.")
 
-    @field_validator("hosts", mode="before")
+    @field_validator("cert_hosts", mode="before")
     @classmethod
     def _split_hosts(cls, value: Any) -> Any:
-        return _split(value, ",")
+        return split_list(value, ",")
 
-    @field_validator("hosts")
+    @field_validator("cert_hosts")
     @classmethod
     def _hosts(cls, value: list[str]) -> list[str]:
         if not value:
