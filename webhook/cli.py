@@ -24,7 +24,9 @@ from webhook.errors import CommandError
 from webhook.policy.settings import PolicySettings
 from webhook.reconciler.settings import ReconcileSettings
 from webhook.registration.settings import UnregisterSettings
-from webhook.settings import CertsSettings, ClaimsSettings, ReviewSettings, ServeSettings
+from webhook.certificate_settings import CertsSettings
+from webhook.claims.settings import ClaimsSettings
+from webhook.settings import ReviewSettings, ServeSettings
 from webhook.status.settings import StatusSettings
 
 USAGE_EXIT = 2

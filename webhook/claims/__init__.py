@@ -17,7 +17,7 @@ import sys
 
 from webhook.claims import inputs, render
 from webhook.claims.listing import Listing, check_size, listing
-from webhook.settings import ClaimsSettings
+from webhook.claims.settings import ClaimsSettings
 
 DENIED = 1
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import Field, field_validator, model_validator
 
-from webhook.settings import ClaimLimitSettings, ContextSettings, LoggingSettings
+from webhook.options import ClaimLimitSettings, ContextSettings, LoggingSettings
 
 NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 

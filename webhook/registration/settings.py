@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from webhook.settings import ContextSettings, LoggingSettings
+from webhook.options import ContextSettings, LoggingSettings
 
 
 class UnregisterSettings(LoggingSettings, ContextSettings):

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import NoDecode
 
-from webhook.settings import ClaimLimitSettings, ContextSettings, split_list
+from webhook.options import ClaimLimitSettings, ContextSettings, split_list
 
 
 class StatusSettings(ClaimLimitSettings, ContextSettings):
