@@ -29,6 +29,7 @@ from webhook.kube.authorization import SubjectAccessReviews
 from webhook.kube.config import KubeConfigError, api_client
 from webhook.kube.informer import Informer
 from webhook.kube.resources import PODCLIQUESETS
+from webhook.kube.templates import TemplateReads
 from webhook.stores.base import StoreError
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,11 @@ class ClusterStore:
         if self._reviews is None:
             self._reviews = SubjectAccessReviews(self._objects.api_client)
         return self._reviews
+
+    def template_lookup(self) -> TemplateReads:
+        """GETs of ResourceClaimTemplates through the store's client (once started)."""
+        assert self._objects is not None, "the store has not started"
+        return TemplateReads(self._objects.api_client, self.fetch_timeout)
 
     def template_reviews(self) -> Mapping[str, int]:
         return {} if self._reviews is None else self._reviews.results
