@@ -73,6 +73,7 @@ class ClusterStore:
         self._api = api
         self._objects: client.CustomObjectsApi | None = None
         self._reviews: SubjectAccessReviews | None = None
+        self._templates: TemplateReads | None = None
         self._informers: dict[str | None, Informer[PodCliqueSetSharing]] = {}
 
     @property
@@ -136,8 +137,8 @@ class ClusterStore:
 
     def template_lookup(self) -> TemplateReads:
         """GETs of ResourceClaimTemplates through the store's client (once started)."""
-        assert self._objects is not None, "the store has not started"
-        return TemplateReads(self._objects.api_client, self.fetch_timeout)
+        assert self._templates is not None, "the store has not started"
+        return self._templates
 
     def template_reviews(self) -> Mapping[str, int]:
         return {} if self._reviews is None else self._reviews.results
@@ -152,6 +153,8 @@ class ClusterStore:
         # Every call is checked against the webhook's access table, from which the chart's RBAC is written.
         self._api = guarded(self._api, Component.WEBHOOK)
         self._objects = client.CustomObjectsApi(_single_attempt(self._api))
+        # Made before the watches start: the client's first ResourceV1Api loads its module, a moment's work.
+        self._templates = TemplateReads(self._objects.api_client, self.fetch_timeout)
         for namespace in self.namespaces or (None,):
             informer = Informer(
                 self._api,
