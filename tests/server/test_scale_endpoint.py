@@ -1,7 +1,7 @@
 """The scale webhook over the real server (``python -m webhook serve``, TLS): ``kubectl scale`` of a
 PodClique to a count that makes a claim name too long is answered with a warning, or refused under
 ``--strict``; and a pod the mutating webhook patches carries the claims it added and is logged at
-the default level (DECISIONS.md §3.3, §4)."""
+the default level (DECISIONS.md §3.3, DECISIONS.md §4)."""
 
 from __future__ import annotations
 
