@@ -26,7 +26,7 @@ from webhook.kube.access import ACCESS, Component
 
 NAMESPACE = "rs-rbac"
 GRANTED = {component.value: {(rule.resource.group, rule.resource.plural, verb) for rule in rules for verb in rule.verbs}
-           for component, rules in ACCESS.items() if component is not Component.UNREGISTER}
+           for component, rules in ACCESS.items() if component not in (Component.UNREGISTER, Component.STATUS)}
 """What the session's release runs: its webhook (with the certificate controller) and reconciler;
 the pre-delete hook runs in test_uninstall.py, whose release is another."""
 

@@ -68,7 +68,8 @@ def _always(index: int) -> Callable[[], int]:
     return lambda: index
 
 
-def _owners(workload: Workload) -> list[OwnedSharing]:
+def owners(workload: Workload) -> list[OwnedSharing]:
+    """The owners of ``workload``'s claims, the PodCliqueSet first, then the others by name."""
     sharing = workload.sharing
     if workload.live:
 
@@ -80,10 +81,10 @@ def _owners(workload: Workload) -> list[OwnedSharing]:
                 f"{kind} {sharing.namespace}/{name} cannot be placed in PodCliqueSet {sharing.name}: {message}", UNUSABLE
             )
 
-        owners = live_owners(sharing, workload.groups, workload.cliques, unplaced)
+        found = live_owners(sharing, workload.groups, workload.cliques, unplaced)
     else:
-        owners = list(planned_owners(sharing))
-    return [owners[0], *sorted(owners[1:], key=lambda owned: _natural(owned.owner.name))]
+        found = list(planned_owners(sharing))
+    return [found[0], *sorted(found[1:], key=lambda owned: _natural(owned.owner.name))]
 
 
 def _size(workload: Workload) -> tuple[int, int, int]:
@@ -91,10 +92,10 @@ def _size(workload: Workload) -> tuple[int, int, int]:
     if not workload.live:
         size = planned_size(workload.sharing)
         return size.owners, size.claims, size.pods
-    owners = live_owners(workload.sharing, workload.groups, workload.cliques)
-    claims = sum(map(claim_count, owners))
-    pods = sum(max(o.replicas, 0) for o in owners if o.owner.level is Level.CLIQUE)
-    return len(owners), claims, pods
+    found = live_owners(workload.sharing, workload.groups, workload.cliques)
+    claims = sum(map(claim_count, found))
+    pods = sum(max(o.replicas, 0) for o in found if o.owner.level is Level.CLIQUE)
+    return len(found), claims, pods
 
 
 def check_size(workload: Workload, used: int, limit: int) -> int:
@@ -114,13 +115,15 @@ def check_size(workload: Workload, used: int, limit: int) -> int:
     )
 
 
-def listing(workload: Workload, limit: int) -> Listing:
+def listing(workload: Workload, limit: int, strict: bool = False) -> Listing:
     """``workload``'s claims and pods; an owner needing more than ``limit`` claims has its first
-    ``limit`` listed, as the reconciler makes no more, and the webhook's warning."""
+    ``limit`` listed, as the reconciler makes no more, and the webhook's warning. Under ``strict``
+    the webhook's warnings about claim names and filters are part of the denial, as ``serve
+    --strict`` makes them."""
     pcs, sharing = workload.pcs, workload.sharing
     claims: list[ListedClaim] = []
     pods: list[ListedPod] = []
-    for owned in _owners(workload):
+    for owned in owners(workload):
         made = desired_claims(owned, stop=limit)
         claims.extend(ListedClaim(c, sharing.namespace, template_source(pcs, c.entry)) for c in made)
         identity = owned.identity
@@ -132,14 +135,16 @@ def listing(workload: Workload, limit: int) -> Listing:
             except IdentityError as err:
                 raise CommandError(f"{identity.key}: its pods cannot be placed: {err}", UNUSABLE) from None
             pods.append(ListedPod(identity.clique_fqn, index, names))
-    denial = aggregate([str(e) for e in validate_create(pcs)])
+    errors, warnings = [str(e) for e in validate_create(pcs)], claim_warnings(sharing)
+    if strict:
+        errors, warnings = errors + warnings, []
     return Listing(
         sharing.namespace,
         sharing.name,
         workload.live,
         claims,
         pods,
-        [*claim_warnings(sharing), *limit_warnings(sharing, limit)],
-        denial,
+        [*warnings, *limit_warnings(sharing, limit)],
+        aggregate(errors),
         workload.notes,
     )

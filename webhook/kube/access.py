@@ -27,6 +27,7 @@ from webhook.kube.resources import (
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
     PODCLIQUESETS,
+    PODS,
     RESOURCECLAIMS,
     RESOURCECLAIMTEMPLATES,
     SECRETS,
@@ -44,6 +45,8 @@ class Component(StrEnum):
     that its requests are told apart in an audit log and its RBAC exists only in that mode."""
     UNREGISTER = "unregister"
     """``webhook unregister``, the chart's pre-delete hook."""
+    STATUS = "status"
+    """``webhook status``, run by a person: not in the chart; the README gives its Role."""
 
 
 class Reach(StrEnum):
@@ -97,7 +100,14 @@ ACCESS: dict[Component, tuple[Rule, ...]] = {
         Rule(VALIDATINGWEBHOOKCONFIGURATIONS, ("delete",), Reach.CLUSTER, named=True),
         Rule(MUTATINGWEBHOOKCONFIGURATIONS, ("delete",), Reach.CLUSTER, named=True),
     ),
+    Component.STATUS: tuple(
+        Rule(resource, ("list",), Reach.WORKLOAD)
+        for resource in (PODCLIQUESETS, PODCLIQUESCALINGGROUPS, PODCLIQUES, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, PODS, EVENTS)
+    ),
 }
+
+IN_CHART = tuple(component for component in Component if component is not Component.STATUS)
+"""The components the chart runs and writes RBAC for."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,32 +38,35 @@ def _none_found(kubeconfig: str) -> str:
     )
 
 
-def api_client(kubeconfig: str | None = None) -> client.ApiClient:
-    """A client for ``kubeconfig`` if given, else in-cluster config when running in a pod, else the
-    default kubeconfig (``KUBECONFIG`` or ``~/.kube/config``)."""
+def api_client(kubeconfig: str | None = None, context: str | None = None) -> client.ApiClient:
+    """A client for ``kubeconfig`` if given, else in-cluster config when running in a pod (unless a
+    ``context`` is asked for, which only a kubeconfig has), else the default kubeconfig
+    (``KUBECONFIG`` or ``~/.kube/config``); with ``context``, that context of it rather than the
+    current one, as ``kubectl --context``."""
     if kubeconfig and not Path(kubeconfig).expanduser().is_file():
         raise KubeConfigError(f"cannot load kubeconfig {kubeconfig}: no such file")
-    default = None if kubeconfig or in_cluster() else default_kubeconfig()
+    default = None if kubeconfig or (in_cluster() and not context) else default_kubeconfig()
     if default is not None and not any(Path(p).expanduser().is_file() for p in default.split(os.pathsep) if p):
         raise KubeConfigError(_none_found(default))
     try:
-        if in_cluster() and not kubeconfig:
+        if default is None and not kubeconfig:
             configuration = client.Configuration()
             config.load_incluster_config(client_configuration=configuration)
             return client.ApiClient(configuration)
-        return config.new_client_from_config(config_file=kubeconfig or default)
+        return config.new_client_from_config(config_file=kubeconfig or default, context=context)
     except (ConfigException, OSError, TypeError, ValueError, yaml.YAMLError) as err:
         where = "in-cluster configuration" if default is None and not kubeconfig else f"kubeconfig {kubeconfig or default}"
         raise KubeConfigError(f"cannot load {where}: {err}".replace("\n", " ")) from None
 
 
-def own_namespace(kubeconfig: Path | None) -> str:
+def own_namespace(kubeconfig: Path | None, context: str | None = None) -> str:
     """The namespace this process runs in: the service account's in a pod, else the kubeconfig
-    context's, else ``default``."""
-    if in_cluster() and SERVICE_ACCOUNT_NAMESPACE.is_file():
+    context's (``context``, or the current one), else ``default``, as kubectl picks it."""
+    if in_cluster() and not context and SERVICE_ACCOUNT_NAMESPACE.is_file():
         return SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
     try:
-        _, active = config.list_kube_config_contexts(config_file=str(kubeconfig) if kubeconfig else default_kubeconfig())
+        contexts, active = config.list_kube_config_contexts(config_file=str(kubeconfig) if kubeconfig else default_kubeconfig())
     except Exception:  # noqa: BLE001 - no usable context: fall back to the default namespace
         return "default"
-    return str((active or {}).get("context", {}).get("namespace") or "default")
+    chosen = next((c for c in contexts if c.get("name") == context), None) if context else active
+    return str((chosen or {}).get("context", {}).get("namespace") or "default")

@@ -33,10 +33,10 @@ def reconcile(settings: ReconcileSettings) -> int:
         # The library logs every retry of a standby at INFO.
         logging.getLogger("leaderelection").setLevel(logging.WARNING)
     try:
-        api = api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
+        api = api_client(str(settings.kubeconfig) if settings.kubeconfig else None, settings.context)
     except KubeConfigError as err:
         raise CommandError(str(err)) from None
-    namespace = settings.leader_election_namespace or own_namespace(settings.kubeconfig)
+    namespace = settings.leader_election_namespace or own_namespace(settings.kubeconfig, settings.context)
     me = identity()
     stopping = threading.Event()
     running: list[Controller] = []

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from pydantic import Field, field_validator, model_validator
 
-from webhook.settings import ClaimLimitSettings, LoggingSettings
+from webhook.options import ClaimLimitSettings, ContextSettings, LoggingSettings
 
 NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
-class ReconcileSettings(ClaimLimitSettings, LoggingSettings):
+class ReconcileSettings(ClaimLimitSettings, LoggingSettings, ContextSettings):
     kubeconfig: Path | None = Field(
         None,
         description=(
@@ -25,7 +25,7 @@ class ReconcileSettings(ClaimLimitSettings, LoggingSettings):
     namespace: str | None = Field(
         None,
         description="Watch and reconcile PodCliqueSets in this one namespace only.",
-        json_schema_extra={"default_text": "all namespaces"},
+        json_schema_extra={"default_text": "all namespaces", "short": "-n", "metavar": "NAMESPACE"},
     )
     workers: int = Field(
         2,

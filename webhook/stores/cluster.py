@@ -62,11 +62,12 @@ class ClusterStore:
         kubeconfig: Path | None = None,
         namespaces: Sequence[str] = (),
         *,
+        context: str | None = None,
         api: client.ApiClient | None = None,
         fetch_timeout: float = 2.0,
         watch_timeout_seconds: int = 300,
     ) -> None:
-        self.kubeconfig = kubeconfig
+        self.kubeconfig, self.context = kubeconfig, context
         self.namespaces = list(dict.fromkeys(namespaces))
         self.fetch_timeout = fetch_timeout
         self.watch_timeout_seconds = watch_timeout_seconds
@@ -147,7 +148,7 @@ class ClusterStore:
         """Starts the watches and returns at once; ``ready`` turns true when every first list is in."""
         if self._api is None:
             try:
-                self._api = api_client(str(self.kubeconfig) if self.kubeconfig else None)
+                self._api = api_client(str(self.kubeconfig) if self.kubeconfig else None, self.context)
             except KubeConfigError as err:
                 raise StoreError(str(err)) from None
         # Every call is checked against the webhook's access table, from which the chart's RBAC is written.

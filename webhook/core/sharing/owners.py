@@ -129,9 +129,9 @@ def planned_owners(pcs: PodCliqueSetSharing, indices: Indices = range) -> Iterat
     PodCliqueSet; then for each of its replicas the standalone PodCliques, and each scaling group
     followed by the PodCliques of each of its replicas. Standalone and member PodCliques start with
     their template's replicas (at least 1), scaling groups with theirs (1 when unset). UIDs are
-    unknown (empty): these objects may not exist yet. PodCliques carry their identity, as their
-    pods' labels will give it."""
-    yield OwnedSharing(pcs_owner(pcs), "", max(pcs.replicas, 0))
+    unknown (empty) but the PodCliqueSet's, when it has one: the others may not exist yet.
+    PodCliques carry their identity, as their pods' labels will give it."""
+    yield OwnedSharing(pcs_owner(pcs), pcs.uid, max(pcs.replicas, 0))
     members = {name for group in pcs.scaling_groups for name in group.clique_names}
     standalone = [c for c, clique in enumerate(pcs.cliques) if clique.name not in members]
     for i in indices(max(pcs.replicas, 0)):
