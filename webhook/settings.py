@@ -36,7 +36,8 @@ class DecisionSettings(ClaimLimitSettings):
         False,
         description=(
             "Deny, rather than warn about, claim names pods cannot use, claim-name collisions and "
-            "filters that match no pod."
+            "filters that match no pod (and scales that make such names). Templates that do not exist "
+            "are only ever warned about."
         ),
     )
     on_missing_pcs: Literal["deny", "allow"] = Field(

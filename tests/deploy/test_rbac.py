@@ -76,7 +76,10 @@ def test_told_their_namespaces_the_components_get_roles_there_and_only_the_clust
 
 def test_namespaced_roles_leave_only_what_cannot_be_namespaced_cluster_wide(render):
     cluster = {key[1]: granted(role) for key, role in roles(render(NAMESPACED)).items() if key[0] == "ClusterRole"}
-    assert cluster[f"{FULLNAME}-webhook"] == {("authorization.k8s.io", "subjectaccessreviews", "create", ())}
+    assert cluster[f"{FULLNAME}-webhook"] == {
+        ("authorization.k8s.io", "subjectaccessreviews", "create", ()),
+        ("resource.k8s.io", "resourceclaimtemplates", "get", ()),
+    }
     assert cluster[f"{FULLNAME}-reconciler"] == {("resource.k8s.io", "resourceclaimtemplates", "get", ())}
 
 

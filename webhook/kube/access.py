@@ -74,6 +74,9 @@ ACCESS: dict[Component, tuple[Rule, ...]] = {
         # May the user creating a PodCliqueSet read the templates of other namespaces it names (DECISIONS.md §3.1)?
         # SubjectAccessReviews are cluster-scoped: a ClusterRole even with namespaced RBAC.
         Rule(SUBJECTACCESSREVIEWS, ("create",), Reach.CLUSTER),
+        # Does an external template a PodCliqueSet CREATE names exist (DECISIONS.md §3.4)? Of any
+        # namespace, as the templates of other namespaces.
+        Rule(RESOURCECLAIMTEMPLATES, ("get",), Reach.CLUSTER),
     ),
     Component.RECONCILER: (
         # get: an owner is read before a claim its cache calls stale is deleted.

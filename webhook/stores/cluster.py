@@ -29,6 +29,7 @@ from webhook.kube.authorization import SubjectAccessReviews
 from webhook.kube.config import KubeConfigError, api_client
 from webhook.kube.informer import Informer
 from webhook.kube.resources import PODCLIQUESETS
+from webhook.kube.templates import TemplateReads
 from webhook.stores.base import StoreError
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ class ClusterStore:
         self._api = api
         self._objects: client.CustomObjectsApi | None = None
         self._reviews: SubjectAccessReviews | None = None
+        self._templates: TemplateReads | None = None
         self._informers: dict[str | None, Informer[PodCliqueSetSharing]] = {}
 
     @property
@@ -134,6 +136,11 @@ class ClusterStore:
             self._reviews = SubjectAccessReviews(self._objects.api_client)
         return self._reviews
 
+    def template_lookup(self) -> TemplateReads:
+        """GETs of ResourceClaimTemplates through the store's client (once started)."""
+        assert self._templates is not None, "the store has not started"
+        return self._templates
+
     def template_reviews(self) -> Mapping[str, int]:
         return {} if self._reviews is None else self._reviews.results
 
@@ -147,6 +154,8 @@ class ClusterStore:
         # Every call is checked against the webhook's access table, from which the chart's RBAC is written.
         self._api = guarded(self._api, Component.WEBHOOK)
         self._objects = client.CustomObjectsApi(_single_attempt(self._api))
+        # Made before the watches start: the client's first ResourceV1Api loads its module, a moment's work.
+        self._templates = TemplateReads(self._objects.api_client, self.fetch_timeout)
         for namespace in self.namespaces or (None,):
             informer = Informer(
                 self._api,

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from webhook.core.model.podcliqueset import (
+    AutoScalingConfig,
     PCSGResourceSharingSpec,
     PCSResourceSharingSpec,
     PodCliqueSet,
@@ -82,6 +83,8 @@ class CliqueSharing(NamedTuple):
     name: str
     replicas: int | None
     entries: tuple[SharingEntry, ...]
+    max_replicas: int | None = None
+    """``spec.autoScalingConfig.maxReplicas``: the most an autoscaler may scale its PodCliques to."""
 
 
 class ScalingGroupSharing(NamedTuple):
@@ -91,6 +94,8 @@ class ScalingGroupSharing(NamedTuple):
     clique_names: tuple[str, ...]
     replicas: int | None
     entries: tuple[SharingEntry, ...]
+    max_replicas: int | None = None
+    """``scaleConfig.maxReplicas``: the most an autoscaler may scale the group's objects to."""
 
 
 class PodCliqueSetSharing(NamedTuple):
@@ -117,6 +122,10 @@ class PodCliqueSetSharing(NamedTuple):
         return next((i for i, c in enumerate(self.cliques) if c.name == name), None)
 
 
+def _most(config: AutoScalingConfig | None) -> int | None:
+    return None if config is None else config.max_replicas
+
+
 def project(pcs: PodCliqueSet) -> PodCliqueSetSharing:
     """The projection of a parsed PodCliqueSet."""
     template = pcs.spec.template
@@ -127,10 +136,13 @@ def project(pcs: PodCliqueSet) -> PodCliqueSetSharing:
         replicas=pcs.spec.replicas,
         entries=_entries(template.resource_sharing),
         cliques=tuple(
-            CliqueSharing(_intern(c.name), c.spec.replicas, _entries(c.resource_sharing)) for c in template.cliques
+            CliqueSharing(_intern(c.name), c.spec.replicas, _entries(c.resource_sharing), _most(c.spec.auto_scaling_config))
+            for c in template.cliques
         ),
         scaling_groups=tuple(
-            ScalingGroupSharing(_intern(g.name), _names(g.clique_names), g.replicas, _entries(g.resource_sharing))
+            ScalingGroupSharing(
+                _intern(g.name), _names(g.clique_names), g.replicas, _entries(g.resource_sharing), _most(g.scale_config)
+            )
             for g in template.pod_clique_scaling_groups
         ),
     )

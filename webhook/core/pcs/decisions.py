@@ -183,7 +183,7 @@ def sharing_members(obj: dict[str, Any]) -> dict[str, Any]:
 def _clique(clique: Any) -> Any:
     if not isinstance(clique, dict) or not isinstance(clique.get("spec"), dict):
         return clique
-    return {**clique, "spec": _only(clique["spec"], ("replicas",))}
+    return {**clique, "spec": _only(clique["spec"], ("replicas", "autoScalingConfig"))}
 
 
 class PodCliqueSetReads:

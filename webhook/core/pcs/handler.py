@@ -1,7 +1,9 @@
 """The validating webhook for PodCliqueSets (DECISIONS.md §3), as controller-runtime's validator.
 
 CREATE runs the create-time rules; UPDATE runs them on the new object and, only when they pass,
-the immutability rules (Grove's short-circuit, BEHAVIOUR.md §2.2). The checks beyond Grove are
+the immutability rules (Grove's short-circuit, BEHAVIOUR.md §2.2). A CREATE they allow goes on to
+the templates of other namespaces (``authorization``), then to a warning for each external
+template that does not exist (``missingtemplates``). The checks beyond Grove are
 warnings, or denials under ``strict``; an owner needing more claims than the reconciler makes
 (``max_claims_per_owner``) is only ever a warning. Everything else is answered as
 controller-runtime's ``validatorForType`` answers it: DELETE and CONNECT allowed, other operations
@@ -11,14 +13,17 @@ is neither read nor checked again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from webhook.core.admission import response
 from webhook.core.admission.request import NO_CONTENT, AdmissionRequest, ExpectedKind
 from webhook.core.admission.response import AdmissionResponse
 from webhook.core.gocompat import gojson
 from webhook.core.gocompat.fielderrors import aggregate
-from webhook.core.pcs.authorization import TemplateAuthorization
+from webhook.core.pcs.authorization import TemplateAuthorization, User
 from webhook.core.pcs.decisions import PodCliqueSetRead, PodCliqueSetReads
 from webhook.core.pcs.immutability import validate_update
+from webhook.core.pcs.missingtemplates import TemplateLookup, warn_missing
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 
 PODCLIQUESET = ExpectedKind("grove.io", "v1alpha1", "PodCliqueSet")
@@ -43,6 +48,7 @@ class PodCliqueSetValidator:
         strict: bool = False,
         templates: TemplateAuthorization | None = None,
         max_claims_per_owner: int = MAX_CLAIMS_PER_OWNER,
+        lookup: TemplateLookup | None = None,
     ) -> None:
         self.strict = strict
         """Deny, rather than warn about, claim names pods cannot use, collisions and unmatched filters."""
@@ -50,6 +56,8 @@ class PodCliqueSetValidator:
         """The claim reconciler's limit, for a warning (never a denial) about owners above it."""
         self.templates = templates
         """Asks whether the user may read the templates of other namespaces a CREATE names (DECISIONS.md §3.1)."""
+        self.lookup = lookup
+        """Asks whether the external templates a CREATE names exist (DECISIONS.md §3.4)."""
         self.reads = PodCliqueSetReads()
 
     async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
@@ -68,13 +76,28 @@ class PodCliqueSetValidator:
         if new is None:
             return response.errored(400, f"{NO_CONTENT}: request.object is missing")
         if operation == "CREATE":
-            decided = self.validate(new, None)
-            if self.templates is None:
-                return decided
-            return await self.templates.review(decided, new.pcs, request.user_info, request.namespace)
+            return await self.create(new, request)
         if old is None:
             return response.errored(400, f"{NO_CONTENT}: request.oldObject is missing")
         return self.validate(new, old)
+
+    async def create(self, new: PodCliqueSetRead, request: AdmissionRequest) -> AdmissionResponse:
+        decided = self.validate(new, None)
+        if self.templates is not None:
+            decided = await self.templates.review(decided, new.pcs, request.user_info, request.namespace)
+        if self.lookup is None:
+            return decided
+        namespace = request.namespace or new.pcs.metadata.namespace
+        return await warn_missing(decided, new.pcs, namespace, self.lookup, self._readable(request.user_info))
+
+    def _readable(self, user_info: object) -> Callable[[str, str], bool]:
+        """Whether the user may read a template of another namespace, as the templates' check
+        found (nothing is readable without that check)."""
+        user = User.read(user_info) if self.templates is not None else None
+        if self.templates is None or not isinstance(user, User):
+            return lambda _namespace, _name: False
+        access = self.templates.access
+        return lambda namespace, name: access.known(user, namespace, name) is True
 
     def validate(self, new: PodCliqueSetRead, old: PodCliqueSetRead | None) -> AdmissionResponse:
         """A CREATE (``old`` None) or an UPDATE from ``old``."""

@@ -3,7 +3,8 @@
 Grove accepts claim names that pods cannot use (over 63 characters, or not a DNS-1123 label), names
 that two owners both generate (BEHAVIOUR.md §9 items 1 and 8) and filters that select no
 pod. Each becomes a warning here, or a denial under ``--strict``. The names are those the claim
-reconciler would create for the spec as written, taken as families (``claimpatterns``) so that the
+reconciler would create for the spec at the most replicas it allows (the autoscalers'
+``maxReplicas`` where set), taken as families (``claimpatterns``) so that the
 cost does not grow with the replica counts and no collision is missed.
 
 Warnings come in a stable order: invalid names (one per entry, its first invalid name), then
@@ -29,6 +30,7 @@ from webhook.core.sharing.patterns import (
     name_patterns,
     shared_names,
 )
+from webhook.core.sharing.scaling import largest
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 MAX_LABEL_LENGTH = 63
@@ -48,11 +50,13 @@ def dns1123_label_problem(name: str) -> str | None:
 
 
 def claim_warnings(pcs: PodCliqueSetSharing) -> list[str]:
-    patterns = name_patterns(pcs)
+    """Names are checked at the most replicas each owner can reach (``scaling.largest``): an
+    autoscaler scaling a clique from 9 to 10 replicas must not make its names invalid."""
+    patterns = name_patterns(largest(pcs))
     return [*_invalid_names(patterns), *_collisions(patterns), *_unmatched_filters(pcs)]
 
 
-def _first_invalid(pattern: NamePattern) -> tuple[str, str] | None:
+def first_invalid(pattern: NamePattern) -> tuple[str, str] | None:
     """The first name of a family that is not a DNS-1123 label, with the reason. Indices are digits,
     which never make a name invalid except by its length, so the first name (all indices 0) shows
     every other problem."""
@@ -69,7 +73,7 @@ def _invalid_names(patterns: list[NamePattern]) -> list[str]:
     for pattern in patterns:
         if pattern.source in warnings:
             continue
-        invalid = _first_invalid(pattern)
+        invalid = first_invalid(pattern)
         if invalid:
             name, problem = invalid
             warnings[pattern.source] = (

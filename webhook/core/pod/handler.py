@@ -114,4 +114,4 @@ class PodMutator:
         except IdentityError as err:
             return response.denied(str(err))
         patch = self.patches.patch(pod, claims, shared=not shared.per_pod)
-        return response.patched(patch) if patch else response.allowed()
+        return response.patched(patch, note=f"shared claims {', '.join(claims)}") if patch else response.allowed()

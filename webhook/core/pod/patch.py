@@ -8,6 +8,10 @@ name its target list already holds: a second pass over a patched pod yields no o
 An absent, ``null`` or empty list is written whole with one ``add`` (``add`` on an existing member
 replaces it); a non-empty one is appended to with ``/-``. The end state is Grove's: each list in
 the order it had, followed by the new names in claim order.
+
+A pod that gets a claim is also annotated ``resource-sharing.grove.io/claims`` with the names the
+webhook added (to those an earlier pass recorded), as Kyverno records its patches: on-call can tell
+them from the claims Grove's operator wrote into the pod itself.
 """
 
 from __future__ import annotations
@@ -18,9 +22,12 @@ from typing import Any
 
 import orjson
 
-from webhook.core.model.pod import GROVE_INIT_CONTAINER, Container, Pod, PodSpec, claim_names
+from webhook.core.model.pod import GROVE_INIT_CONTAINER, Container, Pod, PodSpec, claim_names, metadata
 
 Operation = dict[str, Any]
+
+CLAIMS_ANNOTATION = "resource-sharing.grove.io/claims"
+"""The claims the webhook added to the pod, comma-separated in claim order."""
 
 
 def escape(token: str) -> str:
@@ -76,7 +83,7 @@ def claim_patch(pod: Pod, claims: Sequence[str]) -> list[Operation]:
     spec = pod.get("spec")
     if spec is None:
         values = [{"name": n, "resourceClaimName": n} for n in unique]
-        return [{"op": "add", "path": pointer("spec"), "value": {"resourceClaims": values}}]
+        return [{"op": "add", "path": pointer("spec"), "value": {"resourceClaims": values}}, _annotation(pod, unique)]
 
     existing = spec.get("resourceClaims")
     new = _new(unique, claim_names(existing)) if existing else unique
@@ -87,7 +94,29 @@ def claim_patch(pod: Pod, claims: Sequence[str]) -> list[Operation]:
     for index, container in enumerate(spec.get("initContainers", ())):
         if container.get("name") != GROVE_INIT_CONTAINER:
             operations += _container_operations(container, f"{INIT_CONTAINERS}/{index}", unique, references)
-    return operations
+    return [*operations, _annotation(pod, _added(spec, unique, new))] if operations else []
+
+
+def _added(spec: PodSpec, claims: list[str], new: list[str]) -> list[str]:
+    """The names of ``claims`` the patch adds to the pod's list or to some container's."""
+    added = set(new)
+    containers = [*spec.get("containers", ()), *(c for c in spec.get("initContainers", ()) if c.get("name") != GROVE_INIT_CONTAINER)]
+    for container in containers:
+        resources = container.get("resources")
+        added.update(_new(claims, claim_names(resources.get("claims")) if resources else ()))
+    return [n for n in claims if n in added]
+
+
+def _annotation(pod: Pod, added: list[str]) -> Operation:
+    """Records ``added`` in the pod's annotation, after the names an earlier pass recorded."""
+    annotations = metadata(pod).get("annotations")
+    recorded = annotations.get(CLAIMS_ANNOTATION, "") if annotations else ""
+    value = ",".join(dict.fromkeys([*filter(None, recorded.split(",")), *added]))
+    if pod.get("metadata") is None:
+        return {"op": "add", "path": pointer("metadata"), "value": {"annotations": {CLAIMS_ANNOTATION: value}}}
+    if not annotations:
+        return {"op": "add", "path": pointer("metadata", "annotations"), "value": {CLAIMS_ANNOTATION: value}}
+    return {"op": "add", "path": pointer("metadata", "annotations", CLAIMS_ANNOTATION), "value": value}
 
 
 def _container_shape(container: Container) -> tuple[str, ...] | None:
@@ -95,12 +124,16 @@ def _container_shape(container: Container) -> tuple[str, ...] | None:
     return None if resources is None else tuple(claim_names(resources.get("claims")))
 
 
-def _shape(spec: PodSpec | None) -> Hashable:
-    """All of a pod that its patch depends on: which lists exist, the names they hold, and which
-    init containers are Grove's."""
+def _shape(pod: Pod) -> Hashable:
+    """All of a pod that its patch depends on: which lists exist, the names they hold, which init
+    containers are Grove's, and whether it has annotations and the names one records."""
+    annotations = metadata(pod).get("annotations")
+    recorded = (bool(annotations), annotations.get(CLAIMS_ANNOTATION) if annotations else None)
+    spec = pod.get("spec")
     if spec is None:
-        return None
+        return recorded
     return (
+        recorded,
         tuple(claim_names(spec.get("resourceClaims"))),
         tuple([_container_shape(c) for c in spec.get("containers", ())]),
         tuple([
@@ -130,7 +163,7 @@ class ClaimPatches:
         same ``claims``."""
         if not shared:
             return _json(claim_patch(pod, claims))
-        key = (tuple(claims), _shape(pod.get("spec")))
+        key = (tuple(claims), _shape(pod))
         found = self._found.get(key)
         if found is not None:
             self._found.move_to_end(key)

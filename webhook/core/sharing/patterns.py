@@ -24,7 +24,7 @@ from itertools import combinations, islice
 from webhook.core.model.podcliqueset import Scope
 from webhook.core.model.projection import PodCliqueSetSharing
 from webhook.core.sharing.desired import claim_count
-from webhook.core.sharing.owners import Level, planned_owners
+from webhook.core.sharing.owners import Level, SharingOwner, planned_owners
 
 _OPEN = "\udc00"
 """Marks an open index inside a generated name: a lone surrogate, which no decoded JSON or YAML
@@ -99,16 +99,25 @@ def name_patterns(pcs: PodCliqueSetSharing) -> list[NamePattern]:
     ``owners.planned_owners`` walked with open indices, each owner's AllReplicas entries, then its
     PerReplica entries (with an open replica index). Entries without a name (a Required error) or
     with another scope (ignored by Grove) make none."""
+    return [pattern for owned in planned_owners(pcs, _open) for pattern in owner_patterns(owned.owner, owned.replicas)]
+
+
+def owner_patterns(owner: SharingOwner, replicas: int) -> list[NamePattern]:
+    """The patterns of one owner's claims at ``replicas``: its AllReplicas entries, then its
+    PerReplica entries with an open replica index."""
     patterns = []
-    for owned in planned_owners(pcs, _open):
-        owner = owned.owner
-        for scope, replica in ((Scope.ALL_REPLICAS, None), (Scope.PER_REPLICA, _Index(owned.replicas))):
-            if replica is not None and owned.replicas <= 0:
-                continue
-            for i, entry in owner.in_scope(scope):
-                if entry.name:
-                    patterns.append(NamePattern(f"{owner.source}[{i}]", owner.claim_name(entry, replica)))
+    for scope, replica in ((Scope.ALL_REPLICAS, None), (Scope.PER_REPLICA, _Index(replicas))):
+        if replica is not None and replicas <= 0:
+            continue
+        for i, entry in owner.in_scope(scope):
+            if entry.name:
+                patterns.append(NamePattern(f"{owner.source}[{i}]", owner.claim_name(entry, replica)))
     return patterns
+
+
+def open_index(size: int) -> int:
+    """An index standing for all of ``range(size)``, for an owner name made with ``naming``."""
+    return _Index(size)
 
 
 @dataclass(frozen=True, slots=True)
