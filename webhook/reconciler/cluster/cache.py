@@ -21,7 +21,7 @@ import itertools
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -32,6 +32,7 @@ from webhook.core.model.podcliqueset import (
     PodCliqueSet,
 )
 from webhook.kube.informer import Handler, Informer, object_key
+from webhook.kube.informers import Informers
 from webhook.kube.resources import (
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
@@ -164,7 +165,7 @@ class Caches:
     def __init__(
         self,
         api: Any,
-        namespace: str | None,
+        namespaces: Sequence[str],
         notify: Notify,
         pending_ttl: float = 30.0,
         on_recovered: Callable[[], None] | None = None,
@@ -176,11 +177,11 @@ class Caches:
         self._epoch_counter = itertools.count(1)
         self._groups_index, self._cliques_index, self._claims_index = PartOfIndex(), PartOfIndex(), PartOfIndex()
 
-        def informer(resource: Resource, transform: Callable[[dict[str, Any]], T], handler: Handler, selector: str | None = None) -> Informer[T]:
-            return Informer(
+        def informer(resource: Resource, transform: Callable[[dict[str, Any]], T], handler: Handler, selector: str | None = None) -> Informers[T]:
+            return Informers(resource, namespaces, lambda namespace: Informer(
                 api, resource, namespace=namespace, label_selector=selector, transform=transform, handler=handler,
                 on_recovered=on_recovered,
-            )
+            ))
 
         self.podcliquesets = informer(PODCLIQUESETS, PodCliqueSet.model_validate, self._on_pcs)
         self.scaling_groups = informer(
@@ -189,7 +190,7 @@ class Caches:
         self.cliques = informer(PODCLIQUES, PodClique.model_validate, self._member_handler(self._cliques_index), GROVE_MANAGED)
         claims_handler = self._member_handler(self._claims_index, self._observe_claim, disturbed_by_adds=False)
         self.claims = informer(RESOURCECLAIMS, ClaimRecord.from_object, claims_handler, SHARED_CLAIMS)
-        self.informers: tuple[Informer[Any], ...] = (self.podcliquesets, self.scaling_groups, self.cliques, self.claims)
+        self.informers: tuple[Informers[Any], ...] = (self.podcliquesets, self.scaling_groups, self.cliques, self.claims)
 
     # --- events ----------------------------------------------------------------------------------
 
@@ -288,6 +289,6 @@ class Caches:
         return self.pending.resolve((namespace, name), self.claims.get(namespace, name))
 
     @staticmethod
-    def _members(informer: Informer[Any], index: PartOfIndex, key: PcsKey) -> list[Any]:
+    def _members(informer: Informers[Any], index: PartOfIndex, key: PcsKey) -> list[Any]:
         found = (informer.get(key[0], name) for name in index.names(key))
         return [obj for obj in found if obj is not None]
