@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webhook.core.model.pod import read_pod
-from webhook.core.pod.patch import ClaimPatches, claim_patch, pointer
+from webhook.core.pod.patch import claim_patch, pointer
 
 CLAIMS = ["p-all-a", "p-0-b"]
 
@@ -185,37 +185,3 @@ POD = st.one_of(
         )}
     ),
 )
-SHARED = ClaimPatches(size=8)
-"""One cache for every example, small enough to evict: a key that two different patches shared would
-show as a wrong answer in some example."""
-
-
-@settings(max_examples=300, deadline=None)
-@given(pod=POD, claims=st.lists(NAMES, max_size=3))
-def test_a_remembered_patch_is_the_patch_of_the_pod_at_hand(pod: dict[str, Any], claims: list[str]) -> None:
-    read = read_pod(pod)
-    operations = claim_patch(read, claims)
-    expected = orjson.dumps(operations) if operations else b""
-    assert SHARED.patch(read, claims, shared=True) == expected
-    assert SHARED.patch(read, claims, shared=True) == expected
-    assert SHARED.patch(read, claims, shared=False) == expected
-
-
-def test_pods_of_one_template_share_one_patch() -> None:
-    patches = ClaimPatches()
-    pods = [read_pod({"metadata": {"name": f"w-{i}"}, "spec": {"containers": [{"name": "c"}]}}) for i in range(3)]
-    first = patches.patch(pods[0], CLAIMS, shared=True)
-    assert all(patches.patch(pod, CLAIMS, shared=True) is first for pod in pods)
-    assert patches.patch(pods[0], ["p-all-a"], shared=True) != first
-
-
-def test_a_large_patch_is_built_each_time_rather_than_kept() -> None:
-    """A pod of many containers, with many claims: remembering such patches would let the pods
-    sent decide how much memory the cache holds."""
-    patches = ClaimPatches()
-    many = read_pod({"spec": {"containers": [{"name": f"c{i}"} for i in range(200)]}})
-    names = [f"claim-{i}" for i in range(20)]
-    first = patches.patch(many, names, shared=True)
-    assert len(first) > patches.largest
-    again = patches.patch(many, names, shared=True)
-    assert again == first and again is not first

@@ -3,8 +3,7 @@
 Only CREATE of a Grove pod is mutated; every other review is answered after reading no more than
 the pod's labels. A Grove pod is placed by its labels (BEHAVIOUR.md §5.1), its PodCliqueSet is
 looked up in the object store (from memory; one bounded read from the source on a miss), and the
-pod gets the claims ``podclaims`` names (the same for every pod of a PodClique but its
-index, remembered) as a JSON Patch.
+pod gets the claims ``podclaims`` names as a JSON Patch.
 
 Label errors and an unknown PodCliqueSet are denials (code 403, reason Forbidden), like the
 validating webhook's: the pod is refused because of what it says, as Grove would refuse to build
@@ -17,31 +16,26 @@ from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
 from webhook.core.admission import response
-from webhook.core.admission.request import (
-    NO_CONTENT,
-    AdmissionRequest,
-    ExpectedKind,
-    read_objects,
-)
+from webhook.core.admission.request import NO_CONTENT, AdmissionRequest, read_objects
 from webhook.core.admission.response import AdmissionResponse
 from webhook.core.model import labels
-from webhook.core.model.meta import DEFAULT_NAMESPACE
+from webhook.core.model.meta import DEFAULT_NAMESPACE, GroupVersionKind
 from webhook.core.model.pod import Pod, metadata, read_pod, read_pod_header
-from webhook.core.model.projection import PodCliqueSetSharing
-from webhook.core.pod.patch import ClaimPatches
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.pod.patch import patch_json
 from webhook.core.sharing.placement import IdentityError, clique_identity, pod_index
-from webhook.core.sharing.podclaims import PodClaimsCache
+from webhook.core.sharing.podclaims import pod_claims
 
-POD = ExpectedKind("", "v1", "Pod")
+POD = GroupVersionKind("", "v1", "Pod")
 
 
 class PodCliqueSetSource(Protocol):
     """Where PodCliqueSets are found: the object stores."""
 
-    def get(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+    def get(self, namespace: str, name: str) -> PodCliqueSet | None:
         """From memory, at once."""
 
-    async def fetch(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+    async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
         """After a ``get`` miss: at most one bounded read from the source."""
 
 
@@ -54,13 +48,9 @@ def _mutated(request: AdmissionRequest) -> bool:
     if request.operation != "CREATE":
         return False
     obj = request.object
-    metadata = obj.get("metadata") if isinstance(obj, dict) else None
-    pod_labels = metadata.get("labels") if isinstance(metadata, dict) else None
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    pod_labels = meta.get("labels") if isinstance(meta, dict) else None
     return isinstance(pod_labels, dict) and is_grove_pod(pod_labels)
-
-
-def _missing_pcs(namespace: str, name: str, consequence: str) -> str:
-    return f"PodCliqueSet {namespace}/{name} (label {labels.PART_OF} of the pod) not found: {consequence}"
 
 
 class PodMutator:
@@ -70,8 +60,6 @@ class PodMutator:
         self.store = store
         self.on_missing_pcs = on_missing_pcs
         """Whether a Grove pod whose PodCliqueSet cannot be found is refused or admitted unchanged."""
-        self.claims = PodClaimsCache()
-        self.patches = ClaimPatches()
 
     async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
         if not _mutated(request):
@@ -96,22 +84,21 @@ class PodMutator:
         namespace = request.namespace or meta.get("namespace") or DEFAULT_NAMESPACE
         pod_labels = meta.get("labels") or {}
         pcs_name = pod_labels[labels.PART_OF]
-        try:
-            identity = clique_identity(namespace, pcs_name, pod_labels[labels.PODCLIQUE], pod_labels)
-        except IdentityError as err:
-            return response.denied(str(err))
-        pcs = self.store.get(namespace, pcs_name) or await self.store.fetch(namespace, pcs_name)
-        if pcs is None:
-            if self.on_missing_pcs == "allow":
-                return response.allowed([_missing_pcs(namespace, pcs_name, "pod admitted without shared ResourceClaims")])
-            reason = "the pod's shared ResourceClaims cannot be determined"
-            return response.denied(_missing_pcs(namespace, pcs_name, reason))
-
         pod_key = f"{namespace}/{meta.get('name') or meta.get('generateName', '')}"
         try:
-            shared = self.claims.claims(pcs, identity)
-            claims = shared.of_pod(lambda: pod_index(pod_labels, pod_key))
+            identity = clique_identity(namespace, pcs_name, pod_labels[labels.PODCLIQUE], pod_labels)
+            pcs = self.store.get(namespace, pcs_name) or await self.store.fetch(namespace, pcs_name)
+            if pcs is None:
+                return self.missing(namespace, pcs_name)
+            claims = pod_claims(pcs, identity, lambda: pod_index(pod_labels, pod_key))
         except IdentityError as err:
             return response.denied(str(err))
-        patch = self.patches.patch(pod, claims, shared=not shared.per_pod)
+        patch = patch_json(pod, claims)
         return response.patched(patch) if patch else response.allowed()
+
+    def missing(self, namespace: str, name: str) -> AdmissionResponse:
+        """A Grove pod whose PodCliqueSet cannot be found: denied, or (``allow``) admitted unchanged."""
+        about = f"PodCliqueSet {namespace}/{name} (label {labels.PART_OF} of the pod) not found"
+        if self.on_missing_pcs == "allow":
+            return response.allowed([f"{about}: pod admitted without shared ResourceClaims"])
+        return response.denied(f"{about}: the pod's shared ResourceClaims cannot be determined")

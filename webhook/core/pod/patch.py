@@ -12,13 +12,12 @@ the order it had, followed by the new names in claim order.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
 
-from webhook.core.model.pod import GROVE_INIT_CONTAINER, Container, Pod, PodSpec, claim_names
+from webhook.core.model.pod import GROVE_INIT_CONTAINER, Container, Pod, claim_names
 
 Operation = dict[str, Any]
 
@@ -90,58 +89,7 @@ def claim_patch(pod: Pod, claims: Sequence[str]) -> list[Operation]:
     return operations
 
 
-def _container_shape(container: Container) -> tuple[str, ...] | None:
-    resources = container.get("resources")
-    return None if resources is None else tuple(claim_names(resources.get("claims")))
-
-
-def _shape(spec: PodSpec | None) -> Hashable:
-    """All of a pod that its patch depends on: which lists exist, the names they hold, and which
-    init containers are Grove's."""
-    if spec is None:
-        return None
-    return (
-        tuple(claim_names(spec.get("resourceClaims"))),
-        tuple([_container_shape(c) for c in spec.get("containers", ())]),
-        tuple([
-            "" if c.get("name") == GROVE_INIT_CONTAINER else _container_shape(c) for c in spec.get("initContainers", ())
-        ]),
-    )
-
-
-class ClaimPatches:
-    """``claim_patch`` as JSON, remembered by (claims, pod shape) for the pods that share claims.
-
-    The pods of one PodClique come from one template, and unless a clique-level PerReplica entry
-    tells them apart they get the same claims: a scale-out's pods are patched once, then looked up
-    (about 1.5 µs rather than 5 for Grove's pod). Pods told apart are patched each time, as looking
-    them up would cost more than it saves. The ``size`` most recently used patches of at most
-    ``largest`` bytes are kept (a pod of thousands of containers is patched each time), so the
-    cache holds a few megabytes at most, whatever pods are sent.
-    """
-
-    def __init__(self, size: int = 1024, largest: int = 16 * 1024) -> None:
-        self.size = size
-        self.largest = largest
-        self._found: OrderedDict[tuple[tuple[str, ...], Hashable], bytes] = OrderedDict()
-
-    def patch(self, pod: Pod, claims: Sequence[str], shared: bool) -> bytes:
-        """The patch as JSON, empty when there is nothing to add; ``shared``: other pods get the
-        same ``claims``."""
-        if not shared:
-            return _json(claim_patch(pod, claims))
-        key = (tuple(claims), _shape(pod.get("spec")))
-        found = self._found.get(key)
-        if found is not None:
-            self._found.move_to_end(key)
-            return found
-        found = _json(claim_patch(pod, claims))
-        if len(found) <= self.largest:
-            self._found[key] = found
-            if len(self._found) > self.size:
-                self._found.popitem(last=False)
-        return found
-
-
-def _json(operations: list[Operation]) -> bytes:
+def patch_json(pod: Pod, claims: Sequence[str]) -> bytes:
+    """``claim_patch`` as the JSON a response carries; empty when there is nothing to add."""
+    operations = claim_patch(pod, claims)
     return orjson.dumps(operations) if operations else b""
