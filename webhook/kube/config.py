@@ -40,17 +40,28 @@ def _none_found(kubeconfig: str) -> str:
 def api_client(kubeconfig: str | None = None) -> client.ApiClient:
     """A client for ``kubeconfig`` if given, else in-cluster config when running in a pod, else the
     default kubeconfig (``KUBECONFIG`` or ``~/.kube/config``)."""
-    if kubeconfig and not Path(kubeconfig).expanduser().is_file():
-        raise KubeConfigError(f"cannot load kubeconfig {kubeconfig}: no such file")
-    default = None if kubeconfig or in_cluster() else default_kubeconfig()
-    if default is not None and not any(Path(p).expanduser().is_file() for p in default.split(os.pathsep) if p):
-        raise KubeConfigError(_none_found(default))
+    config_file = _config_file(kubeconfig)
     try:
-        if in_cluster() and not kubeconfig:
+        if config_file is None:
             configuration = client.Configuration()
             config.load_incluster_config(client_configuration=configuration)
             return client.ApiClient(configuration)
-        return config.new_client_from_config(config_file=kubeconfig or default)
+        return config.new_client_from_config(config_file=config_file)
     except (ConfigException, OSError, TypeError, ValueError, yaml.YAMLError) as err:
-        where = "in-cluster configuration" if default is None and not kubeconfig else f"kubeconfig {kubeconfig or default}"
+        where = "in-cluster configuration" if config_file is None else f"kubeconfig {config_file}"
         raise KubeConfigError(f"cannot load {where}: {err}".replace("\n", " ")) from None
+
+
+def _config_file(kubeconfig: str | None) -> str | None:
+    """The kubeconfig to load (``KUBECONFIG``'s list, or the default path, when none is given), or
+    None for the in-cluster configuration; ``KubeConfigError`` when there is none to load."""
+    if kubeconfig and not Path(kubeconfig).expanduser().is_file():
+        raise KubeConfigError(f"cannot load kubeconfig {kubeconfig}: no such file")
+    if kubeconfig:
+        return kubeconfig
+    if in_cluster():
+        return None
+    default = default_kubeconfig()
+    if not any(Path(p).expanduser().is_file() for p in default.split(os.pathsep) if p):
+        raise KubeConfigError(_none_found(default))
+    return default

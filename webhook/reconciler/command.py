@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 from types import FrameType
 
-from kubernetes import config
+from kubernetes import client, config
 
 from webhook import logs
 from webhook.errors import CommandError
@@ -45,19 +45,8 @@ def identity() -> str:
     return f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
 
 
-def reconcile(settings: ReconcileSettings) -> int:
-    logs.configure(settings.log_level, settings.log_format)
-    if settings.log_level != "debug":
-        # The library logs every retry of a standby at INFO.
-        logging.getLogger("leaderelection").setLevel(logging.WARNING)
-    try:
-        api = api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
-    except KubeConfigError as err:
-        raise CommandError(str(err)) from None
-    namespace = settings.leader_election_namespace or own_namespace(settings.kubeconfig)
-    me = identity()
-    stopping = threading.Event()
-    running: list[Controller] = []
+def _stop_on_signals(stopping: threading.Event, running: list[Controller]) -> None:
+    """SIGTERM and SIGINT stop the controller running, and the campaign."""
 
     def stop(signum: int, _frame: FrameType | None) -> None:
         log.info("received %s", signal.Signals(signum).name)
@@ -67,6 +56,26 @@ def reconcile(settings: ReconcileSettings) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+
+
+def _client(settings: ReconcileSettings) -> client.ApiClient:
+    try:
+        return api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
+    except KubeConfigError as err:
+        raise CommandError(str(err)) from None
+
+
+def reconcile(settings: ReconcileSettings) -> int:
+    logs.configure(settings.log_level, settings.log_format)
+    if settings.log_level != "debug":
+        # The library logs every retry of a standby at INFO.
+        logging.getLogger("leaderelection").setLevel(logging.WARNING)
+    api = _client(settings)
+    namespace = settings.leader_election_namespace or own_namespace(settings.kubeconfig)
+    me = identity()
+    stopping = threading.Event()
+    running: list[Controller] = []
+    _stop_on_signals(stopping, running)
     while True:
         try:
             running[:] = [Controller(reconciler_client(api, namespace), settings, me, namespace)]

@@ -12,7 +12,7 @@ first claims and says so on the owner.
 
 from __future__ import annotations
 
-from webhook.core.model.podcliqueset import EntryFilter, PodCliqueSet, PodCliqueSetSpec
+from webhook.core.model.podcliqueset import Entries, EntryFilter, PodCliqueSet, PodCliqueSetSpec
 from webhook.core.pcs.claimnames import name_families, name_warnings
 from webhook.core.sharing.desired import claim_count, over_limit
 from webhook.core.sharing.owners import planned_owners
@@ -33,19 +33,23 @@ def unmatched_filters(spec: PodCliqueSetSpec) -> list[str]:
     cliques = {c.name for c in spec.cliques}
     groups = {g.name for g in spec.scaling_groups}
     group_of = {name: g.name for g in spec.scaling_groups for name in g.clique_names if name in cliques}
-    warnings = [
-        f"spec.template.resourceSharing[{i}].filter: {MATCHES_NO_POD}"
-        for i, entry in enumerate(spec.entries)
-        if _names_existing(entry.filter, cliques, groups) and not any(entry.selects(c, group_of.get(c)) for c in cliques)
-    ]
+    pods = [(c, group_of.get(c)) for c in cliques]
+    warnings = _unmatched("spec.template.resourceSharing", spec.entries, cliques, groups, pods)
     for g, group in enumerate(spec.scaling_groups):
-        members = [c for c in group.clique_names if c in cliques]
-        warnings += [
-            f"spec.template.podCliqueScalingGroups[{g}].resourceSharing[{i}].filter: {MATCHES_NO_POD}"
-            for i, entry in enumerate(group.entries)
-            if _names_existing(entry.filter, set(group.clique_names), set()) and not any(entry.selects(c) for c in members)
-        ]
+        members: list[tuple[str, str | None]] = [(c, None) for c in group.clique_names if c in cliques]
+        source = f"spec.template.podCliqueScalingGroups[{g}].resourceSharing"
+        warnings += _unmatched(source, group.entries, set(group.clique_names), set(), members)
     return warnings
+
+
+def _unmatched(source: str, entries: Entries, cliques: set[str], groups: set[str], pods: list[tuple[str, str | None]]) -> list[str]:
+    """The entries of one list whose filter names only existing ``cliques`` and ``groups`` but
+    selects none of the ``pods`` (clique, scaling group)."""
+    return [
+        f"{source}[{i}].filter: {MATCHES_NO_POD}"
+        for i, entry in enumerate(entries)
+        if _names_existing(entry.filter, cliques, groups) and not any(entry.selects(c, g) for c, g in pods)
+    ]
 
 
 MATCHES_NO_POD = "matches no pod of this PodCliqueSet"

@@ -146,14 +146,20 @@ def places(spec: PodCliqueSetSpec, indices: Callable[[int], Iterable[I]]) -> Ite
     for i in indices(max(spec.replicas, 0)):
         for c in standalone:
             yield Place(Level.CLIQUE, c, i)
-        for g, group in enumerate(spec.scaling_groups):
+        for g in range(len(spec.scaling_groups)):
             group_place: Place[I] = Place(Level.SCALING_GROUP, g, i)
             yield group_place
             for j in indices(planned_replicas(spec, group_place)):
-                for name in group.clique_names:
-                    member = spec.clique_index(name)
-                    if member is not None:
-                        yield Place(Level.CLIQUE, member, i, g, j)
+                yield from _members(spec, g, i, j)
+
+
+def _members(spec: PodCliqueSetSpec, g: int, i: I, j: I) -> Iterator[Place[I]]:
+    """The PodCliques of replica ``j`` of scaling group ``g`` in PodCliqueSet replica ``i``: one per
+    member name that names a clique template."""
+    for name in spec.scaling_groups[g].clique_names:
+        member = spec.clique_index(name)
+        if member is not None:
+            yield Place(Level.CLIQUE, member, i, g, j)
 
 
 def _planned(pcs: PodCliqueSet, place: Place[int]) -> Owner:
