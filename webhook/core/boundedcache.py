@@ -7,7 +7,8 @@ moment, one read is made and the others wait for it; what a read raises is hande
 not remembered. ``Memo`` wraps a function of one argument with one, so that a decision step stays
 the plain function and the remembering is beside it.
 
-Safe to share between threads: every change is made under the cache's lock.
+Safe to share between threads: every change is made under the cache's lock, and a read is one
+step of the dictionary's at a time (each atomic under the interpreter's lock), so it takes none.
 """
 
 from __future__ import annotations
@@ -49,17 +50,16 @@ class BoundedCache(Generic[K, V]):
 
     def get(self, key: K, default: Any = None) -> Any:
         """The value remembered for ``key`` (now the most recently used), or ``default``."""
-        with self._lock:
-            return self._live(key, default)
-
-    def _live(self, key: K, default: Any) -> Any:
         found = self._entries.get(key)
         if found is None:
             return default
         if found[0] != NEVER and found[0] <= self._clock():
-            del self._entries[key]
+            self._entries.pop(key, None)
             return default
-        self._entries.move_to_end(key)
+        try:
+            self._entries.move_to_end(key)
+        except KeyError:
+            pass  # dropped for room by another thread meanwhile: the value found is still good
         return found[1]
 
     def put(self, key: K, value: V, ttl: float | None = None) -> None:
@@ -98,7 +98,7 @@ class BoundedCache(Generic[K, V]):
         remembered for ``ttl_of(value)`` seconds (the cache's ``ttl`` without it)."""
         while True:
             with self._lock:
-                found = self._live(key, _ABSENT)
+                found = self.get(key, _ABSENT)
                 if found is not _ABSENT:
                     return cast(V, found)
                 reading = self._reading.get(key)
@@ -140,21 +140,36 @@ class BoundedCache(Generic[K, V]):
 
 
 class Memo(Generic[A, V]):
-    """``function`` with its answers remembered, the last ``size`` of them: by ``key(argument)``
-    (an argument whose key is None is answered by ``function`` each time), or without ``key`` by
-    the argument itself, the very object, which the cache then keeps alive."""
+    """``function`` with its answers remembered, the last ``size`` of them, by ``key(argument)``:
+    by default the argument itself (a hashable value); an argument whose key is None is answered
+    by ``function`` each time. ``by_identity`` remembers by the very object instead."""
 
     def __init__(self, function: Callable[[A], V], size: int, key: Callable[[A], Hashable | None] | None = None) -> None:
         self.function = function
         self.key = key
-        self.cache: BoundedCache[Hashable, tuple[A | None, V]] = BoundedCache(size)
+        self.cache: BoundedCache[Hashable, V] = BoundedCache(size)
 
     def __call__(self, argument: A) -> V:
-        key = id(argument) if self.key is None else self.key(argument)
+        key = argument if self.key is None else self.key(argument)
         if key is None:
             return self.function(argument)
-        found = self.cache.get(key)
-        if found is None or (self.key is None and found[0] is not argument):
-            found = (argument if self.key is None else None, self.function(argument))
+        found = self.cache.get(key, _ABSENT)
+        if found is _ABSENT:
+            found = self.function(argument)
             self.cache.put(key, found)
-        return found[1]
+        return cast(V, found)
+
+    @staticmethod
+    def by_identity(function: Callable[[A], V], size: int) -> Callable[[A], V]:
+        """``function`` remembered by the very argument (one that is not hashable, or not cheaply):
+        the cache keeps each argument alive with its answer, so that its ``id`` stays its own."""
+        cache: BoundedCache[int, tuple[A, V]] = BoundedCache(size)
+
+        def remembered(argument: A) -> V:
+            found = cache.get(id(argument))
+            if found is None or found[0] is not argument:
+                found = (argument, function(argument))
+                cache.put(id(argument), found)
+            return found[1]
+
+        return remembered

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webhook.core.model.pod import read_pod
-from webhook.core.pod.patch import claim_patch, pointer
+from webhook.core.pod.patch import claim_patch, pointer, shape_of
 
 CLAIMS = ["p-all-a", "p-0-b"]
 
@@ -26,7 +26,7 @@ def refs(*names: str) -> list[dict[str, str]]:
 
 
 def apply(pod: dict[str, Any], claims: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    operations = claim_patch(read_pod(pod), claims)
+    operations = claim_patch(shape_of(read_pod(pod)), claims)
     return operations, jsonpatch.apply_patch(pod, operations)
 
 
@@ -139,12 +139,12 @@ def test_duplicate_names_in_the_claim_list_are_added_once() -> None:
 
 
 def test_no_claims_no_operations() -> None:
-    assert claim_patch(read_pod({"spec": {"containers": [{"name": "c"}]}}), []) == []
+    assert claim_patch(shape_of(read_pod({"spec": {"containers": [{"name": "c"}]}})), []) == []
 
 
 def test_operations_are_the_smallest_set() -> None:
     pod = {"spec": {"resourceClaims": pod_claims("u"), "containers": [{"name": "c", "resources": {"limits": {}}}]}}
-    assert claim_patch(read_pod(pod), ["x"]) == [
+    assert claim_patch(shape_of(read_pod(pod)), ["x"]) == [
         {"op": "add", "path": "/spec/resourceClaims/-", "value": {"name": "x", "resourceClaimName": "x"}},
         {"op": "add", "path": "/spec/containers/0/resources/claims", "value": [{"name": "x"}]},
     ]

@@ -71,7 +71,7 @@ class PodCliqueSetValidator:
         self.templates = templates
         """Asks whether the user may read the templates of other namespaces a CREATE names (DECISIONS.md §3.1)."""
         self.read_spec = Memo(read_spec, SPECS, key=spec_text)
-        self.check_spec = Memo(check_spec, SPECS)
+        self.check_spec = Memo.by_identity(check_spec, SPECS)
 
     def read(self, obj: Any) -> PodCliqueSet:
         return read_podcliqueset(obj, self.read_spec)

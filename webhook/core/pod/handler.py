@@ -5,6 +5,12 @@ the pod's labels. A Grove pod is placed by its labels (BEHAVIOUR.md §5.1), its 
 looked up in the object store (from memory; one bounded read from the source on a miss), and the
 pod gets the claims ``podclaims`` names as a JSON Patch.
 
+Every pod of a PodClique is placed alike and gets the same claims but its own index's, and the
+pods of one template have one shape: the mutator remembers where the last ``PLACEMENTS`` label sets
+place a pod, the claims of the last ``PODCLIQUES`` PodCliques of each of the last
+``PODCLIQUESETS`` PodCliqueSets the store gave it (as long as the store gives the same, unchanged),
+and the last ``PATCHES`` patches of pods that share their claims.
+
 Label errors and an unknown PodCliqueSet are denials (code 403, reason Forbidden), like the
 validating webhook's: the pod is refused because of what it says, as Grove would refuse to build
 it. Code 400 is kept for reviews whose object cannot be read at all.
@@ -13,20 +19,29 @@ it. Code 400 is kept for reviews whose object cannot be read at all.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, Literal, Protocol
 
 from webhook.core.admission import response
 from webhook.core.admission.request import NO_CONTENT, AdmissionRequest, read_objects
 from webhook.core.admission.response import AdmissionResponse
+from webhook.core.boundedcache import Memo
 from webhook.core.model import labels
 from webhook.core.model.meta import DEFAULT_NAMESPACE, GroupVersionKind
 from webhook.core.model.pod import Pod, metadata, read_pod, read_pod_header
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.pod.patch import patch_json
-from webhook.core.sharing.placement import IdentityError, clique_identity, pod_index
-from webhook.core.sharing.podclaims import pod_claims
+from webhook.core.pod.patch import PatchInput, patch_json, shape_of
+from webhook.core.sharing.placement import CliqueIdentity, IdentityError, Placement, place, pod_index
+
+from webhook.core.sharing.podclaims import PodCliqueClaims, podclique_claims
 
 POD = GroupVersionKind("", "v1", "Pod")
+PLACEMENTS = 4096
+PODCLIQUESETS = 1024
+PODCLIQUES = 32
+PATCHES = 1024
+LARGEST_PATCH = 256
+"""Claims times containers in a patch remembered, at most."""
 
 
 class PodCliqueSetSource(Protocol):
@@ -53,6 +68,19 @@ def _mutated(request: AdmissionRequest) -> bool:
     return isinstance(pod_labels, dict) and is_grove_pod(pod_labels)
 
 
+def _podcliques_of(pcs: PodCliqueSet) -> Memo[CliqueIdentity, PodCliqueClaims]:
+    """``podclique_claims`` of one PodCliqueSet, remembered by PodClique."""
+    return Memo(partial(podclique_claims, pcs), PODCLIQUES)
+
+
+def _small(patching: PatchInput) -> PatchInput | None:
+    """A patch to remember, or None for one of many claims or containers (made each time), so
+    that what the patches remembered hold does not depend on the pods sent."""
+    shape = patching.shape
+    containers = 1 + len(shape.containers) + len(shape.init_containers)
+    return patching if containers * len(patching.claims) <= LARGEST_PATCH else None
+
+
 class PodMutator:
     kind = POD
 
@@ -60,6 +88,9 @@ class PodMutator:
         self.store = store
         self.on_missing_pcs = on_missing_pcs
         """Whether a Grove pod whose PodCliqueSet cannot be found is refused or admitted unchanged."""
+        self.place = Memo(place, PLACEMENTS)
+        self.podcliques = Memo.by_identity(_podcliques_of, PODCLIQUESETS)
+        self.patches = Memo(patch_json, PATCHES, key=_small)
 
     async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
         if not _mutated(request):
@@ -86,14 +117,17 @@ class PodMutator:
         pcs_name = pod_labels[labels.PART_OF]
         pod_key = f"{namespace}/{meta.get('name') or meta.get('generateName', '')}"
         try:
-            identity = clique_identity(namespace, pcs_name, pod_labels[labels.PODCLIQUE], pod_labels)
+            identity = self.place(Placement.of(namespace, pcs_name, pod_labels[labels.PODCLIQUE], pod_labels))
             pcs = self.store.get(namespace, pcs_name) or await self.store.fetch(namespace, pcs_name)
             if pcs is None:
                 return self.missing(namespace, pcs_name)
-            claims = pod_claims(pcs, identity, lambda: pod_index(pod_labels, pod_key))
+            podclique = self.podcliques(pcs)(identity)
+            claims = podclique.of_pod(lambda: pod_index(pod_labels, pod_key))
         except IdentityError as err:
             return response.denied(str(err))
-        patch = patch_json(pod, claims)
+        patching = PatchInput(shape_of(pod), tuple(claims))
+        # Pods that a clique-level PerReplica entry tells apart each have a patch of their own.
+        patch = patch_json(patching) if podclique.per_pod else self.patches(patching)
         return response.patched(patch) if patch else response.allowed()
 
     def missing(self, namespace: str, name: str) -> AdmissionResponse:

@@ -13,7 +13,7 @@ the order it had, followed by the new names in claim order.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 import orjson
 
@@ -36,13 +36,47 @@ CONTAINERS = pointer("spec", "containers")
 INIT_CONTAINERS = pointer("spec", "initContainers")
 
 
+ContainerClaims = tuple[str, ...] | None
+"""The claim names a container lists (empty: a ``resources`` without claims), or None when it has no
+``resources``."""
+GROVE_INIT: Literal["grove-initc"] = "grove-initc"
+"""Grove's own init container in a shape: it gets no claims."""
+
+
+class PodShape(NamedTuple):
+    """All of a pod its patch depends on: which claim lists exist and the names they hold; the
+    containers in order; the init containers in order, Grove's own (which gets no claims) marked.
+    The pods of one template have one shape."""
+
+    claims: tuple[str, ...] | None
+    """``spec.resourceClaims`` names (empty when absent or empty), None when the pod has no spec."""
+    containers: tuple[ContainerClaims, ...] = ()
+    init_containers: tuple[ContainerClaims | Literal["grove-initc"], ...] = ()
+
+
+def _container(container: Container) -> ContainerClaims:
+    resources = container.get("resources")
+    return None if resources is None else tuple(claim_names(resources.get("claims")))
+
+
+def shape_of(pod: Pod) -> PodShape:
+    spec = pod.get("spec")
+    if spec is None:
+        return PodShape(None)
+    return PodShape(
+        tuple(claim_names(spec.get("resourceClaims"))),
+        tuple([_container(c) for c in spec.get("containers", ())]),
+        tuple([GROVE_INIT if c.get("name") == GROVE_INIT_CONTAINER else _container(c) for c in spec.get("initContainers", ())]),
+    )
+
+
 def _new(claims: list[str], present: Iterable[str]) -> list[str]:
     """``claims`` (already free of duplicates) without the names ``present``."""
     seen = set(present)
     return [n for n in claims if n not in seen] if seen else claims
 
 
-def _extend(path: str, existing: list[Any] | None, values: list[Any]) -> list[Operation]:
+def _extend(path: str, existing: tuple[str, ...], values: list[Any]) -> list[Operation]:
     if not values:
         return []
     if not existing:
@@ -50,21 +84,20 @@ def _extend(path: str, existing: list[Any] | None, values: list[Any]) -> list[Op
     return [{"op": "add", "path": f"{path}/-", "value": v} for v in values]
 
 
-def _container_operations(container: Container, base: str, claims: list[str], references: list[Any]) -> list[Operation]:
+def _container_operations(present: ContainerClaims, base: str, claims: list[str], references: list[Any]) -> list[Operation]:
     """``references`` are ``claims`` as container claim entries, shared by every container that
     lacks all of them (the usual case: no claims yet, one operation) so they are built once."""
-    resources = container.get("resources")
-    if resources is None:
+    if present is None:
         return [{"op": "add", "path": f"{base}/resources", "value": {"claims": references}}]
-    present = resources.get("claims")
     if not present:
         return [{"op": "add", "path": f"{base}/resources/claims", "value": references}]
-    new = _new(claims, claim_names(present))
+    new = _new(claims, present)
     return _extend(f"{base}/resources/claims", present, references if new is claims else [{"name": n} for n in new])
 
 
-def claim_patch(pod: Pod, claims: Sequence[str]) -> list[Operation]:
-    """Operations adding ``claims`` to the pod and to each of its containers, then init containers.
+def claim_patch(shape: PodShape, claims: Sequence[str]) -> list[Operation]:
+    """Operations adding ``claims`` to a pod of ``shape`` and to each of its containers, then init
+    containers.
 
     ``grove-initc`` among the init containers gets none, as in Grove, where it is added after
     injection. Names already present in a list are not added to that list again.
@@ -72,24 +105,26 @@ def claim_patch(pod: Pod, claims: Sequence[str]) -> list[Operation]:
     unique = list(dict.fromkeys(claims))
     if not unique:
         return []
-    spec = pod.get("spec")
-    if spec is None:
+    if shape.claims is None:
         values = [{"name": n, "resourceClaimName": n} for n in unique]
         return [{"op": "add", "path": pointer("spec"), "value": {"resourceClaims": values}}]
-
-    existing = spec.get("resourceClaims")
-    new = _new(unique, claim_names(existing)) if existing else unique
-    operations = _extend(POD_CLAIMS, existing, [{"name": n, "resourceClaimName": n} for n in new])
+    new = _new(unique, shape.claims)
+    operations = _extend(POD_CLAIMS, shape.claims, [{"name": n, "resourceClaimName": n} for n in new])
     references = [{"name": n} for n in unique]
-    for index, container in enumerate(spec.get("containers", ())):
-        operations += _container_operations(container, f"{CONTAINERS}/{index}", unique, references)
-    for index, container in enumerate(spec.get("initContainers", ())):
-        if container.get("name") != GROVE_INIT_CONTAINER:
-            operations += _container_operations(container, f"{INIT_CONTAINERS}/{index}", unique, references)
+    for index, present in enumerate(shape.containers):
+        operations += _container_operations(present, f"{CONTAINERS}/{index}", unique, references)
+    for index, init in enumerate(shape.init_containers):
+        if not isinstance(init, str):
+            operations += _container_operations(init, f"{INIT_CONTAINERS}/{index}", unique, references)
     return operations
 
 
-def patch_json(pod: Pod, claims: Sequence[str]) -> bytes:
+class PatchInput(NamedTuple):
+    shape: PodShape
+    claims: tuple[str, ...]
+
+
+def patch_json(patching: PatchInput) -> bytes:
     """``claim_patch`` as the JSON a response carries; empty when there is nothing to add."""
-    operations = claim_patch(pod, claims)
+    operations = claim_patch(*patching)
     return orjson.dumps(operations) if operations else b""
