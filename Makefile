@@ -6,12 +6,14 @@ PY     := $(BIN)/python
 
 .PHONY: run test certs bench clean controlplane
 
-# The Kubernetes control plane the cluster test tier runs against (tests/cluster), built from the
-# Go modules of this release into a cache outside the repository; KUBE_VERSION=1.34.4 builds the
-# oldest release the README supports. With KUBEBUILDER_ASSETS set (envtest's binaries), nothing is
-# built and the tier uses those; without either Go or KUBEBUILDER_ASSETS the tier is skipped.
+# The Kubernetes control plane the cluster test tier runs against (tests/cluster), with helm and
+# promtool, built from the Go modules of these releases into a cache outside the repository;
+# KUBE_VERSION=1.34.4 builds the oldest release the README supports. With KUBEBUILDER_ASSETS set
+# (envtest's binaries), nothing is built and the tier uses those; without either Go or
+# KUBEBUILDER_ASSETS the tier is skipped.
 KUBE_VERSION ?= 1.37.2
 HELM_VERSION ?= 3.22.0
+PROMETHEUS_VERSION ?= 0.316.0
 CONTROLPLANE_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/grove-sharing-webhook/controlplane
 CONTROLPLANE := $(CONTROLPLANE_CACHE)/$(KUBE_VERSION)
 
@@ -41,7 +43,7 @@ run: certs
 		--tls-cert certs/tls.crt --tls-key certs/tls.key --objects examples/objects
 
 controlplane:
-	hack/controlplane.sh $(KUBE_VERSION) $(HELM_VERSION) $(CONTROLPLANE)
+	hack/controlplane.sh $(KUBE_VERSION) $(HELM_VERSION) $(PROMETHEUS_VERSION) $(CONTROLPLANE)
 
 ifeq ($(KUBEBUILDER_ASSETS)$(shell command -v go),)
 TEST_ASSETS :=

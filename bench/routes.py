@@ -32,7 +32,9 @@ from serving import (
 from webhook.core.model.reader import read_podcliqueset
 from webhook.core.pcs.handler import PodCliqueSetValidator
 from webhook.server.app import create_app
+from webhook.server.budget import Budget
 from webhook.server.endpoint import WebhookEndpoint
+from webhook.server.lifecycle import Lifecycle
 from webhook.server.metrics import ServerMetrics
 from webhook.settings import ServeSettings
 from webhook.stores import EmbeddedStore
@@ -87,7 +89,10 @@ def router_route_app(settings: ServeSettings) -> FastAPI:
 def bare_endpoint(settings: ServeSettings) -> Any:
     store = EmbeddedStore.of([])
     validate = next(w for w in WEBHOOKS if w.path == VALIDATE)
-    return WebhookEndpoint(validate.name, validate.responder(settings, store), ServerMetrics(store), settings.max_body_bytes)
+    return WebhookEndpoint(
+        validate.name, validate.responder(settings, store), ServerMetrics(store), settings.max_body_bytes,
+        budget=Budget(settings.max_held_bytes), lifecycle=Lifecycle(),
+    )
 
 
 def core_only(body: bytes, n: int) -> Stats:

@@ -9,23 +9,19 @@ certificate has to be replaced (e.g. for new hosts).
 from __future__ import annotations
 
 import datetime
-import ipaddress
-import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from webhook.certificates.files import write_pair
+from webhook.certificates.issue import KeyType, Pair, PrivateKey, cert_pem, is_ca, key_pem, new_ca, new_serving, uncovered
 from webhook.errors import CommandError
 from webhook.settings import CertsSettings
 
-KeyType = Literal["ecdsa", "rsa"]
-PrivateKey = ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey
 CLOCK_SKEW = datetime.timedelta(minutes=5)
 
 
@@ -70,7 +66,7 @@ def ensure(
     """Makes whatever is missing or unusable in ``directory`` and says, in one line, what it did."""
     files = CertificateFiles(directory)
     now = datetime.datetime.now(datetime.timezone.utc)
-    ca: tuple[x509.Certificate, PrivateKey] | None = None
+    ca: Pair | None = None
     reason = "--force"
     if not force:
         try:
@@ -102,7 +98,7 @@ def _read(path: Path) -> bytes:
         raise Unusable(f"{path.name} is unreadable: {err.strerror}") from None
 
 
-def _load_pair(cert_path: Path, key_path: Path, now: datetime.datetime) -> tuple[x509.Certificate, PrivateKey]:
+def _load_pair(cert_path: Path, key_path: Path, now: datetime.datetime) -> Pair:
     try:
         cert = x509.load_pem_x509_certificate(_read(cert_path))
     except ValueError:
@@ -124,13 +120,9 @@ def _load_pair(cert_path: Path, key_path: Path, now: datetime.datetime) -> tuple
     return cert, key
 
 
-def _usable_ca(files: CertificateFiles, now: datetime.datetime) -> tuple[x509.Certificate, PrivateKey]:
+def _usable_ca(files: CertificateFiles, now: datetime.datetime) -> Pair:
     cert, key = _load_pair(files.ca_cert, files.ca_key, now)
-    try:
-        is_ca = cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
-    except x509.ExtensionNotFound:
-        is_ca = False
-    if not is_ca:
+    if not is_ca(cert):
         raise Unusable(f"{files.ca_cert.name} is not a CA certificate")
     return cert, key
 
@@ -142,108 +134,21 @@ def _check_serving(files: CertificateFiles, ca: x509.Certificate, hosts: list[st
     except (ValueError, TypeError, InvalidSignature):
         raise Unusable(f"{files.tls_cert.name} is not signed by {files.ca_cert.name}") from None
     try:
-        names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        cert.extensions.get_extension_for_class(x509.SubjectAlternativeName)
     except x509.ExtensionNotFound:
         raise Unusable(f"{files.tls_cert.name} has no subject alternative names") from None
-    covered = {str(n).lower() for n in names.get_values_for_type(x509.DNSName)}
-    covered |= {str(ip) for ip in names.get_values_for_type(x509.IPAddress)}
-    missing = [host for host in hosts if _san_value(host) not in covered]
+    missing = uncovered(cert, hosts)
     if missing:
         raise Unusable(f"{files.tls_cert.name} does not cover {', '.join(missing)}")
 
 
-def _san_value(host: str) -> str:
-    try:
-        return str(ipaddress.ip_address(host))
-    except ValueError:
-        return host.lower()
+def _new_ca(key_type: KeyType, days: int, now: datetime.datetime) -> Pair:
+    return new_ca("grove-sharing-webhook development CA", now - CLOCK_SKEW, now + datetime.timedelta(days=days), key_type)
 
 
-def _new_key(key_type: KeyType) -> PrivateKey:
-    if key_type == "rsa":
-        return rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return ec.generate_private_key(ec.SECP256R1())
-
-
-def _new_ca(key_type: KeyType, days: int, now: datetime.datetime) -> tuple[x509.Certificate, PrivateKey]:
-    key = _new_key(key_type)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "grove-sharing-webhook development CA")])
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - CLOCK_SKEW)
-        .not_valid_after(now + datetime.timedelta(days=days))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True, content_commitment=False, key_encipherment=False,
-                data_encipherment=False, key_agreement=False, key_cert_sign=True, crl_sign=True,
-                encipher_only=False, decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    return cert, key
-
-
-def _new_serving(
-    ca: tuple[x509.Certificate, PrivateKey], hosts: list[str], key_type: KeyType, days: int, now: datetime.datetime
-) -> tuple[x509.Certificate, PrivateKey]:
-    ca_cert, ca_key = ca
-    key = _new_key(key_type)
-    names: list[x509.GeneralName] = []
-    for host in hosts:
-        try:
-            names.append(x509.IPAddress(ipaddress.ip_address(host)))
-        except ValueError:
-            names.append(x509.DNSName(host))
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0])]))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - CLOCK_SKEW)
-        .not_valid_after(min(now + datetime.timedelta(days=days), ca_cert.not_valid_after_utc))
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True, content_commitment=False, key_encipherment=key_type == "rsa",
-                data_encipherment=False, key_agreement=False, key_cert_sign=False, crl_sign=False,
-                encipher_only=False, decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-    return cert, key
+def _new_serving(ca: Pair, hosts: list[str], key_type: KeyType, days: int, now: datetime.datetime) -> Pair:
+    return new_serving(ca, hosts, now - CLOCK_SKEW, now + datetime.timedelta(days=days), key_type)
 
 
 def _write_pair(cert_path: Path, key_path: Path, cert: x509.Certificate, key: PrivateKey) -> None:
-    """Key first, then certificate, each replaced atomically; keys are never readable by others."""
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-    _write_atomically(key_path, key_pem, 0o600)
-    _write_atomically(cert_path, cert.public_bytes(serialization.Encoding.PEM), 0o644)
-
-
-def _write_atomically(path: Path, content: bytes, mode: int) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        os.fchmod(fd, mode)
-        os.write(fd, content)
-    finally:
-        os.close(fd)
-    os.replace(temporary, path)
+    write_pair(cert_path, key_path, cert_pem(cert), key_pem(key))

@@ -20,7 +20,9 @@ from pydantic_settings import BaseSettings
 
 from webhook import __version__, options
 from webhook.errors import CommandError
+from webhook.policy.settings import PolicySettings
 from webhook.reconciler.settings import ReconcileSettings
+from webhook.registration.settings import UnregisterSettings
 from webhook.settings import CertsSettings, ClaimsSettings, ReviewSettings, ServeSettings
 
 USAGE_EXIT = 2
@@ -56,6 +58,13 @@ COMMANDS: tuple[Command, ...] = (
         "webhook.claims:claims",
     ),
     Command(
+        "policy",
+        "Print a ValidatingAdmissionPolicy and its binding with which the API server denies what the "
+        "validating webhook denies, without calling it.",
+        PolicySettings,
+        "webhook.policy.command:policy_command",
+    ),
+    Command(
         "certs",
         "Make a development CA and a serving certificate signed by it (kept when still valid).",
         CertsSettings,
@@ -66,6 +75,13 @@ COMMANDS: tuple[Command, ...] = (
         "Create, adopt and clean up the shared ResourceClaims of every PodCliqueSet (the sidecar).",
         ReconcileSettings,
         "webhook.reconciler.command:reconcile",
+    ),
+    Command(
+        "unregister",
+        "Delete the release's ValidatingWebhookConfiguration and MutatingWebhookConfiguration (the "
+        "chart's pre-delete hook), so that no webhook is left pointing at pods that are gone.",
+        UnregisterSettings,
+        "webhook.registration.unregister:unregister",
     ),
 )
 

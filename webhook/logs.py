@@ -3,6 +3,11 @@
 Every line carries a logger name of the project (``webhook.*``): the lines uvicorn writes under its
 own names (its start and stop, and ``--access-log``) are renamed on their way out, so a collector can
 select the project's lines by one prefix, and the access lines carry their request as fields.
+
+A text line is one line whatever a request holds: the values a line is made of (its arguments: a
+uid, a name, a path) are cut to a bounded length, and control characters in the line are escaped,
+so that a request cannot forge a line of its own or make one as long as itself. JSON lines need
+neither: the encoding escapes, and a collector keeps whole values as fields.
 """
 
 from __future__ import annotations
@@ -21,6 +26,60 @@ RENAMED = {
     "uvicorn.access": "webhook.server.access",
 }
 """Loggers of libraries the project runs, by the project's name for them."""
+
+
+VALUE_LIMIT = 256
+"""Characters a text line shows of one value (a Kubernetes name has at most 253)."""
+
+MESSAGE_LIMIT = 1024
+"""Characters a text line shows of a ``Message`` argument, a sentence made of several values."""
+
+_ESCAPES = {
+    code: repr(chr(code))[1:-1]
+    for code in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}
+"""Control characters (C0, DEL, C1), the Unicode line and paragraph separators and the
+bidirectional overrides, each as Python's ``repr`` writes it (``\\n``, ``\\x1b``, ``\\u2028``)."""
+
+
+class Message(str):
+    """An argument that is a sentence rather than one value (a denial's message): cut at
+    ``MESSAGE_LIMIT`` rather than ``VALUE_LIMIT`` in text lines."""
+
+
+def cut(value: str, limit: int) -> str:
+    if len(value) <= limit:
+        return value
+    return f"{value[:limit]}...({len(value) - limit} more characters)"
+
+
+def escape(line: str) -> str:
+    return line if line.isprintable() else line.translate(_ESCAPES)
+
+
+def _shown(value: object) -> object:
+    if isinstance(value, Message):
+        return cut(value, MESSAGE_LIMIT)
+    if isinstance(value, str):
+        return cut(value, VALUE_LIMIT)
+    return value
+
+
+class TextFormatter(logging.Formatter):
+    """``time LEVEL logger: message`` with the message's arguments cut and its control characters
+    escaped (a traceback that follows keeps its lines)."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        if isinstance(record.args, tuple) and any(isinstance(arg, str) and len(arg) > VALUE_LIMIT for arg in record.args):
+            record = logging.makeLogRecord({**vars(record), "args": tuple(_shown(arg) for arg in record.args)})
+        return super().format(record)
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = escape(record.message)
+        return super().formatMessage(record)
 
 
 class JsonFormatter(logging.Formatter):
@@ -63,7 +122,7 @@ def configure(level: str, log_format: str) -> None:
     if log_format == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(TextFormatter())
     handler.addFilter(ProjectNames())
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -17,12 +17,14 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
+from webhook.durations import parse_duration
 
-MiB = 1024 * 1024
+KiB = 1024
+MiB = 1024 * KiB
 
 
 def _split(value: Any, separator: str) -> Any:
@@ -100,9 +102,118 @@ class DecisionSettings(ClaimLimitSettings):
         return False
 
 
-class ServeSettings(DecisionSettings, LoggingSettings):
+SHORTEST_VALIDITY = 20.0
+"""Seconds: a third of it covers two checks and the two seconds a replica waits for a new CA to be
+trusted before it serves a certificate signed by it."""
+
+
+class CertificateSettings(CommandSettings):
+    """The certificate controller of ``serve`` (controller mode, the chart's default)."""
+
+    cert_secret: str | None = Field(
+        None,
+        description=(
+            "Keep the serving certificate in this Secret: make a CA and a certificate when it holds "
+            "none, renew both two thirds through their lifetime, write the CAs into the caBundle of "
+            "the --webhook-configuration, and serve the Secret's certificate, written to --tls-cert "
+            "and --tls-key (with ca.crt beside them), once they trust its CA. Without it, --tls-cert "
+            "and --tls-key are served as found."
+        ),
+        json_schema_extra={"metavar": "NAME", "default_text": "none"},
+    )
+    cert_secret_namespace: str | None = Field(
+        None,
+        description="Namespace of --cert-secret.",
+        json_schema_extra={"metavar": "NAMESPACE", "default_text": "the pod's namespace, else the kubeconfig context's, else default"},
+    )
+    webhook_configuration: str | None = Field(
+        None,
+        description=(
+            "Name of the ValidatingWebhookConfiguration and the MutatingWebhookConfiguration whose "
+            "caBundle --cert-secret keeps (the chart names both after the release)."
+        ),
+        json_schema_extra={"metavar": "NAME", "default_text": "none"},
+    )
+    validating_webhook: bool = Field(
+        True,
+        description=(
+            "Whether the release has the ValidatingWebhookConfiguration of --webhook-configuration: "
+            "without it (a ValidatingAdmissionPolicy decides PodCliqueSets, the chart's validation.mode "
+            "policy) --cert-secret keeps the caBundle of the MutatingWebhookConfiguration alone."
+        ),
+    )
+    cert_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated DNS names and IP addresses the certificates of --cert-secret are valid for.",
+        json_schema_extra={"metavar": "HOSTS", "comma_list": True, "default_text": "none"},
+    )
+    cert_validity: float = Field(
+        90 * 86400.0,
+        gt=0,
+        description=(
+            "Lifetime of each CA and certificate of --cert-secret (2160h, 90d, 1h30m, 45s); both are "
+            "renewed two thirds through it."
+        ),
+        json_schema_extra={"metavar": "DURATION", "default_text": "2160h"},
+    )
+    cert_check_interval: float = Field(
+        10.0,
+        gt=0,
+        description=(
+            "Seconds between checks of --cert-secret and of the webhook configurations (sooner while a "
+            "check fails or a new certificate waits for its CA to be trusted)."
+        ),
+        json_schema_extra={"metavar": "SECONDS"},
+    )
+
+    @field_validator("cert_validity", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip().replace(".", "", 1).isdigit():
+            return parse_duration(value)
+        return value
+
+    @field_validator("cert_hosts", mode="before")
+    @classmethod
+    def _split_cert_hosts(cls, value: Any) -> Any:
+        return _split(value, ",")
+
+    @field_validator("cert_hosts")
+    @classmethod
+    def _cert_hosts(cls, value: list[str]) -> list[str]:
+        return _valid_hosts(value) if value else value
+
+    @model_validator(mode="after")
+    def _controller_complete(self) -> CertificateSettings:
+        if self.cert_secret is None:
+            return self
+        if not self.webhook_configuration:
+            raise ValueError("--cert-secret needs --webhook-configuration: the configurations that must trust its CA")
+        if not self.cert_hosts:
+            raise ValueError("--cert-secret needs --cert-hosts: the names the API server calls the webhook at")
+        if self.cert_validity < max(SHORTEST_VALIDITY, 10 * self.cert_check_interval):
+            raise ValueError(
+                f"--cert-validity ({self.cert_validity:g} s) must be at least {SHORTEST_VALIDITY:g} s and 10 times "
+                f"--cert-check-interval ({self.cert_check_interval:g} s): a renewal leaves the last third of it for "
+                "every replica to see the new CA trusted and move on"
+            )
+        return self
+
+
+class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings):
     host: str = Field("127.0.0.1", description="Address to listen on.")
     port: int = Field(8443, ge=1, le=65535, description="HTTPS port to listen on.")
+    metrics_port: int = Field(
+        0,
+        ge=0,
+        le=65535,
+        description=(
+            "HTTPS port of /metrics on a listener of its own (the same certificate), so that scrapes "
+            "and the webhooks can be reached, and allowed by a NetworkPolicy, apart. 0: /metrics is "
+            "served on --port."
+        ),
+        json_schema_extra={"metavar": "PORT"},
+    )
     tls_cert: Path = Field(
         Path("certs/tls.crt"),
         description="Serving certificate (PEM); reloaded when the file changes.",
@@ -133,6 +244,27 @@ class ServeSettings(DecisionSettings, LoggingSettings):
         ),
         json_schema_extra={"metavar": "SECONDS"},
     )
+    max_header_bytes: int = Field(
+        1 * MiB,
+        ge=1024,
+        description=(
+            "Largest request head (request line and headers) accepted; a longer one is answered 431 "
+            "and its connection closed, as Go's net/http does past MaxHeaderBytes."
+        ),
+        json_schema_extra={"metavar": "BYTES"},
+    )
+    max_header_line_bytes: int = Field(
+        64 * KiB,
+        ge=256,
+        description="Largest single header line (name and value) accepted; a longer one is answered 431.",
+        json_schema_extra={"metavar": "BYTES"},
+    )
+    max_headers: int = Field(
+        100,
+        ge=8,
+        description="Most header lines a request may have; more are answered 431.",
+        json_schema_extra={"metavar": "N"},
+    )
     kubeconfig: Path | None = Field(
         None,
         description=(
@@ -159,6 +291,27 @@ class ServeSettings(DecisionSettings, LoggingSettings):
         description=(
             "Seconds a request body may take to arrive in full; a slower one is answered 408. The API "
             "server sends a review at once and waits 30 s at most for the answer."
+        ),
+        json_schema_extra={"metavar": "SECONDS"},
+    )
+    max_held_bytes: int = Field(
+        64 * MiB,
+        ge=1 * MiB,
+        description=(
+            "Most bytes the server holds for its clients at once, all connections together: request "
+            "heads and bodies being read, and answers not yet taken by their clients. A request that "
+            "would go past it is answered 503 with Retry-After; the last quarter is kept for requests "
+            "of at most 256 KiB, so that large ones cannot crowd out ordinary reviews."
+        ),
+        json_schema_extra={"metavar": "BYTES"},
+    )
+    write_timeout: float = Field(
+        10.0,
+        gt=0,
+        description=(
+            "Seconds an answer may wait for its client to take it once it has backed up in the "
+            "server's buffers (the client reads too slowly, or not at all); then the connection is "
+            "dropped and its buffers freed. Also bounds the TLS close of a connection."
         ),
         json_schema_extra={"metavar": "SECONDS"},
     )
@@ -204,6 +357,17 @@ class ServeSettings(DecisionSettings, LoggingSettings):
     @classmethod
     def _split_namespaces(cls, value: Any) -> Any:
         return _split(value, ",")
+
+    @model_validator(mode="after")
+    def _a_body_fits_the_budget(self) -> ServeSettings:
+        """A body may hold three quarters of the budget (``webhook.server.budget``): a larger limit
+        would answer bodies it accepts 503 for ever rather than 413."""
+        if self.max_body_bytes > self.max_held_bytes - self.max_held_bytes // 4:
+            raise ValueError(
+                f"--max-held-bytes ({self.max_held_bytes}) must be at least 4/3 of --max-body-bytes "
+                f"({self.max_body_bytes}): one large body may hold three quarters of it"
+            )
+        return self
 
     @property
     def uses_cluster(self) -> bool:
@@ -278,10 +442,14 @@ class CertsSettings(CommandSettings):
     def _hosts(cls, value: list[str]) -> list[str]:
         if not value:
             raise ValueError("at least one host is needed")
-        for host in value:
-            if not _is_ip(host) and not DNS_NAME.fullmatch(host):
-                raise ValueError(f"{host!r} is neither an IP address nor a DNS name")
-        return value
+        return _valid_hosts(value)
+
+
+def _valid_hosts(hosts: list[str]) -> list[str]:
+    for host in hosts:
+        if not _is_ip(host) and not DNS_NAME.fullmatch(host):
+            raise ValueError(f"{host!r} is neither an IP address nor a DNS name")
+    return hosts
 
 
 DNS_NAME = re.compile(r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*")

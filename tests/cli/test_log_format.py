@@ -55,3 +55,32 @@ def test_uvicorns_lines_carry_the_projects_logger_names(capsys: pytest.CaptureFi
     logs.configure("info", "text")
     logging.getLogger("uvicorn.error").info("Finished server process [%d]", 42)
     assert capsys.readouterr().err.endswith(" INFO webhook.server.uvicorn: Finished server process [42]\n")
+
+
+def test_text_lines_escape_control_characters_and_cut_long_values(capsys: pytest.CaptureFixture[str]) -> None:
+    logs.configure("info", "text")
+    log = logging.getLogger("webhook.server.stores")
+    forged = "rs-test\n2026-01-01 00:00:00,000 ERROR webhook.server: forged\r\x1b[2J\u2028"
+    log.warning("PodCliqueSet %s/%s cannot be read: %s", "default", forged, "x" * 10_000)
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.endswith(
+        " WARNING webhook.server.stores: PodCliqueSet default/"
+        "rs-test\\n2026-01-01 00:00:00,000 ERROR webhook.server: forged\\r\\x1b[2J\\u2028 cannot be read: "
+        + "x" * logs.VALUE_LIMIT + "...(9744 more characters)"
+    )
+
+
+def test_a_message_argument_is_cut_at_the_longer_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    logs.configure("info", "text")
+    logging.getLogger("webhook.server.decisions").info("denied: %s", logs.Message("m" * 5000))
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.endswith(": denied: " + "m" * logs.MESSAGE_LIMIT + "...(3976 more characters)")
+
+
+def test_json_lines_keep_whole_values(capsys: pytest.CaptureFixture[str]) -> None:
+    logs.configure("info", "json")
+    forged = "rs-test\nERROR forged " + "x" * 10_000
+    logging.getLogger("webhook.server.stores").warning("cannot read %s", forged, extra={"object": forged})
+    [line] = capsys.readouterr().err.splitlines()
+    entry = orjson.loads(line)
+    assert (entry["message"], entry["object"]) == (f"cannot read {forged}", forged)

@@ -12,7 +12,9 @@ from pathlib import Path
 @dataclass(frozen=True)
 class Request:
     component: str
-    """``webhook`` or ``reconciler``, from the User-Agent ``grove-sharing-webhook/<version> (<component>)``."""
+    """``webhook``, ``reconciler``, ... from the User-Agent ``grove-sharing-webhook/<version> (<component>)``."""
+    user: str
+    """``system:serviceaccount:<namespace>:<name>``."""
     verb: str
     group: str
     resource: str
@@ -30,6 +32,6 @@ def requests(log: Path) -> list[Request]:
         component = agent.rpartition("(")[2].rstrip(")") if agent.startswith("grove-sharing-webhook/") else agent
         resource = ref.get("resource", "") + (f"/{ref['subresource']}" if ref.get("subresource") else "")
         received = datetime.datetime.fromisoformat(event["requestReceivedTimestamp"].replace("Z", "+00:00"))
-        found.append(Request(component, event["verb"], ref.get("apiGroup", ""), resource, ref.get("namespace", ""),
+        found.append(Request(component, event.get("user", {}).get("username", ""), event["verb"], ref.get("apiGroup", ""), resource, ref.get("namespace", ""),
                              ref.get("name", ""), event.get("responseStatus", {}).get("code", 0), received))
     return found

@@ -1,6 +1,7 @@
 """A small TCP balancer standing in for a Service's endpoints: each new connection goes to the next
 backend whose ``/readyz`` answered 200 at the last poll, as kube-proxy sends new connections only to
-ready endpoints; bytes are copied both ways until either side closes."""
+ready endpoints; bytes are copied both ways until either side closes. The backends' CA file is read
+again at every poll, as a renewal adds a CA to it."""
 
 from __future__ import annotations
 
@@ -60,18 +61,15 @@ class Balancer:
         await asyncio.sleep(0)
 
     async def _poll(self) -> None:
-        context = ssl.create_default_context(cafile=str(self.ca))
-        async with httpx.AsyncClient(verify=context, timeout=0.5) as client:
-            while True:
-                ready = []
-                for port in self.backends:
-                    try:
-                        if (await client.get(f"https://127.0.0.1:{port}/readyz")).status_code == 200:
-                            ready.append(port)
-                    except httpx.TransportError:
-                        pass
-                self.ready = ready
-                await asyncio.sleep(POLL)
+        while True:
+            try:
+                context = ssl.create_default_context(cafile=str(self.ca))
+            except (OSError, ssl.SSLError):
+                self.ready = []
+            else:
+                async with httpx.AsyncClient(verify=context, timeout=0.5) as client:
+                    self.ready = [port for port in self.backends if await _ready(client, port)]
+            await asyncio.sleep(POLL)
 
     async def _connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         ready = self.ready
@@ -90,6 +88,13 @@ class Balancer:
             await asyncio.gather(_copy(reader, backend_writer), _copy(backend_reader, writer))
         finally:
             self._open.difference_update((writer, backend_writer))
+
+
+async def _ready(client: httpx.AsyncClient, port: int) -> bool:
+    try:
+        return (await client.get(f"https://127.0.0.1:{port}/readyz")).status_code == 200
+    except httpx.TransportError:
+        return False
 
 
 async def _copy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

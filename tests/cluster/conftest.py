@@ -19,9 +19,8 @@ from cluster import kube
 from cluster.assets import Assets, Unavailable
 from cluster.controlplane import ControlPlane
 from cluster.groveapi import ClusterApi
-from cluster.ports import free_port
-from cluster.processes import Command, WebhookServer, reconciler
-from cluster.release import CHART, NAMESPACE, RELEASE, Release, serving_files
+from cluster.processes import Command, reconciler
+from cluster.release import NAMESPACE, RELEASE, VALIDATION, Release, install
 from cluster.tools import Tool
 from core.workload import workload_pcs_raw
 from reconciler.grove import GroveOperator
@@ -31,16 +30,18 @@ CRDS = Path(os.environ.get("GROVE_CRDS") or Path(__file__).parent / "crds")
 DRA_FEATURES = ("DRAAdminAccess", "DRAConsumableCapacity", "DRADerivedAttributes", "DRADeviceTaints", "DRAPrioritizedList")
 """Turned on where they are not yet generally available, so that claims may use every field of
 ``resource.k8s.io/v1`` the release has."""
+RELEASES = (NAMESPACE, "rs-certs-system", "rs-gone-system", "rs-tenant-system")
+"""The namespaces of the releases the tier installs: the session's and those of tests of their own."""
 AUDIT_POLICY = {
     "apiVersion": "audit.k8s.io/v1",
     "kind": "Policy",
     "omitStages": ["RequestReceived"],
     "rules": [
-        {"level": "Metadata", "userGroups": [f"system:serviceaccounts:{NAMESPACE}"]},
+        {"level": "Metadata", "userGroups": [f"system:serviceaccounts:{namespace}" for namespace in RELEASES]},
         {"level": "None"},
     ],
 }
-"""Every request of the release's ServiceAccounts, for the check that the chart's RBAC is exactly
+"""Every request of the releases' ServiceAccounts, for the checks that the chart's RBAC is exactly
 what the components use."""
 
 LOGS: list[Path] = []
@@ -87,6 +88,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(
             f"cluster tier: ran against kube-apiserver {TIER['version']} ({TIER['assets']}); Grove CRDs from {TIER['crds']}"
         )
+        if "policy" in TIER:
+            terminalreporter.write_line(f"cluster tier: {TIER['policy']}")
 
 
 @pytest.fixture(scope="session")
@@ -134,24 +137,18 @@ def helm(control_plane: ControlPlane, kubectl: Tool) -> Tool:
 @pytest.fixture(scope="session")
 def release(control_plane: ControlPlane, admin: client.ApiClient, helm: Tool,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Release]:
-    """``helm install`` of the chart in its default (selfSigned) certificate mode, its webhooks
-    pointed at a local ``webhook serve`` that serves the certificate the chart generated and reads
-    the cluster as the chart's ServiceAccount."""
-    port = free_port()
-    values = ["--set", f"webhooks.url=https://127.0.0.1:{port}"]
-    helm("install", RELEASE, str(CHART), "--namespace", NAMESPACE, "--create-namespace", *values)
-    workdir = tmp_path_factory.mktemp("release")
-    certs = serving_files(admin, NAMESPACE, f"{RELEASE}-tls", workdir / "certs")
-    token = kube.service_account_token(admin, NAMESPACE, RELEASE)
-    kubeconfig = control_plane.token_kubeconfig("webhook-serviceaccount", token)
-    server = WebhookServer(port, certs / "tls.crt", certs / "tls.key", certs / "ca.crt", kubeconfig, workdir / "serve.log")
-    LOGS.append(server.log)
-    server.start()
+    """``helm install`` of the chart in its default certificate mode (controller), its webhooks
+    pointed at a local ``webhook serve`` that keeps the release's certificate, as its pods would,
+    and reads the cluster as the chart's ServiceAccount; the policy beside the webhook
+    (``release.VALIDATION``)."""
+    release = install(helm, admin, control_plane, RELEASE, NAMESPACE, tmp_path_factory.mktemp("release"), *VALIDATION)
+    LOGS.append(release.server.log)
+    release.server.start()
     try:
-        yield Release(RELEASE, NAMESPACE, values, server, certs, kubeconfig)
+        yield release
     finally:
-        if server.running():
-            server.stop()
+        if release.server.running():
+            release.server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -5,8 +5,9 @@ The API server runs as a production one does: TLS from the tests' CA, client cer
 ServiceAccount tokens for authentication, RBAC, the default admission plugins (webhooks and
 policies among them) plus NodeRestriction, ``resource.k8s.io/v1`` served. The controller manager
 runs only the controllers the tests rely on (the garbage collector, namespaces, ServiceAccounts and
-their tokens, DRA's claim controller); the node lifecycle controller is left out, so Nodes the tests
-create stay Ready without a kubelet.
+their tokens, DRA's claim controller, Jobs for the chart's pre-delete hook, the type check of
+ValidatingAdmissionPolicies); the node lifecycle controller is left out, so Nodes the tests create
+stay Ready without a kubelet.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ CONTROLLERS = (
     "serviceaccount-controller",
     "serviceaccount-token-controller",
     "resourceclaim-controller",
+    "job-controller",
+    "validatingadmissionpolicy-status-controller",
 )
 ADMISSION_PLUGINS = ("NodeRestriction",)
 """Enabled beside the API server's defaults (NamespaceLifecycle, ServiceAccount, the webhooks,

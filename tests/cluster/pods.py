@@ -42,9 +42,10 @@ def _group_replicas(operator: GroveOperator, i: int, group: Obj) -> int:
     return int(live["spec"]["replicas"]) if live else int(group.get("replicas", 1))
 
 
-def create(admin: client.ApiClient, pod: Obj) -> Obj:
-    """The pod as the API server stored it."""
-    answer = client.CoreV1Api(admin).create_namespaced_pod(pod["metadata"]["namespace"], pod, _preload_content=False)
+def create(admin: client.ApiClient, pod: Obj, timeout: float | None = None) -> Obj:
+    """The pod as the API server stored it (``timeout``: seconds to wait for the answer, else unbounded)."""
+    answer = client.CoreV1Api(admin).create_namespaced_pod(pod["metadata"]["namespace"], pod, _preload_content=False,
+                                                           _request_timeout=timeout)
     return dict(json.loads(answer.data))
 
 

@@ -92,7 +92,7 @@ class WebhookServer:
         try:
             with httpx.Client(verify=ssl.create_default_context(cafile=self.ca), timeout=1) as client:
                 return client.get(f"{self.url}/readyz").status_code == 200
-        except httpx.TransportError:
+        except (httpx.TransportError, OSError):  # OSError: a CA file the server has not written yet
             return False
 
     def wait_ready(self, deadline: float = DEADLINE) -> None:
@@ -109,6 +109,13 @@ class WebhookServer:
 
     def running(self) -> bool:
         return self.command.running()
+
+
+def certificate_controller(release: str, namespace: str, host: str = "127.0.0.1", *extra: str) -> list[str]:
+    """``serve`` options of the chart's controller mode for ``release`` (its fullname), as its
+    Deployment sets them, for a server the API server calls at ``host``."""
+    return ["--cert-secret", f"{release}-certificate", "--cert-secret-namespace", namespace,
+            "--webhook-configuration", release, "--cert-hosts", host, "--cert-check-interval", "1", *extra]
 
 
 LEASE = "grove-sharing-webhook-reconciler"

@@ -1,7 +1,8 @@
 """When no webhook answers, as the real API server handles it: with the chart's default failure
 policy the API server refuses PodCliqueSets and Grove pods ("failed calling webhook") and takes them
 again once the server is back; with ``failurePolicy: Ignore`` it admits them meanwhile. The second
-case is set by ``helm upgrade``, which must keep the selfSigned certificate the server serves."""
+case is set by ``helm upgrade``, which must leave alone the certificate the server keeps in its
+Secret and the CA it wrote into both webhook configurations."""
 
 from __future__ import annotations
 
@@ -76,10 +77,10 @@ def test_with_no_webhook_answering_creates_fail_and_succeed_once_it_is_back(
 
 
 def secret_and_bundles(admin: client.ApiClient, release: Release) -> tuple[dict[str, str], set[str]]:
-    secret = client.CoreV1Api(admin).read_namespaced_secret(f"{release.name}-tls", release.namespace).data
+    secret = client.CoreV1Api(admin).read_namespaced_secret(release.secret, release.namespace).data
     registration = client.AdmissionregistrationV1Api(admin)
-    configurations = [registration.read_validating_webhook_configuration(release.name),
-                      registration.read_mutating_webhook_configuration(release.name)]
+    configurations = [registration.read_validating_webhook_configuration(release.fullname),
+                      registration.read_mutating_webhook_configuration(release.fullname)]
     bundles = {w.client_config.ca_bundle for c in configurations for w in c.webhooks}
     return dict(secret), bundles
 
@@ -88,7 +89,7 @@ def test_with_failure_policy_ignore_they_are_admitted_and_upgrades_keep_the_cert
     workload: GroveOperator, admin: client.ApiClient, helm: Tool, release: Release
 ) -> None:
     before = secret_and_bundles(admin, release)
-    assert before[1] == {base64.b64encode(release.ca_bundle()).decode()}
+    assert before[1] == {base64.b64encode(release.ca_bundle()).decode()} == {before[0]["ca.crt"]}
     ignore = ["--set", "webhooks.validating.failurePolicy=Ignore", "--set", "webhooks.mutating.failurePolicy=Ignore"]
     helm("upgrade", release.name, str(CHART), "--namespace", release.namespace, *release.values, *ignore)
     try:

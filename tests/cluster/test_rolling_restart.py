@@ -31,14 +31,14 @@ def two_replicas(release: Release) -> Iterator[tuple[Balancer, tuple[WebhookServ
     assert release.server.stop() == 0
     main = release.server
     replicas = tuple(
-        WebhookServer(free_port(), main.cert, main.key, main.ca, main.kubeconfig, main.log.with_name(f"replica-{n}.log"),
-                      ["--shutdown-delay", "1"])
+        release.server_at(free_port(), main.cert.parent.with_name(f"replica-{n}"), main.log.with_name(f"replica-{n}.log"),
+                          "--shutdown-delay", "1")
         for n in (1, 2)
     )
     try:
         for replica in replicas:
             replica.start()
-        with Balancer(main.port, [r.port for r in replicas], main.ca) as balancer:
+        with Balancer(main.port, [r.port for r in replicas], replicas[0].ca) as balancer:
             kube.wait_for(balancer.all_ready, "both replicas to be endpoints")
             yield balancer, replicas  # type: ignore[misc]
             assert balancer.connections > 0

@@ -12,7 +12,6 @@ webhook, whose claims the reconciler made, are allocated and bound by the schedu
 
 from __future__ import annotations
 
-import datetime
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -23,6 +22,7 @@ from kubernetes import client
 from cluster import kube
 from cluster.controlplane import ControlPlane
 from cluster.groveapi import ClusterApi
+from cluster.nodes import create_ready
 from cluster.pods import create, grove_pods
 from cluster.processes import Command
 from cluster.workloads import INITIAL, end_to_end, wait_for_claims
@@ -43,15 +43,6 @@ def device_class(name: str, driver: str) -> Obj:
             "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}}
 
 
-def node(name: str) -> Obj:
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    resources = {"cpu": "32", "memory": "128Gi", "pods": "110"}
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-            "status": {"capacity": resources, "allocatable": resources, "conditions": [
-                {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "made by the test",
-                 "lastHeartbeatTime": now, "lastTransitionTime": now}]}}
-
-
 def slice_of(node_name: str, driver: str, devices: list[Obj]) -> Obj:
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node_name}-{driver}"},
             "spec": {"driver": driver, "nodeName": node_name,
@@ -61,15 +52,12 @@ def slice_of(node_name: str, driver: str, devices: list[Obj]) -> Obj:
 @pytest.fixture(scope="module")
 def nodes(admin: client.ApiClient, control_plane: ControlPlane) -> Iterator[None]:
     """Two Ready nodes with 16 GPUs each; node-b also has one shareable device of 80Gi."""
-    core, custom = client.CoreV1Api(admin), client.CustomObjectsApi(admin)
+    custom = client.CustomObjectsApi(admin)
     for name in CLASSES:
         custom.create_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", device_class(name, DRIVER))
     custom.create_cluster_custom_object("resource.k8s.io", "v1", "deviceclasses", device_class("shared-gpu", SHARED_DRIVER))
     for name in NODES:
-        core.create_node(node(name))
-        # The TaintNodesByCondition admission plugin marks a new node not-ready; a kubelet's first
-        # status (and the node lifecycle controller, not run here) would take that taint away.
-        core.patch_node(name, {"spec": {"taints": None}})
+        create_ready(admin, name)
         gpus = [{"name": f"gpu-{i}", "attributes": {"model": {"string": "h100"}}} for i in range(DEVICES_PER_NODE)]
         custom.create_cluster_custom_object("resource.k8s.io", "v1", "resourceslices", slice_of(name, DRIVER, gpus))
     shared = [{"name": "shared-0", "allowMultipleAllocations": True, "capacity": {"memory": {"value": "80Gi"}}}]

@@ -15,7 +15,7 @@ TEMPLATES = CHART / "templates"
 
 #: Values whose content is a Kubernetes object (a security context, a resources block):
 #: documented as a whole in the chart README, not key by key.
-OPAQUE = frozenset({"podSecurityContext", "securityContext", "resources.webhook", "resources.reconciler"})
+OPAQUE = frozenset({"podSecurityContext", "securityContext", "resources.webhook", "resources.reconciler", "unregisterHook.resources"})
 
 _VALUES_PATH = re.compile(r"\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 

@@ -37,9 +37,12 @@ Obj = dict[str, Any]
 #: Every kind the chart may render, as discovery announces them.
 CHART_KINDS: tuple[ResourceType, ...] = (
     ResourceType("", "v1", "secrets", "Secret"),
+    ResourceType("", "v1", "configmaps", "ConfigMap"),
     ResourceType("", "v1", "services", "Service"),
     ResourceType("", "v1", "serviceaccounts", "ServiceAccount"),
     ResourceType("apps", "v1", "deployments", "Deployment"),
+    ResourceType("batch", "v1", "jobs", "Job"),
+    ResourceType("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy"),
     ResourceType("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"),
     ResourceType("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False),
     ResourceType("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", namespaced=False),
@@ -49,9 +52,15 @@ CHART_KINDS: tuple[ResourceType, ...] = (
                  "ValidatingWebhookConfiguration", namespaced=False),
     ResourceType("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
                  "MutatingWebhookConfiguration", namespaced=False),
+    ResourceType("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies",
+                 "ValidatingAdmissionPolicy", namespaced=False),
+    ResourceType("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings",
+                 "ValidatingAdmissionPolicyBinding", namespaced=False),
     ResourceType("cert-manager.io", "v1", "issuers", "Issuer"),
     ResourceType("cert-manager.io", "v1", "certificates", "Certificate"),
     ResourceType("monitoring.coreos.com", "v1", "servicemonitors", "ServiceMonitor"),
+    ResourceType("monitoring.coreos.com", "v1", "podmonitors", "PodMonitor"),
+    ResourceType("monitoring.coreos.com", "v1", "prometheusrules", "PrometheusRule"),
 )
 
 
@@ -149,10 +158,16 @@ def _not_found(path: str) -> Obj:
 
 @dataclass(frozen=True)
 class Rendered:
-    """The documents of one install, in Helm's order, and its NOTES.txt."""
+    """The documents of one install, in Helm's order, its NOTES.txt, and its hooks (the objects
+    Helm makes only at the hook's event, such as pre-delete)."""
 
     documents: tuple[Obj, ...]
     notes: str
+    hooks: tuple[Obj, ...] = ()
+
+    def with_hooks(self) -> Rendered:
+        """The same install, its hooks among its documents."""
+        return Rendered(self.documents + self.hooks, self.notes, self.hooks)
 
     def of_kind(self, kind: str) -> list[Obj]:
         return [doc for doc in self.documents if doc["kind"] == kind]
@@ -212,11 +227,12 @@ class Helm:
             kubeconfig = self.home / f"kubeconfig-{target.server.server_address[1]}"
             kubeconfig.write_text(yaml.safe_dump(_kubeconfig(target.url, namespace)))
             with self.lock:
-                manifest, notes = self._install(kubeconfig, namespace, release, chart, values)
+                manifest, notes, hooks = self._install(kubeconfig, namespace, release, chart, values)
         finally:
             if own:
                 target.stop()
-        return Rendered(tuple(doc for doc in yaml.safe_load_all(manifest) if doc), notes)
+        documents = tuple(doc for doc in yaml.safe_load_all(manifest) if doc)
+        return Rendered(documents, notes, tuple(yaml.safe_load(hook["manifest"]) for hook in hooks))
 
     def lint(self, chart: Path) -> LintResult:
         """``helm lint chart``: Helm's lint action on the chart directory (its own values.yaml)."""
@@ -239,7 +255,7 @@ class Helm:
         return LintResult(answer.get("TotalChartsLinted", 0), messages, len(answer.get("Errors") or ()))
 
     def _install(self, kubeconfig: Path, namespace: str, release: str, chart: Path,
-                 values: Obj) -> tuple[str, str]:
+                 values: Obj) -> tuple[str, str, list[Obj]]:
         handle = ctypes.c_ulonglong()
         self._check(self.lib.helm_sdkpy_config_create(
             namespace.encode(), str(kubeconfig).encode(), b"", b"{}", ctypes.byref(handle)))
@@ -256,7 +272,7 @@ class Helm:
                 self.lib.helm_sdkpy_free(result)
         finally:
             self.lib.helm_sdkpy_config_destroy(handle)
-        return answer["manifest"], answer.get("info", {}).get("notes", "")
+        return answer.get("manifest", ""), answer.get("info", {}).get("notes", ""), answer.get("hooks") or []
 
     def _check(self, code: int) -> None:
         if code != 0:

@@ -1,4 +1,5 @@
-"""The three certificate modes give the API server a CA it can verify the serving certificate with."""
+"""The four certificate modes give the API server a CA it can verify the serving certificate with:
+the webhook's own controller (the default), or one made at render time, by cert-manager or by you."""
 
 from __future__ import annotations
 
@@ -8,10 +9,15 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from deploy.chart import CHART
 from deploy.helm import ChartTarget, HelmError
+from deploy.served import settings_from_env
+from webhook.settings import ServeSettings
 
 FULLNAME = "sharing-grove-sharing-webhook"
 SECRET = f"{FULLNAME}-tls"
+CONTROLLER_SECRET = f"{FULLNAME}-certificate"
+SELF_SIGNED = {"certificates": {"mode": "selfSigned"}}
 SERVICE_NAMES = [FULLNAME, f"{FULLNAME}.grove-system", f"{FULLNAME}.grove-system.svc",
                  f"{FULLNAME}.grove-system.svc.cluster.local"]
 CONFIGURATIONS = ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]
@@ -30,7 +36,65 @@ def mounted_secret(installed) -> str:
     return next(v["secret"]["secretName"] for v in volumes if v["name"] == "tls")
 
 
-def test_self_signed_makes_a_ca_and_a_serving_certificate_for_the_service(default_install):
+def test_the_controller_mode_is_the_default_and_renders_an_empty_secret(default_install):
+    """The webhook fills it; no manifest ever holds its data, so neither ``helm upgrade`` nor an
+    Argo CD sync (three-way merges) takes away what the webhook wrote."""
+    secret = default_install.one("Secret")
+    assert secret["metadata"]["name"] == CONTROLLER_SECRET
+    assert secret["type"] == "Opaque"
+    assert "data" not in secret and "stringData" not in secret
+
+
+def test_the_controller_mode_leaves_the_ca_bundles_to_the_webhook(default_install):
+    assert ca_bundles(default_install) == [None, None]
+    for kind in CONFIGURATIONS:
+        assert "annotations" not in default_install.one(kind)["metadata"]
+
+
+def test_the_controller_mode_gives_the_webhook_its_secret_configurations_and_names(default_install, monkeypatch):
+    container = default_install.container("webhook")
+    settings = settings_from_env(container, ServeSettings, monkeypatch)
+    assert (settings.cert_secret, settings.cert_secret_namespace) == (CONTROLLER_SECRET, "grove-system")
+    assert settings.webhook_configuration == default_install.one("ValidatingWebhookConfiguration")["metadata"]["name"]
+    assert settings.webhook_configuration == default_install.one("MutatingWebhookConfiguration")["metadata"]["name"]
+    assert settings.cert_hosts == SERVICE_NAMES
+    assert (settings.cert_validity, settings.cert_check_interval) == (90 * 86400, 10)
+
+
+def test_the_controller_mode_writes_the_pair_into_memory_not_the_root_filesystem(default_install, monkeypatch):
+    container = default_install.container("webhook")
+    settings = settings_from_env(container, ServeSettings, monkeypatch)
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "tls")
+    assert mount["readOnly"] is False and container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert settings.tls_cert.parent.as_posix() == settings.tls_key.parent.as_posix() == mount["mountPath"]
+    volumes = default_install.one("Deployment")["spec"]["template"]["spec"]["volumes"]
+    assert next(v for v in volumes if v["name"] == "tls") == {"name": "tls", "emptyDir": {"medium": "Memory", "sizeLimit": "1Mi"}}
+
+
+@pytest.mark.parametrize(("url", "hosts"), [
+    ("https://127.0.0.1:9443", [*SERVICE_NAMES, "127.0.0.1"]),
+    ("https://dev.example.com:9443", [*SERVICE_NAMES, "dev.example.com"]),
+])
+def test_the_controller_certificate_covers_the_host_of_a_server_outside_the_cluster(render, url, hosts):
+    installed = render({"webhooks": {"url": url}})
+    assert installed.one("Secret")["metadata"]["name"] == CONTROLLER_SECRET
+    assert f"--cert-hosts {hosts[-1]}" in installed.notes
+
+
+def test_the_controller_mode_renders_the_same_every_time(helm):
+    """What ``helm template`` gives Argo CD: two installs into empty clusters, the same documents."""
+    first, second = (helm.install(CHART, {}) for _ in range(2))
+    assert first.documents == second.documents
+
+
+def test_self_signed_renders_a_new_ca_each_time_without_a_cluster(helm):
+    """Why it is no longer the default: each render on its own makes a different CA."""
+    first, second = (helm.install(CHART, SELF_SIGNED) for _ in range(2))
+    assert first.one("Secret")["data"]["ca.crt"] != second.one("Secret")["data"]["ca.crt"]
+
+
+def test_self_signed_makes_a_ca_and_a_serving_certificate_for_the_service(render):
+    default_install = render(SELF_SIGNED)
     secret = default_install.one("Secret", SECRET)
     assert secret["type"] == "kubernetes.io/tls"
     ca = x509.load_pem_x509_certificate(pem(secret["data"]["ca.crt"]))
@@ -46,7 +110,8 @@ def test_self_signed_makes_a_ca_and_a_serving_certificate_for_the_service(defaul
     assert key.public_key() == cert.public_key()
 
 
-def test_self_signed_puts_its_ca_in_both_webhook_configurations(default_install):
+def test_self_signed_puts_its_ca_in_both_webhook_configurations(render):
+    default_install = render(SELF_SIGNED)
     secret = default_install.one("Secret", SECRET)
     assert ca_bundles(default_install) == [secret["data"]["ca.crt"]] * 2
     assert mounted_secret(default_install) == SECRET
@@ -59,24 +124,14 @@ def test_self_signed_keeps_the_stored_certificate_on_upgrade(render):
     ``helm upgrade`` does, and renders the same certificate and CA bundles."""
     target = ChartTarget()
     try:
-        first = render({}, target=target)
-        again = render({"replicaCount": 3}, target=target)
+        first = render(SELF_SIGNED, target=target)
+        again = render({**SELF_SIGNED, "replicaCount": 3}, target=target)
     finally:
         target.stop()
     stored = first.one("Secret", SECRET)["data"]
     assert again.one("Deployment")["spec"]["replicas"] == 3
     assert again.one("Secret", SECRET)["data"] == stored
     assert ca_bundles(again) == [stored["ca.crt"]] * 2
-
-
-def test_self_signed_without_a_stored_secret_generates_a_new_ca(render):
-    """What the lookup prevents: each render on its own makes a different CA."""
-    target = ChartTarget()
-    try:
-        again = render({}, target=target)
-    finally:
-        target.stop()
-    assert again.one("Secret", SECRET)["data"]["ca.crt"] != render({}).one("Secret", SECRET)["data"]["ca.crt"]
 
 
 def test_cert_manager_builds_a_ca_chain_and_injects_its_ca(render):
@@ -144,7 +199,7 @@ def test_a_cluster_without_resource_k8s_io_v1_is_refused(render):
     ("https://dev.example.com:9443", [*SERVICE_NAMES, "dev.example.com"], []),
 ])
 def test_self_signed_covers_the_host_of_a_server_outside_the_cluster(render, url, dns, ips):
-    secret = render({"webhooks": {"url": url}}).one("Secret", SECRET)
+    secret = render({**SELF_SIGNED, "webhooks": {"url": url}}).one("Secret", SECRET)
     cert = x509.load_pem_x509_certificate(pem(secret["data"]["tls.crt"]))
     names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert names.get_values_for_type(x509.DNSName) == dns

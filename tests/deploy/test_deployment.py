@@ -68,13 +68,14 @@ def test_the_webhook_container_environment_is_what_serve_accepts(default_install
     assert settings.namespace == []
     assert settings.template_authorization == "enforce"
     assert settings.max_claims_per_owner == values()["reconciler"]["maxClaimsPerOwner"] == 10_000
+    assert (settings.max_header_bytes, settings.max_held_bytes, settings.write_timeout) == (1024 * 1024, 64 * 1024 * 1024, 10)
 
 
 def test_server_values_reach_the_server(render, monkeypatch):
     installed = render({"server": {
         "port": 9443, "strict": True, "onMissingPcs": "allow", "logLevel": "debug", "logFormat": "text",
         "keepAliveTimeout": 75, "maxBodyBytes": 1048576, "accessLog": True, "namespaces": ["team-a", "team-b"],
-        "templateAuthorization": "warn",
+        "templateAuthorization": "warn", "maxHeaderBytes": 65536, "maxHeldBytes": 134217728, "writeTimeout": 2.5,
     }})
     container = installed.container("webhook")
     settings = settings_from_env(container, ServeSettings, monkeypatch)
@@ -84,9 +85,21 @@ def test_server_values_reach_the_server(render, monkeypatch):
     assert (settings.keep_alive_timeout, settings.max_body_bytes) == (75, 1048576)
     assert settings.namespace == ["team-a", "team-b"]
     assert settings.template_authorization == "warn"
+    assert (settings.max_header_bytes, settings.max_held_bytes, settings.write_timeout) == (65536, 128 * 1024 * 1024, 2.5)
 
 
-def test_the_certificate_files_are_read_from_the_mounted_secret(default_install, monkeypatch):
+def test_the_chart_refuses_a_budget_too_small_for_one_body(render):
+    """The server would refuse to start; the chart says so at install instead."""
+    with pytest.raises(HelmError) as refused:
+        render({"server": {"maxBodyBytes": 8388608, "maxHeldBytes": 8388608}})
+    assert "server.maxHeldBytes (8388608) must be at least 4/3 of server.maxBodyBytes (8388608)" in str(refused.value)
+    assert render({"server": {"maxBodyBytes": 6291456, "maxHeldBytes": 8388608}})
+
+
+def test_the_certificate_files_are_read_from_the_mounted_secret(render, monkeypatch):
+    """In the modes where Helm, cert-manager or the user make the Secret (controller mode:
+    test_certificates.py)."""
+    default_install = render({"certificates": {"mode": "selfSigned"}})
     container = default_install.container("webhook")
     settings = settings_from_env(container, ServeSettings, monkeypatch)
     mount = next(m for m in container["volumeMounts"] if m["name"] == "tls")
@@ -182,7 +195,7 @@ def test_each_container_runs_restricted(default_install, name):
 def test_the_reconciler_can_be_left_out(render):
     installed = render({"reconciler": {"enabled": False}})
     assert [c["name"] for c in pod_spec(installed)["containers"]] == ["webhook"]
-    assert [p["name"] for p in installed.one("Service")["spec"]["ports"]] == ["https"]
+    assert [p["name"] for p in installed.one("Service")["spec"]["ports"]] == ["https", "metrics"]
 
 
 def test_scheduling_values_reach_the_pod(render):

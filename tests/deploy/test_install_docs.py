@@ -65,15 +65,15 @@ def test_the_install_notes_name_the_objects_installed(render):
     installed = render(release=RELEASE, namespace=NAMESPACE)
     notes = installed.notes
     assert f"kubectl -n {NAMESPACE} rollout status deployment/{installed.one('Deployment')['metadata']['name']}" in notes
-    assert "kubectl delete validatingwebhookconfiguration,mutatingwebhookconfiguration grove-sharing-webhook" in notes
-    assert notes.index("kubectl delete validatingwebhookconfiguration") < notes.index("helm uninstall")
+    assert "pre-delete hook Job first deletes both webhook configurations" in notes
+    assert f"helm uninstall {RELEASE} --namespace {NAMESPACE}" in notes
     assert f"every namespace except {NAMESPACE} and kube-system" in notes
 
 
 def test_the_install_notes_give_the_readme_s_commands(render):
     notes = render(release=RELEASE, namespace=NAMESPACE).notes
     commands = [line.strip() for line in notes.splitlines() if line.startswith(("  kubectl ", "  helm "))]
-    assert len(commands) >= 5
+    assert len(commands) >= 4
     readme_lines = {line.strip() for line in section().splitlines()}
     for command in commands:
         assert command in readme_lines, command

@@ -27,6 +27,7 @@ from deploy.chart import CHART, lookup, template_files, values
 from deploy.helm import ERROR, WARNING, Helm
 
 VARIANTS: dict[str, dict[str, Any]] = {
+    "selfSigned": {"certificates": {"mode": "selfSigned"}},
     "certManager": {"certificates": {"mode": "certManager"}},
     "certManager with an issuer": {"certificates": {"mode": "certManager", "certManager": {
         "issuerRef": {"name": "corp-ca", "kind": "ClusterIssuer"}}}},
@@ -37,6 +38,21 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "mutating": {"namespaceSelector": {"matchExpressions": [{"key": "team", "operator": "Exists"}]},
                      "objectSelector": {"matchLabels": {"app": "x"}}}}},
     "no reconciler, a ServiceMonitor": {"reconciler": {"enabled": False}, "serviceMonitor": {"enabled": True}},
+    "reconciler deployment, monitors, NetworkPolicy": {
+        "reconciler": {"mode": "deployment", "podDisruptionBudget": {"maxUnavailable": 1}},
+        "serviceMonitor": {"enabled": True}, "podMonitor": {"enabled": True}, "networkPolicy": {"enabled": True}},
+    "namespaced RBAC": {"server": {"namespaces": ["team-a", "team-b"]}, "reconciler": {"namespace": "team-a"}},
+    "no RBAC, no hook": {"rbac": {"create": False}, "unregisterHook": {"enabled": False}},
+    "a server outside the cluster": {"webhooks": {"url": "https://127.0.0.1:9443"}},
+    "the ValidatingAdmissionPolicy alone": {"validation": {"mode": "policy", "policy": {"failurePolicy": "Ignore"}}},
+    "webhook and policy": {"validation": {"mode": "both", "policy": {"namespaceSelector": {"matchLabels": {"team": "ml"}}}}},
+    "platform values": {
+        "hostNetwork": True, "commonLabels": {"team": "platform"}, "image": {"registry": "r.example.com", "digest": "sha256:" + "a" * 64},
+        "extraVolumes": [{"name": "x", "emptyDir": {}}], "extraVolumeMounts": [{"name": "x", "mountPath": "/x"}],
+        "service": {"annotations": {"a": "b"}}, "podDisruptionBudget": {"maxUnavailable": "50%"},
+        "webhooks": {"annotations": {"a": "b"}, "mutating": {"matchConditions": [{"name": "all", "expression": "true"}]}},
+        "server": {"extraArgs": ["--body-timeout", "20"], "livenessProbe": {"periodSeconds": 20}},
+        "global": {"imageRegistry": "m.example.com"}},
 }
 
 
@@ -76,7 +92,9 @@ def test_the_lint_sees_a_broken_template(helm: Helm, tmp_path: Path) -> None:
 
 
 _COMMENT = re.compile(r"\{\{-?\s*/\*.*?\*/\s*-?\}\}", re.S)
-_ACTION = re.compile(r"\{\{-?(.*?)-?\}\}", re.S)
+_ACTION = re.compile(r"\{\{-?((?:\"(?:[^\"\\\\]|\\\\.)*\"|`[^`]*`|[^\"`])*?)-?\}\}", re.S)
+"""An action, whose string literals may hold braces (a Prometheus template in an alert's text)."""
+_STRING = re.compile(r"\"(?:[^\"\\\\]|\\\\.)*\"|`[^`]*`")
 _ASSIGNMENT = re.compile(r"(\$\w+)\s*:?=\s*(.+)", re.S)
 _FIELD_READ = re.compile(r"(\$\w*)((?:\.\w+)+)")
 #: Variables bound to the root context by the helpers called with (list $ ...).
@@ -89,7 +107,7 @@ def field_reads() -> list[tuple[str, str, str, str | None]]:
     """(file, variable, fields read, why that is safe or None) for every ``$var.a.b`` in the templates."""
     found = []
     for path in template_files():
-        actions = [a.strip() for a in _ACTION.findall(_COMMENT.sub("", path.read_text()))]
+        actions = [_STRING.sub('""', a).strip() for a in _ACTION.findall(_COMMENT.sub("", path.read_text()))]
         assigned: dict[str, set[str]] = {}
         for action in actions:
             if match := _ASSIGNMENT.match(action):

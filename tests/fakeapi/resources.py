@@ -123,6 +123,11 @@ DEFAULT_RESOURCES: tuple[ResourceType, ...] = (
                  short_names=("pcsg",), status_subresource=True, crd=True),
     ResourceType("grove.io", "v1alpha1", "podcliques", "PodClique",
                  short_names=("pclq",), status_subresource=True, crd=True),
+    ResourceType("", "v1", "secrets", "Secret"),
+    ResourceType("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
+                 "ValidatingWebhookConfiguration", namespaced=False),
+    ResourceType("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
+                 "MutatingWebhookConfiguration", namespaced=False),
 )
 
 

@@ -224,6 +224,20 @@ def _applies(change: str, path: Location, value: Any) -> bool:
     return True
 
 
+TYPE_CHANGES = frozenset({"null", "any-json", "stringified", "wrapped-in-list", "wrapped-in-object", "nested"})
+
+
+def _keeps_type(change: str, value: Any) -> bool:
+    """Whether ``change`` leaves ``value`` of the JSON type it had (so a schema may still take it)."""
+    if change in TYPE_CHANGES:
+        return False
+    if change == "odd-string":
+        return isinstance(value, str)
+    if change == "odd-integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    return True
+
+
 def _at(document: Any, path: Location) -> Any:
     for part in path:
         document = document[part]
@@ -231,14 +245,20 @@ def _at(document: Any, path: Location) -> Any:
 
 
 @st.composite
-def mutated(draw: st.DrawFn, document: Any, max_changes: int = 3, depths: tuple[int, ...] = (64, 300, 2000)) -> Any:
+def mutated(
+    draw: st.DrawFn, document: Any, max_changes: int = 3, depths: tuple[int, ...] = (64, 300, 2000), keep_types: bool = False
+) -> Any:
     """``document`` with one to ``max_changes`` members deleted, renamed, duplicated, replaced or
     nested ``depths`` levels deep. orjson reads up to 1024 levels and writes up to 255: 300 is
-    between the two, 2000 beyond both."""
+    between the two, 2000 beyond both. With ``keep_types`` every value keeps its JSON type, as a
+    schema (a CRD's) wants: what reaches code behind a schema."""
     document = copy.deepcopy(document)
     for _ in range(draw(st.integers(1, max_changes))):
         change = draw(st.sampled_from(CHANGES))
-        candidates = [path for path in paths(document) if _applies(change, path, _at(document, path))]
+        candidates = [
+            path for path in paths(document)
+            if _applies(change, path, _at(document, path)) and (not keep_types or _keeps_type(change, _at(document, path)))
+        ]
         if not candidates:
             continue
         path = draw(st.sampled_from(candidates))

@@ -20,7 +20,11 @@ from webhook.kube.access import (
     guarded,
 )
 
-REACH_TEXT = {Reach.CLUSTER: "all namespaces (ClusterRole)", Reach.OWN_NAMESPACE: "its own namespace (Role)"}
+REACH_TEXT = {
+    Reach.CLUSTER: "all namespaces (ClusterRole)",
+    Reach.WORKLOAD: "`--namespace` (Role), else all namespaces (ClusterRole)",
+    Reach.OWN_NAMESPACE: "its own namespace (Role)",
+}
 
 
 def markdown_table(component: Component) -> str:

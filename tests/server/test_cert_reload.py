@@ -12,6 +12,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from prometheus_client.parser import text_string_to_metric_families
 from server.reviews import VALIDATE, body, review, workload_pcs
 from server.serverproc import Served, make_certs, poll, serve
@@ -124,6 +126,40 @@ def test_new_connections_get_the_rotated_certificate_while_requests_keep_succeed
         assert "still serving the previous certificate" in served.log_text()
 
 
+def key_type(der: bytes) -> str:
+    public_key = x509.load_der_x509_certificate(der).public_key()
+    return "rsa" if isinstance(public_key, rsa.RSAPublicKey) else "ecdsa" if isinstance(public_key, ec.EllipticCurvePublicKey) else "other"
+
+
+def test_a_pair_of_another_key_type_replaces_the_served_one_and_back(tmp_path: Path) -> None:
+    """OpenSSL keeps one certificate per key type in a context: loaded into the live one, an RSA
+    pair would sit beside the ECDSA one, which clients offering both (all of them) go on getting."""
+    first = make_certs(tmp_path / "ecdsa")
+    renewed = tmp_path / "rsa"
+    renewed.mkdir()
+    for name in ("ca.crt", "ca.key"):
+        shutil.copy(first / name, renewed / name)
+    ensure(renewed, ["localhost", "127.0.0.1"], key_type="rsa")
+    again = tmp_path / "ecdsa-again"
+    again.mkdir()
+    for name in ("ca.crt", "ca.key"):
+        shutil.copy(first / name, again / name)
+    ensure(again, ["localhost", "127.0.0.1"])
+    volume = tmp_path / "volume"
+    volume.mkdir()
+    publish(volume, "1", first / "tls.crt", first / "tls.key")
+
+    with serve(tmp_path, "--cert-reload-interval", "0.05", cert=volume / "tls.crt", key=volume / "tls.key", ca=first / "ca.crt") as served:
+        assert key_type(served_certificate(served)) == "ecdsa"
+        publish(volume, "2", renewed / "tls.crt", renewed / "tls.key")
+        poll(lambda: metric(served, "webhook_certificate_reloads_total") == 1, "the RSA pair to be loaded")
+        assert served_certificate(served) == der(renewed / "tls.crt")
+        assert key_type(served_certificate(served)) == "rsa"
+        publish(volume, "3", again / "tls.crt", again / "tls.key")
+        poll(lambda: metric(served, "webhook_certificate_reloads_total") == 2, "the ECDSA pair to be loaded")
+        assert served_certificate(served) == der(again / "tls.crt")
+
+
 def test_changed_files_that_cannot_serve_keep_the_certificate_and_say_why(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     from webhook.server.metrics import ServerMetrics
     from webhook.server.tls import CertificateReloader, _load
@@ -141,3 +177,25 @@ def test_changed_files_that_cannot_serve_keep_the_certificate_and_say_why(tmp_pa
         "the key file holds a certificate, not a private key (are --tls-cert and --tls-key swapped?)"
     ]
     assert metrics.certificate_reload_errors._value.get() == 1
+
+
+def not_after(path: Path) -> float:
+    return x509.load_pem_x509_certificate(path.read_bytes()).not_valid_after_utc.timestamp()
+
+
+def test_the_metrics_say_when_the_certificate_served_expires(tmp_path: Path) -> None:
+    """For the alert that fires before it does: the expiry of the pair in use, after a reload too."""
+    first = make_certs(tmp_path / "first")
+    later = tmp_path / "later"
+    later.mkdir()
+    for name in ("ca.crt", "ca.key"):
+        shutil.copy(first / name, later / name)
+    ensure(later, ["localhost", "127.0.0.1"], days=730)
+    volume = tmp_path / "volume"
+    volume.mkdir()
+    publish(volume, "2026_01_01", first / "tls.crt", first / "tls.key")
+    with serve(tmp_path, "--cert-reload-interval", "0.05", cert=volume / "tls.crt", key=volume / "tls.key", ca=first / "ca.crt") as served:
+        assert metric(served, "webhook_certificate_expiry_timestamp_seconds") == not_after(first / "tls.crt")
+        publish(volume, "2026_02_01", later / "tls.crt", later / "tls.key")
+        poll(lambda: metric(served, "webhook_certificate_expiry_timestamp_seconds") == not_after(later / "tls.crt"),
+             "the renewed certificate's expiry")

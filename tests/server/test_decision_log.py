@@ -4,13 +4,15 @@ with the request's uid, webhook, operation, object, decision, status code and du
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 from server.asgi import call
 from server.memorystore import MemoryStore
-from server.reviews import VALIDATE, bad_scope_pcs, body, review, workload_pcs
+from server.reviews import VALIDATE, WORKLOAD, bad_scope_pcs, body, review, workload_pcs
+from server.serverproc import serve
 
 from core.workload import grove_pod, pod_review, workload_pcs_raw
 from webhook import logs
@@ -92,3 +94,22 @@ def test_json_lines_carry_the_decision_as_fields(capsys: pytest.CaptureFixture[s
     }
     assert isinstance(entry["duration_ms"], float)
     assert entry["detail"].startswith("spec.template.resourceSharing[0].scope: ")
+
+
+def test_text_logs_show_a_forged_line_escaped_and_a_long_uid_cut(tmp_path: Path) -> None:
+    """A request's name that carries a newline and a log line of its own, and a uid of 200 KB: the
+    served decision's text line stays one line of bounded length."""
+    forged = "rs-test\n2026-01-01 00:00:00,000 ERROR webhook.server.tls: forged"
+    denied = review(bad_scope_pcs(), uid="u" * 200_000)
+    denied["request"]["name"] = forged
+    with serve(tmp_path, "--objects", str(WORKLOAD), "--log-format", "text") as served:
+        with served.client() as client:
+            response = client.post(VALIDATE, content=body(denied))
+        assert (response.status_code, response.json()["response"]["allowed"]) == (200, False)
+        assert response.json()["response"]["uid"] == "u" * 200_000
+    lines = served.log_text().splitlines()
+    [line] = [line for line in lines if " webhook.server.decisions: " in line]
+    assert " INFO webhook.server.decisions: validate-podcliqueset CREATE default/rs-test\\n2026-01-01 00:00:00,000 ERROR webhook.server.tls: forged: denied, code 403, " in line
+    assert f", uid {'u' * 256}...(199744 more characters): spec.template.resourceSharing[0].scope: " in line
+    assert len(line) < 2000
+    assert not [line for line in lines if line.startswith("2026-01-01")]

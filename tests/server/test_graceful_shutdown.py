@@ -4,12 +4,14 @@ time whatever its clients do."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import ssl
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -17,6 +19,12 @@ import orjson
 from server.goclient import Answer, GoLikeClient, Lost, NotSent
 from server.reviews import VALIDATE, WORKLOAD, body, review, workload_pcs
 from server.serverproc import Served, poll, serve
+
+from webhook.server.budget import Budget
+from webhook.server.endpoint import WebhookEndpoint
+from webhook.server.lifecycle import Lifecycle
+from webhook.server.metrics import ServerMetrics
+from webhook.stores import EmbeddedStore
 
 REVIEW = body(review(workload_pcs()))
 
@@ -161,9 +169,10 @@ def test_a_client_that_never_reads_does_not_hold_the_exit(tmp_path: Path) -> Non
         stuck.close()
 
 
-def test_a_request_still_under_way_at_the_drain_timeout_is_cut_off(tmp_path: Path) -> None:
-    """Its body stopped half-way (the body timeout is longer than the drain): the exit waits for it
-    no longer than ``--drain-timeout``."""
+def test_a_request_still_under_way_at_the_drain_timeout_is_cut_off_with_the_warning_only(tmp_path: Path) -> None:
+    """Its body stopped half-way (the body timeout is longer than the drain, as with the defaults):
+    the exit waits for it no longer than ``--drain-timeout``, and the drain's warning is all the log
+    says of it."""
     options = ("--shutdown-delay", "0.5", "--drain-timeout", "2", "--body-timeout", "30")
     with serve(tmp_path, "--objects", str(WORKLOAD), *options) as served:
         stalled = HalfSentRequest(served, REVIEW)
@@ -171,8 +180,11 @@ def test_a_request_still_under_way_at_the_drain_timeout_is_cut_off(tmp_path: Pat
         terminated = time.monotonic()
         seconds = exit_seconds(served, terminated)
         assert 0.5 + 2 - 0.2 < seconds < 0.5 + 2 + 2
-        assert "drain not finished after 2 s: 1 connections aborted" in served.log_text()
+        log = served.log_text()
         stalled.tls.close()
+    after = log.partition("drain not finished after 2 s: 1 connections aborted, 1 requests cancelled\n")[2]
+    assert [line.split(" ", 3)[-1] for line in after.splitlines()] == ["webhook.server.uvicorn: Finished server process [%d]" % served.process.pid]
+    assert "Traceback" not in log and "CancelledError" not in log
 
 
 def test_a_connection_made_during_the_delay_is_served_and_closed(tmp_path: Path) -> None:
@@ -186,3 +198,44 @@ def test_a_connection_made_during_the_delay_is_served_and_closed(tmp_path: Path)
             on_fresh = fresh.post(VALIDATE, content=REVIEW)
         assert [(r.status_code, r.headers["connection"]) for r in (on_kept, on_fresh)] == [(200, "close")] * 2
         assert served.exit_code() == 0
+
+
+def cancelled_while_deciding(closed: bool) -> tuple[BaseException | None, int, int]:
+    """A request whose decision waits (as for the API server) cancelled, after the listener has
+    closed or not: what it raised, and the bytes and requests the endpoint still counts then."""
+    async def waits(body: bytes) -> Any:
+        await asyncio.Event().wait()
+
+    lifecycle, budget = Lifecycle(closed=closed), Budget(1024 * 1024)
+    metrics = ServerMetrics(EmbeddedStore.of([]))
+    endpoint = WebhookEndpoint("validate-podcliqueset", waits, metrics, 1024, budget=budget, lifecycle=lifecycle)
+    scope = {"type": "http", "method": "POST", "path": VALIDATE, "headers": [(b"content-length", b"2")]}
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        raise AssertionError(f"nothing is sent: {message}")
+
+    async def run() -> BaseException | None:
+        task = asyncio.create_task(endpoint(scope, receive, send))
+        await asyncio.sleep(0.01)
+        task.cancel()
+        try:
+            await task
+        except BaseException as raised:  # noqa: BLE001 - what it raised is the answer
+            return raised
+        return None
+
+    raised = asyncio.run(run())
+    return raised, budget.held, metrics.in_flight["validate-podcliqueset"]
+
+
+def test_a_request_cancelled_by_the_drains_cut_ends_quietly_and_lets_its_bytes_go() -> None:
+    raised, held, in_flight = cancelled_while_deciding(closed=True)
+    assert (raised, held, in_flight) == (None, 0, 0)
+
+
+def test_a_request_cancelled_while_the_server_runs_is_cancelled() -> None:
+    raised, held, in_flight = cancelled_while_deciding(closed=False)
+    assert (type(raised), held, in_flight) == (asyncio.CancelledError, 0, 0)

@@ -23,12 +23,15 @@ from webhook import __version__
 from webhook.kube.resources import (
     EVENTS,
     LEASES,
+    MUTATINGWEBHOOKCONFIGURATIONS,
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
     PODCLIQUESETS,
     RESOURCECLAIMS,
     RESOURCECLAIMTEMPLATES,
+    SECRETS,
     SUBJECTACCESSREVIEWS,
+    VALIDATINGWEBHOOKCONFIGURATIONS,
     Resource,
 )
 
@@ -36,11 +39,19 @@ from webhook.kube.resources import (
 class Component(StrEnum):
     WEBHOOK = "webhook"
     RECONCILER = "reconciler"
+    CERTIFICATES = "certificates"
+    """The webhook server's certificate controller (``serve --cert-secret``): its own client, so
+    that its requests are told apart in an audit log and its RBAC exists only in that mode."""
+    UNREGISTER = "unregister"
+    """``webhook unregister``, the chart's pre-delete hook."""
 
 
 class Reach(StrEnum):
     CLUSTER = "cluster"
-    """Objects in any namespace (a ClusterRole)."""
+    """Objects in any namespace, or cluster-scoped ones (a ClusterRole)."""
+    WORKLOAD = "workload"
+    """Objects in the namespaces the component is told to watch: a Role in each of them when it is
+    told some (the chart's namespaced RBAC), else all namespaces (a ClusterRole)."""
     OWN_NAMESPACE = "own-namespace"
     """Objects in the namespace the component runs in (a Role)."""
 
@@ -50,24 +61,38 @@ class Rule:
     resource: Resource
     verbs: tuple[str, ...]
     reach: Reach
+    named: bool = False
+    """Only the objects the component is given by name (``resourceNames`` in the chart's rule)."""
 
 
 ACCESS: dict[Component, tuple[Rule, ...]] = {
     Component.WEBHOOK: (
-        Rule(PODCLIQUESETS, ("get", "list", "watch"), Reach.CLUSTER),
+        Rule(PODCLIQUESETS, ("get", "list", "watch"), Reach.WORKLOAD),
         # May the user creating a PodCliqueSet read the templates of other namespaces it names (DECISIONS.md §3.1)?
+        # SubjectAccessReviews are cluster-scoped: a ClusterRole even with namespaced RBAC.
         Rule(SUBJECTACCESSREVIEWS, ("create",), Reach.CLUSTER),
     ),
     Component.RECONCILER: (
         # get: an owner is read before a claim its cache calls stale is deleted.
-        Rule(PODCLIQUESETS, ("get", "list", "watch"), Reach.CLUSTER),
-        Rule(PODCLIQUESCALINGGROUPS, ("get", "list", "watch"), Reach.CLUSTER),
-        Rule(PODCLIQUES, ("get", "list", "watch"), Reach.CLUSTER),
-        Rule(RESOURCECLAIMS, ("create", "delete", "get", "list", "patch", "watch"), Reach.CLUSTER),
-        # External templates may live in any namespace (BEHAVIOUR.md §6.1).
+        Rule(PODCLIQUESETS, ("get", "list", "watch"), Reach.WORKLOAD),
+        Rule(PODCLIQUESCALINGGROUPS, ("get", "list", "watch"), Reach.WORKLOAD),
+        Rule(PODCLIQUES, ("get", "list", "watch"), Reach.WORKLOAD),
+        Rule(RESOURCECLAIMS, ("create", "delete", "get", "list", "patch", "watch"), Reach.WORKLOAD),
+        # External templates may live in any namespace (BEHAVIOUR.md §6.1), whatever the workloads'.
         Rule(RESOURCECLAIMTEMPLATES, ("get",), Reach.CLUSTER),
-        Rule(EVENTS, ("create", "patch"), Reach.CLUSTER),
+        Rule(EVENTS, ("create", "patch"), Reach.WORKLOAD),
         Rule(LEASES, ("create", "get", "update"), Reach.OWN_NAMESPACE),
+    ),
+    Component.CERTIFICATES: (
+        # The chart creates the Secret (empty): create cannot be limited to a name, update and get can.
+        Rule(SECRETS, ("get", "update"), Reach.OWN_NAMESPACE, named=True),
+        # caBundle of the release's two webhook configurations, and nothing else of any other.
+        Rule(VALIDATINGWEBHOOKCONFIGURATIONS, ("get", "update"), Reach.CLUSTER, named=True),
+        Rule(MUTATINGWEBHOOKCONFIGURATIONS, ("get", "update"), Reach.CLUSTER, named=True),
+    ),
+    Component.UNREGISTER: (
+        Rule(VALIDATINGWEBHOOKCONFIGURATIONS, ("delete",), Reach.CLUSTER, named=True),
+        Rule(MUTATINGWEBHOOKCONFIGURATIONS, ("delete",), Reach.CLUSTER, named=True),
     ),
 }
 
@@ -146,10 +171,12 @@ def _namespace(rest: list[str]) -> tuple[str | None, list[str]]:
 class Access:
     """One component's table, checked request by request; counts the requests it allowed."""
 
-    def __init__(self, component: Component, own_namespace: str | None = None) -> None:
+    def __init__(self, component: Component, own_namespace: str | None = None, names: frozenset[str] = frozenset()) -> None:
         self.component = component
         self.rules = ACCESS[component]
         self.own_namespace = own_namespace
+        self.names = names
+        """The objects ``named`` rules allow."""
         self._calls: Counter[tuple[str, str, str]] = Counter()
         self._lock = threading.Lock()
 
@@ -161,6 +188,8 @@ class Access:
             if request.subresource or request.verb not in rule.verbs:
                 continue
             if rule.reach is Reach.OWN_NAMESPACE and request.namespace != self.own_namespace:
+                continue
+            if rule.named and request.name not in self.names:
                 continue
             with self._lock:
                 self._calls[(res.group, res.plural, request.verb)] += 1
@@ -215,6 +244,7 @@ def guarded(
     component: Component,
     own_namespace: str | None = None,
     request_timeout: tuple[float, float] | None = None,
+    names: frozenset[str] = frozenset(),
 ) -> GuardedApiClient:
     """A guarded client with ``api``'s configuration (server, credentials, TLS)."""
-    return GuardedApiClient(api.configuration, Access(component, own_namespace), request_timeout)
+    return GuardedApiClient(api.configuration, Access(component, own_namespace, names), request_timeout)

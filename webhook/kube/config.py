@@ -10,6 +10,7 @@ from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
 class KubeConfigError(Exception):
@@ -65,3 +66,15 @@ def _config_file(kubeconfig: str | None) -> str | None:
     if not any(Path(p).expanduser().is_file() for p in default.split(os.pathsep) if p):
         raise KubeConfigError(_none_found(default))
     return default
+
+
+def own_namespace(kubeconfig: Path | None) -> str:
+    """The namespace this process runs in: the service account's in a pod, else the kubeconfig
+    context's, else ``default``."""
+    if in_cluster() and SERVICE_ACCOUNT_NAMESPACE.is_file():
+        return SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
+    try:
+        _, active = config.list_kube_config_contexts(config_file=str(kubeconfig) if kubeconfig else default_kubeconfig())
+    except Exception:  # noqa: BLE001 - no usable context: fall back to the default namespace
+        return "default"
+    return str((active or {}).get("context", {}).get("namespace") or "default")

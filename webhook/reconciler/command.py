@@ -12,33 +12,17 @@ import signal
 import socket
 import threading
 import uuid
-from pathlib import Path
 from types import FrameType
 
-from kubernetes import client, config
+from kubernetes import client
 
 from webhook import logs
 from webhook.errors import CommandError
-from webhook.kube.config import KubeConfigError, api_client, default_kubeconfig, in_cluster
+from webhook.kube.config import KubeConfigError, api_client, own_namespace
 from webhook.reconciler.controller import LOST_LEASE, Controller, reconciler_client
 from webhook.reconciler.settings import ReconcileSettings
 
 log = logging.getLogger(__name__)
-
-SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-
-
-def own_namespace(kubeconfig: Path | None) -> str:
-    """The namespace this process runs in: the service account's in a pod, else the kubeconfig
-    context's, else ``default``."""
-    if in_cluster() and SERVICE_ACCOUNT_NAMESPACE.is_file():
-        return SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
-    try:
-        _, active = config.list_kube_config_contexts(config_file=str(kubeconfig) if kubeconfig else default_kubeconfig())
-    except Exception:  # noqa: BLE001 - no usable context: fall back to the default namespace
-        return "default"
-    return str((active or {}).get("context", {}).get("namespace") or "default")
-
 
 def identity() -> str:
     """Unique per process, recognisable per pod (the hostname is the pod's name)."""

@@ -10,6 +10,7 @@ Other methods on a webhook path go through the router, which answers 405.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Response
@@ -18,6 +19,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.types import Receive, Scope, Send
 
 from webhook import __version__
+from webhook.server.budget import Budget
 from webhook.server.endpoint import WebhookEndpoint
 from webhook.server.lifecycle import Lifecycle
 from webhook.server.metrics import ServerMetrics
@@ -46,9 +48,15 @@ def create_app(
     *,
     metrics: ServerMetrics | None = None,
     lifecycle: Lifecycle | None = None,
+    budget: Budget | None = None,
+    readiness: Callable[[], str | None] | None = None,
 ) -> FastAPI:
+    """The webhooks and probes; ``/metrics`` too unless ``--metrics-port`` gives it a listener of its
+    own (``create_metrics_app``). ``readiness`` says why the server may not be called yet (the
+    certificate controller's), None when it may."""
     lifecycle = lifecycle or Lifecycle()
-    metrics = metrics or ServerMetrics(store, lifecycle)
+    budget = budget or Budget(settings.max_held_bytes)
+    metrics = metrics or ServerMetrics(store, lifecycle, budget)
     app = AdmissionApp(
         title="grove-sharing-webhook",
         version=__version__,
@@ -59,7 +67,8 @@ def create_app(
 
     for webhook in WEBHOOKS:
         endpoint = WebhookEndpoint(
-            webhook.name, webhook.responder(settings, store), metrics, settings.max_body_bytes, settings.body_timeout
+            webhook.name, webhook.responder(settings, store), metrics, settings.max_body_bytes, settings.body_timeout,
+            budget=budget, lifecycle=lifecycle,
         )
         app.webhook_endpoints[webhook.path] = endpoint
         # Starlette's Route serves any ASGI app; add_route's annotation names only request handlers.
@@ -75,10 +84,24 @@ def create_app(
             return JSONResponse({"status": "shutting down"}, status_code=503)
         if not store.ready:
             return JSONResponse({"status": "object store not synced"}, status_code=503)
+        why = readiness() if readiness is not None else None
+        if why is not None:
+            return JSONResponse({"status": why}, status_code=503)
         return JSONResponse({"status": "ready"})
 
+    if not settings.metrics_port:
+        _add_metrics(app, metrics)
+    return app
+
+
+def create_metrics_app(metrics: ServerMetrics) -> FastAPI:
+    """``/metrics`` alone, for the listener of ``--metrics-port``."""
+    app = FastAPI(title="grove-sharing-webhook metrics", version=__version__, docs_url=None, redoc_url=None, openapi_url=None)
+    _add_metrics(app, metrics)
+    return app
+
+
+def _add_metrics(app: FastAPI, metrics: ServerMetrics) -> None:
     @app.get("/metrics")
     async def prometheus() -> Response:
         return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
-
-    return app

@@ -1,13 +1,17 @@
-"""Each connection's HTTP protocol: uvicorn's httptools protocol with a header timeout and its part
-in a graceful shutdown.
+"""Each connection's HTTP protocol: uvicorn's httptools protocol with its heads bounded
+(``webhook.server.heads``), bounds on the time a client can hold it, and its part in a graceful
+shutdown.
 
 uvicorn times out a connection only while it is idle between requests (``--keep-alive-timeout``).
 One that never completes a request head (it sends nothing after the TLS handshake, or half a
 request line) would hold its file descriptor for ever, so a timer runs from the moment the
 connection is accepted, and on a kept-alive connection from the first byte of the next request,
-until the head is complete; when it fires the connection is dropped (``--header-timeout``). The
-TLS handshake is bounded by the same time (``webhook.server.drain``). Bodies have their own
-timeout (``--body-timeout``, in the endpoint).
+until the head is complete; when it fires the connection is dropped (``--header-timeout``). The TLS
+handshake is bounded by the same time (``webhook.server.drain``). Bodies have their own timeout
+(``--body-timeout``, in the endpoint). An answer its client does not take backs up in the
+transport's buffers: from the moment it does (``pause_writing``) the client has ``--write-timeout``
+to take all of it, then the connection is dropped and its buffers freed, rather than kept for the
+keep-alive timeout.
 
 While the server drains (``Lifecycle``), every request's response closes its connection, and once
 the listener has closed an idle connection gets ``GRACE`` seconds to deliver a request before it is
@@ -19,22 +23,20 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
+from webhook.server.budget import Budget
+from webhook.server.heads import HeadLimits
 from webhook.server.lifecycle import GRACE, Lifecycle
+from webhook.server.limits import WRITE_HIGH_WATER, Limits
 
 
-class ServerProtocol(HttpToolsProtocol):
-    def __init__(self, *args: Any, lifecycle: Lifecycle, header_timeout: float, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.lifecycle = lifecycle
-        self.header_timeout = header_timeout
+class ServerProtocol(HeadLimits):
+    def __init__(self, *args: Any, lifecycle: Lifecycle, budget: Budget, limits: Limits, **kwargs: Any) -> None:
+        super().__init__(*args, lifecycle=lifecycle, budget=budget, limits=limits, **kwargs)
         # Made when the connection is accepted, before the TLS handshake: the head is due from now.
         self.accepted = self.loop.time()
         lifecycle.last_accepted = self.accepted
         self.head_timer: asyncio.TimerHandle | None = None
-        self.in_head = False
-        """A request head has begun and is not complete."""
+        self.write_timer: asyncio.TimerHandle | None = None
         self.in_grace = False
         """The timer running is the drain's grace, not the header timeout."""
 
@@ -51,13 +53,9 @@ class ServerProtocol(HttpToolsProtocol):
             self.head_timer.cancel()
             self.head_timer = None
 
-    def _idle(self) -> bool:
-        """No request is being answered or waits to be (a pipelined one)."""
-        return (self.cycle is None or self.cycle.response_complete) and not self.pipeline
-
     def _expire(self) -> None:
         """No complete head in time, or the grace is over: dropped at once. There is no answer to
-        send, and a peer that does not read would otherwise hold a TLS close open for 30 s."""
+        send, and a peer that does not read would otherwise hold a TLS close open."""
         self.head_timer = None
         if self._idle():
             self.lifecycle.dropped["drained_idle" if self.in_grace else "header_timeout"] += 1
@@ -69,17 +67,22 @@ class ServerProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        transport.set_write_buffer_limits(WRITE_HIGH_WATER)
         if self.lifecycle.closed:
-            self._arm(min(GRACE, self.header_timeout), grace=True)
+            self._arm(min(GRACE, self.limits.header_timeout), grace=True)
         else:
-            self._arm(max(self.header_timeout - (self.loop.time() - self.accepted), 0.0))
+            self._arm(max(self.limits.header_timeout - (self.loop.time() - self.accepted), 0.0))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._stop_write_timer()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        super().data_received(data)
+        HeadLimits.data_received(self, data)
+        if self.in_grace and self.in_head:
+            # A request begun within the grace gets the whole header timeout to finish its head.
+            self._disarm()
         # Bytes on an idle kept-alive connection stop uvicorn's keep-alive timer: a head that has
         # begun, or bytes that begin none (blank lines), start the header timer in its place.
         if (
@@ -88,21 +91,41 @@ class ServerProtocol(HttpToolsProtocol):
             and (self.in_head or self._idle())
             and not self.transport.is_closing()
         ):
-            self._arm(self.header_timeout)
-
-    def on_message_begin(self) -> None:
-        super().on_message_begin()
-        self.in_head = True
-        if self.in_grace:
-            # A request begun within the grace gets the whole header timeout to finish its head.
-            self._disarm()
+            self._arm(self.limits.header_timeout)
 
     def on_headers_complete(self) -> None:
-        self.in_head = False
         self._disarm()
-        super().on_headers_complete()
+        HeadLimits.on_headers_complete(self)
         if self.lifecycle.draining and self.cycle is not None:
             self.cycle.keep_alive = False
+
+    def _refuse(self, status: int, message: str) -> None:
+        self._disarm()
+        super()._refuse(status, message)
+
+    # --- the write timeout ---------------------------------------------------------------------------
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self.write_timer is None:
+            self.write_timer = self.loop.call_later(self.limits.write_timeout, self._write_expired)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self.cycle is None or self.cycle.response_complete:
+            self._stop_write_timer()
+
+    def _stop_write_timer(self) -> None:
+        if self.write_timer is not None:
+            self.write_timer.cancel()
+            self.write_timer = None
+
+    def _write_expired(self) -> None:
+        """The answer that backed up is still not taken in full: dropped with its buffers."""
+        self.write_timer = None
+        if self.flow.write_paused or not (self.cycle is None or self.cycle.response_complete):
+            self.lifecycle.dropped["write_timeout"] += 1
+            self.transport.abort()
 
     # --- draining ------------------------------------------------------------------------------------
 
@@ -122,4 +145,4 @@ class ServerProtocol(HttpToolsProtocol):
         if not self._idle():
             self._close_after_response()
         elif not self.in_head:
-            self._arm(min(GRACE, self.header_timeout), grace=True)
+            self._arm(min(GRACE, self.limits.header_timeout), grace=True)

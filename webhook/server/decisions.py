@@ -3,9 +3,10 @@
 Denials, errors and rejected requests are logged at INFO, allowed and patched requests at DEBUG (a
 busy cluster admits thousands of pods a minute). The fields (``uid``, ``webhook``, ``operation``,
 ``object``, ``decision``, ``code``, ``duration_ms`` and, when the answer has one, ``detail``) are
-top-level keys in ``--log-format json``; the text line says the same in one sentence. The endpoint
-asks ``log.isEnabledFor`` first, so a request whose line is not written pays for neither the fields
-nor the text.
+top-level keys in ``--log-format json``; the text line says the same in one sentence, with the
+request's values as the record's arguments, which text logs cut and escape (``webhook.logs``). The
+endpoint asks ``log.isEnabledFor`` first, so a request whose line is not written pays for neither
+the fields nor the text.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from webhook import logs
 from webhook.core.admission.handling import Answer
 from webhook.server.metrics import UNKNOWN
 
@@ -50,15 +52,19 @@ def fields(webhook: str, decision: Answer, seconds: float) -> dict[str, Any]:
     return found
 
 
-def text(entry: dict[str, Any]) -> str:
-    """``mutate-pod CREATE team-a/rs-test-0-worker-a-: denied, code 403, 0.41 ms, uid 7f0b...: <detail>``"""
-    subject = " ".join(part for part in (entry["webhook"], entry["operation"], entry["object"]) if part)
-    line = f"{subject}: {entry['decision']}, code {entry['code']}, {entry['duration_ms']:.2f} ms"
+def text(entry: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:
+    """The template and arguments of
+    ``mutate-pod CREATE team-a/rs-test-0-worker-a-: denied, code 403, 0.41 ms, uid 7f0b...: <detail>``."""
+    subject = [part for part in (entry["webhook"], entry["operation"], entry["object"]) if part]
+    template = " ".join(["%s"] * len(subject)) + ": %s, code %d, %.2f ms"
+    args: list[Any] = [*subject, entry["decision"], entry["code"], entry["duration_ms"]]
     if entry["uid"]:
-        line += f", uid {entry['uid']}"
+        template += ", uid %s"
+        args.append(entry["uid"])
     if "detail" in entry:
-        line += f": {entry['detail']}"
-    return line
+        template += ": %s"
+        args.append(logs.Message(entry["detail"]))
+    return template, tuple(args)
 
 
 def log_decision(level: int, webhook: str, decision: Answer, seconds: float) -> None:
@@ -66,4 +72,5 @@ def log_decision(level: int, webhook: str, decision: Answer, seconds: float) -> 
     ``log.log``, which would walk the stack for the caller's file and line: the same line of this
     module every time."""
     entry = fields(webhook, decision, seconds)
-    log.handle(log.makeRecord(log.name, level, __file__, 0, text(entry), (), None, extra=entry))
+    template, args = text(entry)
+    log.handle(log.makeRecord(log.name, level, __file__, 0, template, args, None, extra=entry))

@@ -11,7 +11,9 @@ closed (``shutdown``):
    request, which is answered the same way (``ServerProtocol.drain``);
 3. the drain ends when no connection and no request is left, and at least ``GRACE`` after the last
    connection was accepted, so that a handshake still under way at the close can complete;
-4. whatever is left at ``--drain-timeout`` is aborted, so no peer can hold the exit.
+4. whatever is left at ``--drain-timeout`` is aborted, so no peer can hold the exit. A request
+   cut off this way ends as one whose client has gone (the drain's warning is its only line); one
+   still deciding after a short ``CUT_GRACE`` is cancelled.
 
 uvicorn's signal handlers are left out: ``webhook.server.run`` installs its own on the loop.
 """
@@ -26,19 +28,26 @@ from collections.abc import Iterator
 
 import uvicorn
 
+from webhook.server.budget import Budget
 from webhook.server.connections import ServerProtocol
 from webhook.server.lifecycle import GRACE, Lifecycle
+from webhook.server.limits import Limits
 
 log = logging.getLogger(__name__)
 
 POLL = 0.05
 
+CUT_GRACE = 0.2
+"""Seconds the requests of aborted connections get to see their clients gone (a read or a write
+returns at once) before those still deciding are cancelled."""
+
 
 class Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, lifecycle: Lifecycle, header_timeout: float, drain_timeout: float) -> None:
+    def __init__(self, config: uvicorn.Config, lifecycle: Lifecycle, budget: Budget, limits: Limits, drain_timeout: float) -> None:
         super().__init__(config)
         self.lifecycle = lifecycle
-        self.header_timeout = header_timeout
+        self.budget = budget
+        self.limits = limits
         self.drain_timeout = drain_timeout
 
     @contextlib.contextmanager
@@ -54,7 +63,8 @@ class Server(uvicorn.Server):
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         """Serves on ``sockets`` (bound by the caller) with each connection's protocol made here,
-        and the TLS handshake bounded by the header timeout, as Go's server bounds it."""
+        the TLS handshake bounded by the header timeout, as Go's server bounds it, and the TLS
+        close (which first sends what is left to send) by the write timeout."""
         assert sockets, "webhook serve binds its socket itself"
         loop = asyncio.get_running_loop()
 
@@ -65,7 +75,8 @@ class Server(uvicorn.Server):
                 app_state=self.lifespan.state,
                 _loop=loop,
                 lifecycle=self.lifecycle,
-                header_timeout=self.header_timeout,
+                budget=self.budget,
+                limits=self.limits,
             )
 
         self.servers = [
@@ -74,7 +85,8 @@ class Server(uvicorn.Server):
                 sock=sock,
                 ssl=self.config.ssl,
                 backlog=self.config.backlog,
-                ssl_handshake_timeout=self.header_timeout if self.config.ssl else None,
+                ssl_handshake_timeout=self.limits.header_timeout if self.config.ssl else None,
+                ssl_shutdown_timeout=self.limits.write_timeout if self.config.ssl else None,
             )
             for sock in sockets
         ]
@@ -93,15 +105,35 @@ class Server(uvicorn.Server):
         for connection in list(connections):
             if isinstance(connection, ServerProtocol):
                 connection.drain()
-        while not self.force_exit and loop.time() < deadline:
-            if not connections and not tasks and loop.time() >= self.lifecycle.last_accepted + GRACE:
-                return
-            await asyncio.sleep(POLL)
+        if await self._drained(deadline):
+            return
         why = "forced to stop" if self.force_exit else f"drain not finished after {self.drain_timeout:g} s"
         log.warning("%s: %d connections aborted, %d requests cancelled", why, len(connections), len(tasks))
         self.lifecycle.dropped["drain_timeout"] += len(connections)
-        for connection in list(connections):
+        await self._cut()
+
+    async def _drained(self, deadline: float) -> bool:
+        """Whether every connection and request ended (and no connection was accepted within
+        ``GRACE``) before ``deadline`` or a forced exit."""
+        loop = asyncio.get_running_loop()
+        connections, tasks = self.server_state.connections, self.server_state.tasks
+        while not self.force_exit and loop.time() < deadline:
+            if not connections and not tasks and loop.time() >= self.lifecycle.last_accepted + GRACE:
+                return True
+            await asyncio.sleep(POLL)
+        return False
+
+    async def _cut(self) -> None:
+        """Aborts every connection; their requests end as their clients' going ends them (a read or
+        a write returns at once), and those still deciding after ``CUT_GRACE`` are cancelled."""
+        for connection in list(self.server_state.connections):
             connection.transport.abort()
-        for task in list(tasks):
+        tasks = list(self.server_state.tasks)
+        if not tasks:
+            return
+        await asyncio.wait(tasks, timeout=CUT_GRACE)
+        deciding = [task for task in tasks if not task.done()]
+        for task in deciding:
             task.cancel()
-        await asyncio.sleep(0)
+        if deciding:
+            await asyncio.wait(deciding, timeout=CUT_GRACE)

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-DROP_REASONS = ("header_timeout", "drained_idle", "drain_timeout")
-"""Why the server dropped a connection: no complete request head within ``--header-timeout``; idle
-through the ``GRACE`` after the listener closed; still open at ``--drain-timeout``."""
+DROP_REASONS = ("header_timeout", "header_too_large", "over_budget", "write_timeout", "drained_idle", "drain_timeout")
+"""Why the server dropped a connection: no complete request head within ``--header-timeout``; a
+head (or a chunked body's trailers) over ``--max-header-bytes``, a header line over
+``--max-header-line-bytes`` or more than ``--max-headers`` lines (answered 431); a request the
+``--max-held-bytes`` budget could not take (answered 503); an answer not taken within
+``--write-timeout``; idle through the ``GRACE`` after the listener closed; still open at
+``--drain-timeout``."""
 
 GRACE = 1.0
 """Seconds an idle connection still gets to deliver a request once the listener has closed: one a

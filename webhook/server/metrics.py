@@ -8,21 +8,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from prometheus_client import Counter, Histogram, generate_latest
+from prometheus_client import Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from webhook.core.admission.handling import Answer
 from webhook.core.pcs.authorization import REVIEW_RESULTS
 from webhook.exposition import new_registry
+from webhook.server.budget import Budget
 from webhook.server.lifecycle import DROP_REASONS, Lifecycle
 from webhook.stores.base import AuthorizingStore, ObjectStore
 
 UNKNOWN = "unknown"
 """The operation of a request whose body could not be read (rejected before any decision)."""
 
-LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
-"""Webhook calls take well under a millisecond to decide; the API server's timeout is at most 30 s."""
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+"""Webhook calls take well under a millisecond to decide; the top buckets reach the API server's
+timeout (10 s in the chart, at most 30 s), so a p99 near it can be told from one far below."""
 
 
 class _StoreCollector(Collector):
@@ -55,6 +57,19 @@ class _CountsCollector(Collector):
         yield family
 
 
+class _HeldCollector(Collector):
+    def __init__(self, budget: Budget) -> None:
+        self._budget = budget
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        yield GaugeMetricFamily(
+            "webhook_held_bytes",
+            "Bytes held for clients: request heads and bodies being read, answers being handed over.",
+            value=self._budget.held,
+        )
+        yield GaugeMetricFamily("webhook_held_bytes_limit", "The most bytes held for clients at once (--max-held-bytes).", value=self._budget.limit)
+
+
 class _InFlightCollector(Collector):
     def __init__(self, in_flight: dict[str, int]) -> None:
         self._in_flight = in_flight
@@ -72,7 +87,7 @@ OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
 
 
 class ServerMetrics:
-    def __init__(self, store: ObjectStore, lifecycle: Lifecycle | None = None) -> None:
+    def __init__(self, store: ObjectStore, lifecycle: Lifecycle | None = None, budget: Budget | None = None) -> None:
         self.registry = new_registry()
         self.requests = Counter(
             "webhook_requests",
@@ -100,15 +115,24 @@ class ServerMetrics:
             "Changed certificate files that could not be loaded (the previous certificate stays).",
             registry=self.registry,
         )
+        self.certificate_expiry = Gauge(
+            "webhook_certificate_expiry_timestamp_seconds",
+            "When the serving certificate in use expires, as a Unix time.",
+            registry=self.registry,
+        )
         self.registry.register(_StoreCollector(store))
         self.registry.register(_InFlightCollector(self.in_flight))
         if lifecycle is not None:
             self.registry.register(_CountsCollector(
                 "webhook_connections_dropped",
                 "Connections the server dropped, by reason: header_timeout (no complete request head in "
-                "time), drained_idle (idle after the listener closed), drain_timeout (open at the drain's end).",
+                "time), header_too_large (431), over_budget (503: --max-held-bytes), write_timeout (an "
+                "answer not taken in time), drained_idle (idle after the listener closed), drain_timeout "
+                "(open at the drain's end).",
                 "reason", DROP_REASONS, lambda: lifecycle.dropped,
             ))
+        if budget is not None:
+            self.registry.register(_HeldCollector(budget))
         if isinstance(store, AuthorizingStore):
             # A rising ``error`` is PodCliqueSets refused (or, under ``warn``, admitted unchecked)
             # because the API server could not say (DECISIONS.md §3.1).

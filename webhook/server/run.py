@@ -4,16 +4,25 @@ Shutdown (SIGTERM or SIGINT): ``/readyz`` fails at once and every response close
 while the listener still accepts for ``--shutdown-delay`` seconds; then the listener closes and the
 connections are drained within ``--drain-timeout`` (``webhook.server.drain``), and the process exits
 0. uvicorn's own signal capture is replaced because it re-raises the signal after a clean shutdown
-(exit 143); a second SIGINT cuts the drain short.
+(exit 143); a second SIGINT cuts the drain short. With ``--metrics-port`` a second server, in the
+same event loop and under the same limits, serves ``/metrics`` with the same TLS context (so a
+reloaded certificate serves both); the signal handler stops both, and neither captures signals.
+
+The certificate comes from ``--tls-cert`` and ``--tls-key``, reloaded when the files change, or,
+with ``--cert-secret``, from the certificate controller (``webhook.certificates.controller``), which
+writes those files and has them reloaded itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import signal
 import socket
+from collections.abc import Coroutine
+from typing import Any
 
 import uvicorn
 import uvloop
@@ -21,10 +30,13 @@ from fastapi import FastAPI
 
 from webhook import logs
 from webhook.errors import CommandError
-from webhook.server.app import create_app
+from webhook.certificates.controller import CertificateCollector, CertificateController, controller_for
+from webhook.server.app import create_app, create_metrics_app
+from webhook.server.budget import Budget
 from webhook.server.connections import ServerProtocol
 from webhook.server.drain import Server
 from webhook.server.lifecycle import Lifecycle
+from webhook.server.limits import Limits
 from webhook.server.metrics import ServerMetrics
 from webhook.server.tls import CertificateReloader, check_files
 from webhook.settings import ServeSettings
@@ -33,15 +45,18 @@ from webhook.stores.base import ObjectStore, StoreError
 log = logging.getLogger(__name__)
 
 
-def uvicorn_config(settings: ServeSettings, app: FastAPI) -> uvicorn.Config:
+def uvicorn_config(settings: ServeSettings, app: FastAPI, port: int | None = None) -> uvicorn.Config:
     """The production configuration; ``build_server`` makes the ``Server`` that runs it."""
     return uvicorn.Config(
         app,
         host=settings.host,
-        port=settings.port,
+        port=port or settings.port,
         ssl_certfile=settings.tls_cert,
         ssl_keyfile=settings.tls_key,
         http=ServerProtocol,
+        # No WebSocket route: an upgrade request is served as plain HTTP, under the limits of
+        # ``ServerProtocol``, rather than handed to a protocol that has none of them.
+        ws="none",
         loop="uvloop",
         lifespan="off",
         timeout_keep_alive=settings.keep_alive_timeout,  # type: ignore[arg-type]  # uvicorn annotates int; call_later takes a float
@@ -52,11 +67,27 @@ def uvicorn_config(settings: ServeSettings, app: FastAPI) -> uvicorn.Config:
     )
 
 
-def build_server(settings: ServeSettings, app: FastAPI, lifecycle: Lifecycle) -> Server:
-    """The server for ``app`` as ``webhook serve`` runs it (``lifecycle`` is the app's)."""
+def build_server(settings: ServeSettings, app: FastAPI, lifecycle: Lifecycle, budget: Budget | None = None) -> Server:
+    """The server for ``app`` as ``webhook serve`` runs it (``lifecycle`` and ``budget`` are the app's)."""
     config = uvicorn_config(settings, app)
     config.load()
-    return Server(config, lifecycle, settings.header_timeout, settings.drain_timeout)
+    budget = budget or Budget(settings.max_held_bytes)
+    return Server(config, lifecycle, budget, Limits.of(settings), settings.drain_timeout)
+
+
+def build_metrics_server(settings: ServeSettings, metrics: ServerMetrics, listener: Server) -> Server:
+    """The ``--metrics-port`` server: ``/metrics`` alone, under the limits of the other, with the
+    other's TLS context, whose handshakes the certificate reloader switches to the current pair."""
+    config = uvicorn_config(settings, create_metrics_app(metrics), settings.metrics_port)
+    config.load()
+    config.ssl = listener.config.ssl
+    budget = Budget(METRICS_HELD_BYTES)
+    return Server(config, Lifecycle(), budget, Limits.of(settings), settings.drain_timeout)
+
+
+METRICS_HELD_BYTES = 8 * 1024 * 1024
+"""What clients of ``/metrics`` may make the server hold: scrapes are small GETs, their answers tens
+of kilobytes."""
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -75,49 +106,88 @@ def listen(host: str, port: int) -> socket.socket:
 
 def serve(settings: ServeSettings) -> int:
     logs.configure(settings.log_level, settings.log_format)
-    check_files(settings.tls_cert, settings.tls_key)
+    if settings.cert_secret is None:
+        check_files(settings.tls_cert, settings.tls_key)
     from webhook.stores import build_store
 
-    with listen(settings.host, settings.port) as sock:
+    with contextlib.ExitStack() as sockets:
+        sock = sockets.enter_context(listen(settings.host, settings.port))
+        metrics_sock = sockets.enter_context(listen(settings.host, settings.metrics_port)) if settings.metrics_port else None
+        controller = controller_for(settings) if settings.cert_secret is not None else None
         try:
             store = build_store(settings)
         except StoreError as err:
             raise CommandError(str(err)) from None
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            runner.run(_serve(settings, store, sock))
+            runner.run(_serve(settings, store, sock, metrics_sock, controller))
     return 0
 
 
-async def _serve(settings: ServeSettings, store: ObjectStore, sock: socket.socket) -> None:
+async def _serve(
+    settings: ServeSettings,
+    store: ObjectStore,
+    sock: socket.socket,
+    metrics_sock: socket.socket | None,
+    controller: CertificateController | None,
+) -> None:
     try:
         await store.start()
     except StoreError as err:
         raise CommandError(str(err)) from None
+    if controller is not None:
+        controller.prepare()
     lifecycle = Lifecycle()
-    metrics = ServerMetrics(store, lifecycle)
-    server = build_server(settings, create_app(settings, store, metrics=metrics, lifecycle=lifecycle), lifecycle)
+    budget = Budget(settings.max_held_bytes)
+    metrics = ServerMetrics(store, lifecycle, budget)
+    readiness = controller.readiness if controller is not None else None
+    app = create_app(settings, store, metrics=metrics, lifecycle=lifecycle, budget=budget, readiness=readiness)
+    server = build_server(settings, app, lifecycle, budget)
     assert server.config.ssl is not None
     reloader = CertificateReloader(server.config.ssl, settings.tls_cert, settings.tls_key, metrics, settings.cert_reload_interval)
-    loop = asyncio.get_running_loop()
-
-    def begin_shutdown(signum: signal.Signals) -> None:
-        if lifecycle.draining:
-            server.force_exit = signum == signal.SIGINT
-            return
-        log.info("received %s: readiness off, closing the listener in %g s", signum.name, settings.shutdown_delay)
-        server.begin_draining()
-        loop.call_later(settings.shutdown_delay, setattr, server, "should_exit", True)
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, begin_shutdown, signum)
-    reloading = asyncio.create_task(reloader.run())
+    servers = [(server, sock)]
+    if metrics_sock is not None:
+        servers.append((build_metrics_server(settings, metrics, server), metrics_sock))
+    _stop_on_signals(settings, servers)
+    background = asyncio.create_task(_keep_certificate(reloader, controller, metrics))
     # Everything built so far (modules, the store, the app) lives as long as the process: moved out
     # of the collector's view, so full collections stop walking it and the latency tail shrinks.
     gc.collect()
     gc.freeze()
     log.info("serving https://%s:%d (%d PodCliqueSets in the store)", settings.host, settings.port, store.size)
     try:
-        await server.serve(sockets=[sock])
+        await asyncio.gather(*(s.serve(sockets=[listening]) for s, listening in servers))
     finally:
-        reloading.cancel()
+        background.cancel()
         await store.stop()
+
+
+def _keep_certificate(reloader: CertificateReloader, controller: CertificateController | None, metrics: ServerMetrics) -> Coroutine[Any, Any, None]:
+    """The files watched for changes, or the certificate controller, which reloads them itself."""
+    if controller is None:
+        return reloader.run()
+    controller.reload = reloader.check
+    metrics.registry.register(CertificateCollector(controller))
+    return controller.run()
+
+
+def _stop_on_signals(settings: ServeSettings, servers: list[tuple[Server, socket.socket]]) -> None:
+    """SIGTERM or SIGINT: the webhooks' server drains (the first of ``servers``), and every listener
+    closes after ``--shutdown-delay``; a second SIGINT cuts the drain short."""
+    loop = asyncio.get_running_loop()
+    server = servers[0][0]
+
+    def stop_all() -> None:
+        for each, _ in servers:
+            each.should_exit = True
+
+    def begin_shutdown(signum: signal.Signals) -> None:
+        if server.lifecycle.draining:
+            for each, _ in servers:
+                each.force_exit = signum == signal.SIGINT
+            return
+        log.info("received %s: readiness off, closing the listener in %g s", signum.name, settings.shutdown_delay)
+        server.begin_draining()
+        loop.call_later(settings.shutdown_delay, stop_all)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, begin_shutdown, signum)

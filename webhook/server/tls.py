@@ -3,8 +3,12 @@
 In a pod the certificate comes from a Secret volume, which the kubelet updates by writing a new
 directory and swapping the ``..data`` symlink to it; the file names never change, their targets do.
 So the files are stat'ed through the symlinks (device, inode, size, mtime) every few seconds, and a
-change reloads them into uvicorn's live ``SSLContext``: new handshakes get the new certificate,
-established connections and in-flight requests are untouched.
+change loads them into a new ``SSLContext``, which every handshake from then on is switched to
+(the listener's context hands each new connection over in its SNI callback, called with or without
+a server name). Established connections keep the context they began with, and requests in flight
+are untouched. Loading a pair into the live context instead would add a certificate beside the one
+of another key type rather than replace it (OpenSSL keeps one per type and picks by what the client
+offers), so a renewal from ECDSA to RSA would go unseen by most clients.
 """
 
 from __future__ import annotations
@@ -37,8 +41,9 @@ def check_files(cert: Path, key: Path) -> None:
         raise CommandError(f"cannot use TLS certificate {cert} with key {key}: {_problem(cert, key, err)}") from None
 
 
-def _load(cert: Path, key: Path, context: ssl.SSLContext | None = None) -> ssl.SSLContext:
-    context = context or ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+def _load(cert: Path, key: Path) -> ssl.SSLContext:
+    """A server context as uvicorn makes one from the options ``webhook serve`` gives it."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     return context
 
@@ -64,20 +69,9 @@ def diagnose(cert: bytes, key: bytes) -> str | None:
     from cryptography import x509
     from cryptography.hazmat.primitives import serialization
 
-    if not cert.strip():
-        return "the certificate file is empty"
-    if b"-----BEGIN CERTIFICATE-----" not in cert:
-        if b"PRIVATE KEY-----" in cert:
-            return f"the certificate file holds a private key, not a certificate ({SWAPPED})"
-        return "the certificate file holds no PEM certificate (no '-----BEGIN CERTIFICATE-----' line)"
-    if not key.strip():
-        return "the key file is empty"
-    if b"PRIVATE KEY-----" not in key:
-        if b"-----BEGIN CERTIFICATE-----" in key:
-            return f"the key file holds a certificate, not a private key ({SWAPPED})"
-        return "the key file holds no PEM private key (no '-----BEGIN ... PRIVATE KEY-----' line)"
-    if b"ENCRYPTED" in key:
-        return "the private key is encrypted; the server needs it unencrypted"
+    problem = _pem_problem(cert, key)
+    if problem is not None:
+        return problem
     try:
         certificate = x509.load_pem_x509_certificates(cert)[0]
     except ValueError as err:
@@ -92,14 +86,37 @@ def diagnose(cert: bytes, key: bytes) -> str | None:
     return None
 
 
+def _pem_problem(cert: bytes, key: bytes) -> str | None:
+    """What is wrong with the two files as PEM text (empty, swapped, no PEM block, an encrypted
+    key), before either is parsed."""
+    if not cert.strip():
+        return "the certificate file is empty"
+    if b"-----BEGIN CERTIFICATE-----" not in cert:
+        if b"PRIVATE KEY-----" in cert:
+            return f"the certificate file holds a private key, not a certificate ({SWAPPED})"
+        return "the certificate file holds no PEM certificate (no '-----BEGIN CERTIFICATE-----' line)"
+    if not key.strip():
+        return "the key file is empty"
+    if b"PRIVATE KEY-----" not in key:
+        if b"-----BEGIN CERTIFICATE-----" in key:
+            return f"the key file holds a certificate, not a private key ({SWAPPED})"
+        return "the key file holds no PEM private key (no '-----BEGIN ... PRIVATE KEY-----' line)"
+    if b"ENCRYPTED" in key:
+        return "the private key is encrypted; the server needs it unencrypted"
+    return None
+
+
 class CertificateReloader:
-    def __init__(self, context: ssl.SSLContext, cert: Path, key: Path, metrics: ServerMetrics, interval: float) -> None:
-        self.context = context
+    def __init__(self, listener: ssl.SSLContext, cert: Path, key: Path, metrics: ServerMetrics, interval: float) -> None:
+        self.context = listener
+        """The context new handshakes are switched to: the listener's own until the first reload."""
+        listener.sni_callback = self._switch
         self.cert = cert
         self.key = key
         self.metrics = metrics
         self.interval = interval
         self._seen = self._fingerprint()
+        self._expires()
 
     def _fingerprint(self) -> Fingerprint | None:
         try:
@@ -108,11 +125,15 @@ class CertificateReloader:
             return None
         return tuple((s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns) for s in stats)
 
+    def _switch(self, connection: ssl.SSLObject, server_name: str | None, listener: ssl.SSLContext) -> None:
+        if self.context is not listener:
+            connection.context = self.context
+
     def check(self) -> bool:
         """Reloads if the files changed since last seen; True when a new certificate is served.
 
-        The pair is first loaded into a scratch context, so a half-written or mismatched pair is
-        counted as an error and the live context keeps the last good certificate."""
+        A half-written or mismatched pair is counted as an error and the last good certificate
+        stays in use."""
         current = self._fingerprint()
         if current == self._seen:
             return False
@@ -120,16 +141,27 @@ class CertificateReloader:
         try:
             if current is None:
                 raise FileNotFoundError(f"{self.cert} or {self.key} is missing")
-            _load(self.cert, self.key)
-            _load(self.cert, self.key, self.context)
+            context = _load(self.cert, self.key)
         except (OSError, ssl.SSLError) as err:
             self.metrics.certificate_reload_errors.inc()
             reason = _problem(self.cert, self.key, err) if isinstance(err, ssl.SSLError) else str(err)
             log.warning("certificate files changed but cannot be loaded, still serving the previous certificate: %s", reason)
             return False
+        self.context = context
+        self._expires()
         self.metrics.certificate_reloads.inc()
         log.info("reloaded the serving certificate from %s", self.cert)
         return True
+
+    def _expires(self) -> None:
+        """Tells the metrics when the certificate now served expires (for an alert before it does)."""
+        from cryptography import x509
+
+        try:
+            served = x509.load_pem_x509_certificates(self.cert.read_bytes())[0]
+        except (OSError, ValueError):
+            return
+        self.metrics.certificate_expiry.set(served.not_valid_after_utc.timestamp())
 
     async def run(self) -> None:
         while True:

@@ -16,6 +16,10 @@ from webhook.core.gocompat import gojson, quantity
 from webhook.core.gocompat.gotypes import DecodeError, GoType
 
 
+INVALID_QUANTITY = "invalid quantity"
+"""What a quantity that does not parse is refused with, before the quoted text."""
+
+
 class _Quantity(GoType):
     """``resource.Quantity``: a string (or number) in JSON, compared by value, printed canonically."""
 
@@ -28,7 +32,7 @@ class _Quantity(GoType):
             raise self.mismatch(value)
         parsed = quantity.parse(value if isinstance(value, str) else gojson.marshal(value))
         if parsed is None:
-            raise DecodeError(f"invalid quantity {gojson.quote(str(value))}")
+            raise DecodeError(f"{INVALID_QUANTITY} {gojson.quote(str(value))}")
         return parsed
 
     def key(self, value: Any) -> Any:
@@ -42,6 +46,7 @@ MAX_RAW_DEPTH = 100
 """How deep an opaque value may nest. Go reads up to 10,000 levels, but such a value is compared
 through orjson (which writes at most 255) and printed by recursive Python; no device configuration
 comes near 100, and a value beyond it is refused (code 400) rather than failing the request."""
+TOO_DEEP = f"nested more than {MAX_RAW_DEPTH} levels deep"
 
 
 def deeper_than(value: Any, limit: int) -> bool:
@@ -64,7 +69,7 @@ class _Raw(GoType):
 
     def decode(self, value: Any) -> Any:
         if deeper_than(value, MAX_RAW_DEPTH):
-            raise DecodeError(f"nested more than {MAX_RAW_DEPTH} levels deep")
+            raise DecodeError(TOO_DEEP)
         return value
 
     def key(self, value: Any) -> Any:

@@ -21,6 +21,7 @@ from webhook.core.admission.userinfo import UserInfo, read_user_info
 from webhook.core.gocompat import gojson
 from webhook.core.gocompat.fielderrors import Path, aggregate, forbidden
 from webhook.core.model.podcliqueset import Entries, PodCliqueSet, PodCliqueSetSpec
+from webhook.core.pcs import details
 
 TEMPLATE = Path("spec").child("template")
 
@@ -146,13 +147,7 @@ def _entry_lists(spec: PodCliqueSetSpec) -> list[tuple[str, int, Entries]]:
 
 
 def refusal(user: User, reference: TemplateReference) -> str:
-    return str(
-        forbidden(
-            reference.path,
-            f"{user} may not get {reference}; a template of another namespace may be used only by "
-            "users who may read it",
-        )
-    )
+    return str(forbidden(reference.path, details.TEMPLATE_REFUSED.format(user, reference)))
 
 
 def unchecked(user: User, reference: TemplateReference, problem: str) -> str:

@@ -24,8 +24,8 @@ from webhook.core.gocompat.fielderrors import ErrorList, Path, forbidden, invali
 from webhook.core.gocompat.gotypes import GoType, semantic_equal
 from webhook.core.gocompat.grovetypes import CLIQUE_SHARING, PCS_SHARING, SCALING_GROUP_SHARING
 from webhook.core.model.podcliqueset import ClaimTemplate, Entries, PodCliqueSetSpec, SharingEntry
+from webhook.core.pcs import details
 
-IMMUTABLE = "field is immutable"
 TEMPLATE = Path("spec").child("template")
 
 
@@ -82,10 +82,10 @@ def validate_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> ErrorList:
         new_templates = dra.decode_templates(raw_templates(new))
         if not semantic_equal(dra.TEMPLATE_CONFIGS, new_templates, dra.decode_templates(raw_templates(old))):
             value = dra.TEMPLATE_CONFIGS.marshal(new_templates)
-            errors.append(invalid(TEMPLATE.child("resourceClaimTemplates"), value, IMMUTABLE))
+            errors.append(invalid(TEMPLATE.child("resourceClaimTemplates"), value, details.IMMUTABLE))
     value = _changed(PCS_SHARING, new.entries, new.sharing_sent, old.entries)
     if value is not _SAME:
-        errors.append(invalid(TEMPLATE.child("resourceSharing"), value, IMMUTABLE))
+        errors.append(invalid(TEMPLATE.child("resourceSharing"), value, details.IMMUTABLE))
     return errors
 
 
@@ -93,41 +93,35 @@ def _cliques(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> ErrorList:
     path = TEMPLATE.child("cliques")
     errors: ErrorList = []
     if len(new.cliques) != len(old.cliques):
-        errors.append(forbidden(path, "not allowed to change clique composition"))
+        errors.append(forbidden(path, details.CLIQUE_COMPOSITION))
     old_by_name = {c.name: c for c in old.cliques}
     for i, clique in enumerate(new.cliques):
         previous = old_by_name.get(clique.name)
         if previous is None:
             errors.append(
-                forbidden(
-                    path.child("name"),
-                    f"not allowed to change clique composition, new clique name '{clique.name}' is not allowed",
-                )
+                forbidden(path.child("name"), details.NEW_CLIQUE.format(clique.name))
             )
             continue
         value = _changed(CLIQUE_SHARING, clique.entries, clique.sharing_sent, previous.entries)
         if value is not _SAME:
-            errors.append(invalid(path.index(i).child("resourceSharing"), value, IMMUTABLE))
+            errors.append(invalid(path.index(i).child("resourceSharing"), value, details.IMMUTABLE))
     return errors
 
 
 def _scaling_groups(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> ErrorList:
     path = TEMPLATE.child("podCliqueScalingGroups")
     if len(new.scaling_groups) != len(old.scaling_groups):
-        return [forbidden(path, "not allowed to add or remove PodCliqueScalingGroupConfigs")]
+        return [forbidden(path, details.GROUP_COMPOSITION)]
     errors: ErrorList = []
     old_by_name = {g.name: g for g in old.scaling_groups}
     for group in new.scaling_groups:
         previous = old_by_name.get(group.name)
         if previous is None:
             errors.append(
-                forbidden(
-                    path.child("name"),
-                    f"not allowed to change scaling group composition, new scaling group name '{group.name}' is not allowed",
-                )
+                forbidden(path.child("name"), details.NEW_GROUP.format(group.name))
             )
             continue
         value = _changed(SCALING_GROUP_SHARING, group.entries, group.sharing_sent, previous.entries)
         if value is not _SAME:
-            errors.append(invalid(path.child("resourceSharing"), value, IMMUTABLE))
+            errors.append(invalid(path.child("resourceSharing"), value, details.IMMUTABLE))
     return errors

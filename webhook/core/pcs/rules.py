@@ -26,6 +26,7 @@ from webhook.core.model.podcliqueset import (
     ScalingGroupConfig,
     SharingEntry,
 )
+from webhook.core.pcs import details
 
 TEMPLATE = Path("spec").child("template")
 CLIQUES = TEMPLATE.child("cliques")
@@ -59,12 +60,12 @@ def _templates(path: Path, templates: Sequence[ClaimTemplate]) -> ErrorList:
     errors: ErrorList = []
     for i, tpl in enumerate(templates):
         if tpl.name == "":
-            errors.append(required(path.index(i).child("name"), "template name is required"))
+            errors.append(required(path.index(i).child("name"), details.TEMPLATE_NAME_REQUIRED))
         if tpl.device_request_count() == 0:
             errors.append(
                 required(
                     path.index(i).child("templateSpec", "spec", "devices", "requests"),
-                    "at least one device request is required",
+                    details.DEVICE_REQUESTS_REQUIRED,
                 )
             )
     counts: dict[str, int] = {}
@@ -82,7 +83,7 @@ def _entries(path: Path, entries: Sequence[SharingEntry], internal: set[str]) ->
     seen: set[str] = set()
     for i, entry in enumerate(entries):
         if entry.name == "":
-            errors.append(required(path.index(i).child("name"), "reference name is required"))
+            errors.append(required(path.index(i).child("name"), details.REFERENCE_NAME_REQUIRED))
         elif entry.name in seen:
             errors.append(duplicate(path.index(i).child("name"), GoString(entry.name)))
         seen.add(entry.name)
@@ -91,7 +92,7 @@ def _entries(path: Path, entries: Sequence[SharingEntry], internal: set[str]) ->
                 invalid(
                     path.index(i).child("namespace"),
                     GoString(entry.namespace),
-                    "namespace must be empty when name matches an internal resourceClaimTemplate",
+                    details.NAMESPACE_OF_INTERNAL_TEMPLATE,
                 )
             )
         if entry.scope not in SUPPORTED_SCOPES:
@@ -107,9 +108,7 @@ def _pcs_filter(entry_path: Path, entry: SharingEntry, clique_names: set[str], g
     path = entry_path.child("filter")
     errors: ErrorList = []
     if not flt.clique_names and not flt.scaling_group_names:
-        errors.append(
-            required(path, "filter must specify at least one childCliqueNames or childScalingGroupNames entry")
-        )
+        errors.append(required(path, details.PCS_FILTER_EMPTY))
     for j, name in enumerate(flt.clique_names):
         if name not in clique_names:
             errors.append(not_found(path.child("childCliqueNames").index(j), GoString(name)))
@@ -136,7 +135,7 @@ def _group_filter(entry_path: Path, entry: SharingEntry, members: set[str]) -> E
     path = entry_path.child("filter")
     errors: ErrorList = []
     if not flt.clique_names:
-        errors.append(required(path, "filter must specify at least one childCliqueNames entry"))
+        errors.append(required(path, details.GROUP_FILTER_EMPTY))
     for j, name in enumerate(flt.clique_names):
         if name not in members:
             errors.append(not_found(path.child("childCliqueNames").index(j), GoString(name)))

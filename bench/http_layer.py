@@ -1,0 +1,144 @@
+"""What the HTTP layer costs a request in-process: the server's connection protocol fed whole
+requests on one kept-alive connection, over a transport that only counts what is written, no TLS
+and no sockets.
+
+Two apps behind it: the production app (``create_app``) deciding a pod that is not Grove's (read no
+further than its labels, so the HTTP work weighs most), and a bare ASGI app that answers ``{}``, so
+that only the protocol is left. The TLS benchmarks (``routes.py``, ``mutate.py``) move by tens of
+microseconds from run to run on a shared machine; this one sees a microsecond. Printed: the median
+of ``--runs`` medians of ``--n`` requests, in µs. Run: ``python bench/http_layer.py [--n N] [--runs R]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import uvloop
+from serving import machine
+from uvicorn.server import ServerState
+
+from webhook.certs import ensure
+from webhook.server.app import create_app
+from webhook.server.budget import Budget
+from webhook.server.connections import ServerProtocol
+from webhook.server.lifecycle import Lifecycle
+from webhook.server.limits import Limits
+from webhook.server.run import uvicorn_config
+from webhook.settings import ServeSettings
+from webhook.stores import EmbeddedStore
+
+ROOT = Path(__file__).resolve().parents[1]
+MUTATE = "/webhooks/mutate-pod"
+
+
+class CountingTransport(asyncio.Transport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def write(self, data: Any) -> None:
+        self.writes += 1
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return default
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        pass
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+def pod_review() -> bytes:
+    pod = {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "web-1", "namespace": "default", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+    }
+    request = {
+        "uid": "705ab4f5-6393-11e8-b7cc-42010a800002", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        "resource": {"group": "", "version": "v1", "resource": "pods"}, "namespace": "default",
+        "operation": "CREATE", "userInfo": {"username": "admin"}, "object": pod,
+    }
+    return orjson.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+
+
+def as_the_api_server_sends(body: bytes) -> bytes:
+    head = (
+        f"POST {MUTATE} HTTP/1.1\r\nHost: grove-sharing-webhook.grove.svc:443\r\nUser-Agent: kube-apiserver-admission\r\n"
+        f"Content-Type: application/json\r\nAccept: application/json, */*\r\nAccept-Encoding: gzip\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+async def bare(scope: Any, receive: Any, send: Any) -> None:
+    await receive()
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+    await send({"type": "http.response.body", "body": b"{}"})
+
+
+async def measure(settings: ServeSettings, app: Any, request: bytes, n: int) -> float:
+    """Median µs from handing the protocol a request to its answer's body being written."""
+    lifecycle = Lifecycle()
+    config = uvicorn_config(settings, app)
+    config.load()
+    protocol = ServerProtocol(
+        config=config, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop(),
+        lifecycle=lifecycle, budget=Budget(settings.max_held_bytes), limits=Limits.of(settings),
+    )
+    transport = CountingTransport()
+    protocol.connection_made(transport)
+    seconds = []
+    for i in range(n + 2000):
+        written = transport.writes
+        started = time.perf_counter()
+        protocol.data_received(request)
+        while transport.writes < written + 2:
+            await asyncio.sleep(0)
+        if i >= 2000:
+            seconds.append(time.perf_counter() - started)
+    protocol.connection_lost(None)
+    return statistics.median(seconds) * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=20_000, help="requests per run")
+    parser.add_argument("--runs", type=int, default=5)
+    arguments = parser.parse_args()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    print(f"{machine()}; {time.strftime('%Y-%m-%d')}; commit {commit}; n={arguments.n}, median of {arguments.runs} runs\n")
+    with tempfile.TemporaryDirectory() as directory:
+        ensure(Path(directory), ["localhost"])
+        settings = ServeSettings(tls_cert=Path(directory) / "tls.crt", tls_key=Path(directory) / "tls.key")
+        body = pod_review()
+        apps = {
+            "production app, a pod that is not Grove's": lambda: create_app(settings, EmbeddedStore.of([])),
+            "bare ASGI app answering {}": lambda: bare,
+        }
+        print("| behind the protocol | median µs |\n|---|---|")
+        for name, build in apps.items():
+            runs = [uvloop.run(measure(settings, build(), as_the_api_server_sends(body), arguments.n)) for _ in range(arguments.runs)]
+            print(f"| {name} | {statistics.median(runs):.2f} |")
+
+
+if __name__ == "__main__":
+    main()

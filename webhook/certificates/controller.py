@@ -1,0 +1,235 @@
+"""The certificate controller of ``webhook serve --cert-secret``: every replica of the webhook keeps
+the serving certificate of the Secret, the webhook configurations' trust in its CA, and the
+certificate it serves, up to date by itself.
+
+Every ``--cert-check-interval`` each replica
+
+1. reads the Secret and, when it holds no usable pair or its certificate is two thirds through its
+   lifetime, writes a new CA and certificate into it (``webhook.certificates.secret``: one replica's
+   write wins, the others find it made);
+2. writes the Secret's CAs into the ``caBundle`` of both webhook configurations where they are not
+   there yet, keeping every other CA there until it expires (``webhook.certificates.trust``);
+3. serves the Secret's certificate once the CA that signed it has been in both configurations for
+   ``TRUST_DELAY``: the PEM files are written (into an emptyDir in the chart: the root filesystem
+   is read-only) and loaded into a new TLS context, without a restart and without touching the
+   connections open. Until then it serves the certificate it had, which the configurations still
+   trust.
+
+A replica starts serving a throwaway self-signed certificate at once and is ready only once it
+serves the Secret's and both configurations trust its CA; while the Secret cannot be read (the API
+server away, the Secret missing) it stays so, the failure logged once and then every 30 s, and
+checks come sooner until one succeeds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import functools
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from kubernetes.client.exceptions import ApiException
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
+
+from webhook.certificates.files import write_atomically, write_pair
+from webhook.certificates.issue import cert_pem, key_pem, new_ca, new_serving
+from webhook.certificates.secret import CertificateError, CertificateSecret
+from webhook.certificates.stored import ServingPair, bundle_pem
+from webhook.certificates.trust import TRUST_DELAY, PublishError, Trust
+from webhook.errors import CommandError
+from webhook.kube.access import Component, guarded
+from webhook.kube.attempts import Attempts
+from webhook.kube.config import KubeConfigError, api_client, own_namespace
+from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
+from webhook.registration.configurations import KINDS, WebhookConfigurations
+from webhook.settings import ServeSettings
+
+log = logging.getLogger(__name__)
+
+FAILURES: tuple[type[BaseException], ...] = (CertificateError, PublishError, ApiException, *CONNECTION_ERRORS)
+SOONEST = 0.2
+"""Seconds to the next check at least, whatever is waiting."""
+T = TypeVar("T")
+
+
+class ServedFiles:
+    """Where the served pair is written for the TLS stack: ``--tls-cert``, ``--tls-key``, and the
+    CA bundle beside them as ``ca.crt`` (for clients on the same machine, such as a probe)."""
+
+    def __init__(self, cert: Path, key: Path) -> None:
+        self.cert, self.key, self.ca = cert, key, cert.with_name("ca.crt")
+
+    def write(self, cert: bytes, key: bytes, ca: bytes) -> None:
+        self.cert.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(self.ca, ca, 0o644)
+        write_pair(self.cert, self.key, cert, key)
+
+
+def placeholder(hosts: list[str]) -> tuple[bytes, bytes]:
+    """A self-signed pair nobody trusts: the listener needs one to start (and to answer probes)
+    before the Secret's can be had."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca = new_ca("grove-sharing-webhook placeholder", now, now + datetime.timedelta(days=1))
+    cert, key = new_serving(ca, hosts, now, now + datetime.timedelta(days=1))
+    return cert_pem(cert), key_pem(key)
+
+
+class CertificateController:
+    def __init__(self, secret: CertificateSecret, trust: Trust, files: ServedFiles, interval: float) -> None:
+        self.secret, self.trust, self.files, self.interval = secret, trust, files, interval
+        self.served: ServingPair | None = None
+        self.latest: ServingPair | None = None
+        """The Secret's pair at the last check."""
+        self.bundle = b""
+        self.failed_checks = 0
+        self.reload: Callable[[], bool] | None = None
+        """Loads the files just written into a new TLS context (the server's reloader), once serving."""
+        self._reading = Attempts(f"reading {secret}", initial=SOONEST, cap=interval)
+        self._publishing = Attempts(f"writing the CA of {secret} into the webhook configurations", initial=SOONEST, cap=interval)
+
+    def prepare(self) -> None:
+        """Writes a placeholder pair for the listener to start with, so that it starts at once,
+        answers probes and takes signals whatever the API server does; the first check (``run``)
+        follows at once."""
+        cert, key = placeholder(self.secret.hosts)
+        self.files.write(cert, key, b"")
+
+    async def run(self) -> None:
+        delay = 0.0
+        while True:
+            await asyncio.sleep(delay)
+            pair = await self.check()
+            if pair is not None:
+                self._serve(pair)
+            delay = self._next_check()
+
+    async def check(self) -> ServingPair | None:
+        """One check, off the event loop; the pair to serve now, if there is a new one that may be.
+
+        In a daemon thread of its own rather than the loop's executor: a check that waits on an API
+        server that does not answer (a few requests, each bounded) must not hold the process's exit."""
+        try:
+            return await _in_daemon_thread(self._sync)
+        except FAILURES as err:
+            self.failed_checks += 1
+            self._reading.failed(_problem(err))
+            return None
+
+    def _sync(self) -> ServingPair | None:
+        stored = self.secret.ensure()
+        self._reading.succeeded()
+        self.latest, self.bundle = stored.pair, bundle_pem(stored.bundle)
+        try:
+            self.trust.publish(stored.bundle, self.secret.clock())
+        except FAILURES as err:
+            self.failed_checks += 1
+            self._publishing.failed(_problem(err))
+        else:
+            self._publishing.succeeded()
+        pair = stored.pair
+        if pair is None or (self.served is not None and pair.cert == self.served.cert):
+            return None
+        return pair if self.served is None or self.trust.trusted(pair.issuer) else None
+
+    def _serve(self, pair: ServingPair) -> None:
+        self.files.write(pair.cert_pem, pair.key_pem, self.bundle)
+        if self.reload is not None and not self.reload():
+            return
+        first = self.served is None
+        self.served = pair
+        log.info("%s the certificate of %s (%s)", "serving" if first else "now serving", self.secret, pair)
+
+    def _next_check(self) -> float:
+        """The interval, or sooner when a certificate waits for its CA's trust or the last check failed."""
+        waiting = [p.issuer for p in (self.served, self.latest) if p is not None and not self.trust.trusted(p.issuer)]
+        if self._reading.failures or self._publishing.failures:
+            return max(SOONEST, min(self._reading.delay, self._publishing.delay, self.interval))
+        if waiting:
+            return max(SOONEST, min(self.interval, TRUST_DELAY - max(self.trust.trusted_for(ca) for ca in waiting)))
+        return self.interval
+
+    def readiness(self) -> str | None:
+        """None when the API server can call this replica: it serves the Secret's certificate, and
+        both webhook configurations trust its CA."""
+        if self.served is None:
+            return f"no serving certificate from {self.secret} yet"
+        if not self.trust.trusted(self.served.issuer):
+            return "the CA of the serving certificate is not yet in both webhook configurations"
+        return None
+
+
+def _in_daemon_thread(function: Callable[[], T]) -> asyncio.Future[T]:
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not future.done():
+            outcome()
+
+    def work() -> None:
+        try:
+            result = function()
+        except BaseException as err:  # noqa: BLE001 - handed to the awaiting coroutine
+            done = functools.partial(future.set_exception, err)
+        else:
+            done = functools.partial(future.set_result, result)
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
+            loop.call_soon_threadsafe(settle, done)
+
+    threading.Thread(target=work, name="certificate-check", daemon=True).start()
+    return future
+
+
+def _problem(err: BaseException) -> str:
+    return str(err) if isinstance(err, (CertificateError, PublishError)) else connection_problem(err)
+
+
+class CertificateCollector(Collector):
+    """The controller's state, read when scraped."""
+
+    def __init__(self, controller: CertificateController) -> None:
+        self._controller = controller
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        """The certificate's expiry is the reloader's (``webhook_certificate_expiry_timestamp_seconds``),
+        in every mode."""
+        c = self._controller
+        yield CounterMetricFamily("webhook_certificate_renewals", "New CAs and certificates this replica wrote into the Secret.", value=c.secret.renewals)
+        yield CounterMetricFamily(
+            "webhook_certificate_ca_bundle_writes", "caBundle writes this replica made to the webhook configurations.", value=c.trust.published
+        )
+        yield CounterMetricFamily(
+            "webhook_certificate_check_errors",
+            "Checks of the Secret or the webhook configurations that failed (retried sooner).",
+            value=c.failed_checks,
+        )
+
+
+REQUEST_TIMEOUT = (3.0, 5.0)
+"""Connect and read seconds of each request (a check makes three to six): a check waits no longer
+on an API server that does not answer."""
+
+
+def controller_for(settings: ServeSettings) -> CertificateController:
+    """The controller ``serve --cert-secret`` runs, its client allowed only the Secret and the two
+    configurations (``webhook.kube.access``); a CommandError when there is no cluster to talk to."""
+    assert settings.cert_secret is not None and settings.webhook_configuration is not None
+    try:
+        api = api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
+    except KubeConfigError as err:
+        raise CommandError(str(err)) from None
+    api.configuration.retries = False  # each check is retried by the controller, sooner when it failed
+    namespace = settings.cert_secret_namespace or own_namespace(settings.kubeconfig)
+    names = frozenset({settings.cert_secret, settings.webhook_configuration})
+    guarded_api = guarded(api, Component.CERTIFICATES, namespace, REQUEST_TIMEOUT, names)
+    validity = datetime.timedelta(seconds=settings.cert_validity)
+    secret = CertificateSecret(guarded_api, namespace, settings.cert_secret, settings.cert_hosts, validity)
+    kinds = KINDS if settings.validating_webhook else KINDS[1:]
+    trust = Trust(WebhookConfigurations(guarded_api, settings.webhook_configuration, kinds))
+    return CertificateController(secret, trust, ServedFiles(settings.tls_cert, settings.tls_key), settings.cert_check_interval)

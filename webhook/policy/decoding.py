@@ -1,0 +1,101 @@
+"""What the webhook could not read (code 400, before any rule), as the policy's CEL.
+
+Once the API server has checked Grove's CRD schema, two things can still stop the webhook from
+reading a PodCliqueSet: an integer its model holds as an int32 that is out of that range (an API
+server before 1.35 does not check the CRD's ``format: int32``), and a capacity that is no quantity.
+(Opaque parameters nested more than 100 levels, which the webhook refuses too, are read as Go reads
+them: ``gotypes``.) The order is the webhook's: the new object's model, on UPDATE the old one's,
+then the new object's templates and, on UPDATE when they differ from the new ones, the old object's
+(the webhook decodes them only to compare).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic_core import PydanticKnownError
+
+from webhook.core.gocompat import dra
+from webhook.core.gocompat.gotypes import STRING, Field, GoType, Slice, Struct
+from webhook.core.model.schema import PodCliqueSetSchema
+from webhook.core.pcs.handler import PODCLIQUESET
+from webhook.policy import cel, gotypes
+from webhook.policy.cel import Text
+from webhook.policy.rules import TEMPLATES
+
+_SPEC = Struct(dra.TEMPLATE_SPEC.go_name, tuple(f for f in dra.TEMPLATE_SPEC.fields if f.name != "metadata"))
+TEMPLATE_CONFIGS: GoType = Slice(Struct(dra.TEMPLATE_CONFIG.go_name, (Field("name", STRING), Field("templateSpec", _SPEC))))
+"""The templates as the webhook decodes them, less ``templateSpec.metadata``: Grove's CRD declares
+it an object without properties, so the API server prunes everything in it before any admission
+check (and the webhook, called by the API server, sees it empty too)."""
+
+Parts = tuple[str | None, ...]
+"""A field path: member names, and None for each item of a list."""
+
+
+def bounded(schema: dict[str, Any], defs: dict[str, Any], parts: Parts = ()) -> Iterator[tuple[Parts, int, int]]:
+    """Each integer the model bounds, with its bounds, found in its JSON schema."""
+    if "$ref" in schema:
+        yield from bounded(defs[schema["$ref"].rpartition("/")[2]], defs, parts)
+    for alternative in schema.get("anyOf", []):
+        yield from bounded(alternative, defs, parts)
+    if schema.get("type") == "integer" and "minimum" in schema:
+        yield parts, schema["minimum"], schema["maximum"]
+    for name, member in schema.get("properties", {}).items():
+        yield from bounded(member, defs, (*parts, name))
+    if "items" in schema:
+        yield from bounded(schema["items"], defs, (*parts, None))
+
+
+def _out_of_range(value: str, parts: Parts, path: Text, bounds: tuple[int, int], depth: int = 0) -> str:
+    if not parts:
+        low, high = bounds
+        too_small = path + f": {PydanticKnownError('greater_than_equal', {'ge': low}).message()}"
+        too_large = path + f": {PydanticKnownError('less_than_equal', {'le': high}).message()}"
+        return f"({value} < {low} ? {too_small} : ({value} > {high} ? {too_large} : ''))"
+    head, rest = parts[0], parts[1:]
+    if head is None:
+        i, x = f"r{depth}", f"y{depth}"
+        inner = _out_of_range(x, rest, path.index(i), bounds, depth + 1)
+        return f"{value}.transformList({i}, {x}, {inner}).filter({x}, {x} != '').join(', ')"
+    member = f"{value}.{head}"
+    inner = _out_of_range(member, rest, path.child(head) if path.parts else Text.of(head), bounds, depth)
+    return f"(has({member}) ? {inner} : '')"
+
+
+def model_problems(root: str) -> str:
+    """Where the webhook's model of a PodCliqueSet cannot hold ``root`` (``object``, ``oldObject``)."""
+    schema = PodCliqueSetSchema.model_json_schema(by_alias=True)
+    checks = [_out_of_range(root, parts, Text(), (low, high)) for parts, low, high in bounded(schema, schema.get("$defs", {}))]
+    return f"[{', '.join(checks)}].filter(p, p != '').join(', ')"
+
+
+def _template_problems(templates: str) -> str:
+    return gotypes.problems(TEMPLATE_CONFIGS, templates, Text.of(str(TEMPLATES)))
+
+
+def _refusal(field: str, problems: str) -> str:
+    return str(Text.of(f"cannot decode request.{field} as {PODCLIQUESET}: ") + Text.expr(problems))
+
+
+def _first(*checks: tuple[str, str, str]) -> str:
+    """The refusal of the first (condition, field, problems) whose problems are not ``''``."""
+    if not checks:
+        return "''"
+    (condition, field, problems), rest = checks[0], checks[1:]
+    found = cel.bind("p", problems, f"p != '' ? {_refusal(field, 'p')} : {_first(*rest)}")
+    return found if condition == "true" else f"({condition} ? {found} : {_first(*rest)})"
+
+
+UPDATE = "request.operation == 'UPDATE'"
+
+REFUSAL = _first(
+    ("true", "object", model_problems("object")),
+    (UPDATE, "oldObject", model_problems("oldObject")),
+    ("true", "object", _template_problems("variables.templates")),
+    (f"{UPDATE} && variables.templates != variables.oldTemplates", "oldObject", _template_problems("variables.oldTemplates")),
+)
+"""Why the webhook would answer code 400, or ``''``. Not a variable: the type check the controller
+manager runs compiles every variable again for each expression of the policy, and this one is
+needed by one validation only."""

@@ -1,0 +1,65 @@
+"""The options of ``webhook policy``, one typed table (see ``webhook.options``): each is also read
+from ``WEBHOOK_POLICY_<OPTION>``, e.g. ``WEBHOOK_POLICY_NAME``."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import NoDecode, SettingsConfigDict
+
+from webhook.settings import CommandSettings
+
+DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+class PolicySettings(CommandSettings):
+    model_config = SettingsConfigDict(env_prefix="WEBHOOK_POLICY_", extra="forbid", frozen=True)
+
+    name: str = Field(
+        "grove-sharing-webhook",
+        description="Name of the ValidatingAdmissionPolicy and of its binding.",
+    )
+    failure_policy: Literal["Fail", "Ignore"] = Field(
+        "Fail",
+        description=(
+            "What the API server does with a PodCliqueSet whose check cannot be completed (a CEL cost "
+            "budget exceeded): Fail denies it, Ignore admits it unchecked."
+        ),
+    )
+    exclude_namespace: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["kube-system"],
+        description=(
+            "A namespace whose PodCliqueSets the binding leaves alone. Repeatable; comma-separated in "
+            "the environment (empty for none)."
+        ),
+        json_schema_extra={"metavar": "NAMESPACE"},
+    )
+    output: Literal["yaml", "json"] = Field(
+        "yaml",
+        description="Two YAML documents, or one JSON List (the form the chart embeds).",
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if len(value) > 253 or not DNS_SUBDOMAIN.fullmatch(value):
+            raise ValueError("must be a DNS subdomain (lower case letters, digits, '-' and '.')")
+        return value
+
+    @field_validator("exclude_namespace", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("exclude_namespace")
+    @classmethod
+    def _namespaces(cls, value: list[str]) -> list[str]:
+        for namespace in value:
+            if not DNS_LABEL.fullmatch(namespace):
+                raise ValueError(f"{namespace!r} is not a namespace name (a DNS label)")
+        return list(dict.fromkeys(value))

@@ -1,0 +1,36 @@
+"""The options of ``webhook unregister``, one typed table (see ``webhook.options``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from webhook.settings import LoggingSettings
+
+
+class UnregisterSettings(LoggingSettings):
+    webhook_configuration: str = Field(
+        description=(
+            "Name of the ValidatingWebhookConfiguration and the MutatingWebhookConfiguration to delete "
+            "(the chart names both after the release)."
+        ),
+        json_schema_extra={"metavar": "NAME"},
+    )
+    kubeconfig: Path | None = Field(
+        None,
+        description=(
+            "Kubeconfig of the cluster. Without it: the in-cluster service account in a pod "
+            "(KUBERNETES_SERVICE_HOST set), else KUBECONFIG or ~/.kube/config."
+        ),
+        json_schema_extra={"metavar": "FILE", "default_text": "in-cluster or default kubeconfig"},
+    )
+    timeout: float = Field(
+        60.0,
+        gt=0,
+        description=(
+            "Seconds to keep trying while the API server cannot be reached or answers with a server "
+            "error; a refusal (such as 403) ends the command at once."
+        ),
+        json_schema_extra={"metavar": "SECONDS"},
+    )
