@@ -131,9 +131,6 @@ class Informer(Generic[T]):
         that, an empty cache means "unknown", not "none"."""
         return self._synced.is_set()
 
-    def wait_synced(self, timeout: float) -> bool:
-        return self._synced.wait(timeout)
-
     # --- running ---------------------------------------------------------------------------------
 
     def start(self) -> None:

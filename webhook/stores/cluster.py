@@ -42,7 +42,7 @@ def _single_attempt(api: GuardedApiClient) -> GuardedApiClient:
     configuration.retries = False
     # The proxy as found now (the environment's, or none), kept: otherwise the token-refresh hook,
     # which sets the host again before every request, makes the client re-read every environment
-    # variable for it (0.15 ms a request here, more in a pod with many service variables).
+    # variable for it (more in a pod with many service variables).
     configuration.proxy = configuration.proxy
     return GuardedApiClient(configuration, api.access)
 
