@@ -116,3 +116,17 @@ def test_a_memo_remembers_by_value_by_key_or_by_the_very_argument() -> None:
     same, equal = [1], [1]
     assert [by_object(same), by_object(same), by_object(equal)] == [1, 1, 1]
     assert [c is same for c in calls] == [True, False]
+
+
+def test_a_memo_keeps_its_size_dropping_the_least_recently_used() -> None:
+    calls: list[str] = []
+
+    def upper(value: str) -> str:
+        calls.append(value)
+        return value.upper()
+
+    memo = Memo(upper, 2)
+    assert [memo("a"), memo("b"), memo("a"), memo("c")] == ["A", "B", "A", "C"]
+    calls.clear()
+    assert [memo("a"), memo("c"), memo("b")] == ["A", "C", "B"]
+    assert calls == ["b"]
