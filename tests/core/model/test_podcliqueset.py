@@ -95,16 +95,19 @@ def test_an_empty_filter_is_kept_apart_from_no_filter() -> None:
 
 def test_what_a_store_keeps_is_a_fraction_of_the_object_and_repeated_names_are_shared() -> None:
     kept = workload_pcs().without_templates()  # the names every copy shares are interned by the first
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        raw = orjson.loads(orjson.dumps(workload_pcs_raw()))
-        parsed = tracemalloc.get_traced_memory()[0] - before
-        other = read_podcliqueset(raw).without_templates()
-        read = tracemalloc.get_traced_memory()[0] - before - parsed
-    finally:
-        tracemalloc.stop()
-    assert read < 2_500 and read * 8 < parsed, (read, parsed)
+    reads = []
+    for _ in range(2):  # the least of two: a one-off allocation of the process (a table growing) is not the copy's
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            raw = orjson.loads(orjson.dumps(workload_pcs_raw()))
+            parsed = tracemalloc.get_traced_memory()[0] - before
+            other = read_podcliqueset(raw).without_templates()
+            reads.append(tracemalloc.get_traced_memory()[0] - before - parsed)
+        finally:
+            tracemalloc.stop()
+    read = min(reads)
+    assert read < 2_500 and read * 8 < parsed, (reads, parsed)
     assert other.spec.cliques[0].name is kept.spec.cliques[0].name
     assert other.spec.entries[0].scope is kept.spec.entries[0].scope
 
