@@ -36,7 +36,7 @@ $(VENV)/.installed-test: pyproject.toml Makefile | $(PY)
 	touch $@ $(VENV)/.installed
 
 certs: $(VENV)/.installed
-	$(PY) -m webhook certs --out certs --hosts localhost,127.0.0.1
+	$(PY) -m webhook certs --out certs --cert-hosts localhost,127.0.0.1
 
 run: certs
 	$(PY) -m webhook serve --host 127.0.0.1 --port 8443 \

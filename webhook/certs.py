@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from webhook.certificates.files import write_pair
 from webhook.certificates.issue import KeyType, Pair, PrivateKey, cert_pem, is_ca, key_pem, new_ca, new_serving, uncovered
 from webhook.errors import CommandError
-from webhook.settings import CertsSettings
+from webhook.certificate_settings import CertsSettings
 
 CLOCK_SKEW = datetime.timedelta(minutes=5)
 
@@ -51,7 +51,7 @@ class Unusable(Exception):
 
 
 def certs(settings: CertsSettings) -> int:
-    print(ensure(settings.out, settings.hosts, days=settings.days, key_type=settings.key_type, force=settings.force))
+    print(ensure(settings.out, settings.cert_hosts, days=settings.days, key_type=settings.key_type, force=settings.force))
     return 0
 
 

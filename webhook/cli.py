@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,7 +24,10 @@ from webhook.errors import CommandError
 from webhook.policy.settings import PolicySettings
 from webhook.reconciler.settings import ReconcileSettings
 from webhook.registration.settings import UnregisterSettings
-from webhook.settings import CertsSettings, ClaimsSettings, ReviewSettings, ServeSettings
+from webhook.certificate_settings import CertsSettings
+from webhook.claims.settings import ClaimsSettings
+from webhook.settings import ReviewSettings, ServeSettings
+from webhook.status.settings import StatusSettings
 
 USAGE_EXIT = 2
 
@@ -56,6 +60,13 @@ COMMANDS: tuple[Command, ...] = (
         "validating webhook's warnings (exit 0, 1 denied, 2 unusable input).",
         ClaimsSettings,
         "webhook.claims:claims",
+    ),
+    Command(
+        "status",
+        "Say, for each PodCliqueSet in the cluster, which shared claims are missing, stale or not Grove's, "
+        "which pods lack claims or wait on them, and why (exit 0 all well, 1 something wrong, 2 unusable).",
+        StatusSettings,
+        "webhook.status.command:status",
     ),
     Command(
         "policy",
@@ -101,9 +112,24 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(self.prog, f"{message} (see '{self.prog} --help')")
 
 
-def build_parser() -> Parser:
+PLUGIN_PREFIX = "kubectl-"
+
+
+def program(argv0: str) -> str:
+    """The program as it was run, for usage lines: ``python -m webhook``, ``kubectl grove-sharing``
+    (kubectl runs a plugin ``kubectl-grove_sharing`` for ``kubectl grove-sharing``) or the
+    executable's name."""
+    name = os.path.basename(argv0)
+    if name == "__main__.py":
+        return f"python -m {os.path.basename(os.path.dirname(argv0)) or 'webhook'}"
+    if name.startswith(PLUGIN_PREFIX):
+        return "kubectl " + name.removeprefix(PLUGIN_PREFIX).replace("_", "-")
+    return name or "webhook"
+
+
+def build_parser(prog: str = "webhook") -> Parser:
     parser = Parser(
-        prog="webhook",
+        prog=prog,
         description="Admission webhooks and tools for Grove's hierarchical DRA resource sharing.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -114,29 +140,31 @@ def build_parser() -> Parser:
     return parser
 
 
-def _before_the_command(argv: Sequence[str]) -> None:
+def _before_the_command(prog: str, argv: Sequence[str]) -> None:
     """argparse reports an option given before the command as a missing command; this names it."""
     for token in argv:
         if not token.startswith("-") or token in ("-h", "--help", "--version"):
             return
         flag = token.split("=", 1)[0]
-        owners = [c.name for c in COMMANDS if flag in {o.flag for o in options.options(c.settings)}]
+        owners = [c.name for c in COMMANDS if flag in {f for o in options.options(c.settings) for f in o.flags}]
         if not owners:
-            raise UsageError("webhook", f"unrecognized arguments: {token} (see 'webhook --help')")
+            raise UsageError(prog, f"unrecognized arguments: {token} (see '{prog} --help')")
         raise UsageError(
-            "webhook",
+            prog,
             f"{flag} is an option of {', '.join(owners)}: give it after the command, as in "
-            f"'webhook {owners[0]} {flag} ...' (see 'webhook {owners[0]} --help')",
+            f"'{prog} {owners[0]} {flag} ...' (see '{prog} {owners[0]} --help')",
         )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    prog = "webhook"
+    """Runs the command of ``argv`` (the process's arguments when None, usage then naming the
+    program as it was run; ``webhook`` when called with arguments, as tests and scripts do)."""
+    prog = program(sys.argv[0]) if argv is None else "webhook"
     try:
-        _before_the_command(sys.argv[1:] if argv is None else argv)
-        arguments, unknown = build_parser().parse_known_args(argv)
+        _before_the_command(prog, sys.argv[1:] if argv is None else argv)
+        arguments, unknown = build_parser(prog).parse_known_args(argv)
         command = next(c for c in COMMANDS if c.name == arguments.command)
-        prog = f"webhook {command.name}"
+        prog = f"{prog} {command.name}"
         if unknown:
             raise UsageError(prog, f"unrecognized arguments: {' '.join(unknown)} (see '{prog} --help')")
         try:
@@ -152,3 +180,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return err.exit_code
     except KeyboardInterrupt:
         return 130
+

@@ -1,8 +1,10 @@
-"""Command-line options generated from a settings model, so each option is declared once.
+"""Command-line options generated from a settings model, so each option is declared once, and the
+options several commands share, declared once each.
 
 The argparse arguments, their help (with the environment variable and the default), the loading
 of the parsed values over the environment, and the documented option tables (tested against
-the models) all come from the model's fields.
+the models) all come from the model's fields. Every command reads ``WEBHOOK_<OPTION>``, so an option
+of one name is one option, with one variable, wherever it appears.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 
 SettingsT = TypeVar("SettingsT", bound=BaseSettings)
 
@@ -45,6 +49,12 @@ class Option:
     @property
     def flag(self) -> str:
         return str(self.extra.get("metavar")) if self.positional else "--" + self.name.replace("_", "-")
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """The option's spellings: a short one first where kubectl has it (``-n``, ``-o``, ``-A``)."""
+        short = self.extra.get("short")
+        return (str(short), self.flag) if short else (self.flag,)
 
     @property
     def repeatable(self) -> bool:
@@ -98,8 +108,10 @@ def add_arguments(parser: argparse.ArgumentParser, model: type[BaseSettings]) ->
     """Arguments whose absence leaves the field to the environment or its default."""
     for option in options(model):
         if option.positional:
-            nargs = "+" if option.repeatable else None
-            parser.add_argument(option.name, metavar=option.flag, nargs=nargs, help=option.field.description)
+            nargs = ("+" if option.field.is_required() else "*") if option.repeatable else (None if option.field.is_required() else "?")
+            parser.add_argument(
+                option.name, metavar=option.flag, nargs=nargs, default=argparse.SUPPRESS, help=option.field.description
+            )
             continue
         kwargs: dict[str, Any] = {"dest": option.name, "default": argparse.SUPPRESS, "help": option.help_text()}
         if option.is_bool:
@@ -111,7 +123,7 @@ def add_arguments(parser: argparse.ArgumentParser, model: type[BaseSettings]) ->
             if option.choices:
                 kwargs["choices"] = option.choices
                 kwargs["metavar"] = "|".join(option.choices)
-        parser.add_argument(option.flag, **kwargs)
+        parser.add_argument(*option.flags, **kwargs)
 
 
 def load(model: type[SettingsT], arguments: argparse.Namespace) -> SettingsT:
@@ -136,3 +148,57 @@ def _first_problem(model: type[BaseSettings], err: ValidationError, given: dict[
     value = problem.get("input")
     shown = "" if value is None or isinstance(value, (dict, list)) else f" {str(value)!r}"
     return f"invalid value{shown} for {source}: {message}"
+
+
+# --- the options several commands share ----------------------------------------------------------
+
+KiB = 1024
+MiB = 1024 * KiB
+
+
+def split_list(value: Any, separator: str) -> Any:
+    """An environment string becomes a list; lists from the command line pass through."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(separator) if part.strip()]
+    return value
+
+
+class CommandSettings(BaseSettings):
+    """Base of every command's settings: environment variables are ``WEBHOOK_<OPTION>``."""
+
+    model_config = SettingsConfigDict(env_prefix="WEBHOOK_", extra="forbid", frozen=True)
+
+
+class LoggingSettings(CommandSettings):
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        "info", description="Least severe log level written."
+    )
+    log_format: Literal["json", "text"] = Field(
+        "text", description="Log lines as JSON objects (one per line) or as plain text."
+    )
+
+
+class ContextSettings(CommandSettings):
+    """Of every command that reads a cluster: the kubeconfig context, as ``kubectl --context``."""
+
+    context: str | None = Field(
+        None,
+        description="The kubeconfig context to use (a kubeconfig is then read even in a pod).",
+        json_schema_extra={"metavar": "NAME", "default_text": "the current context"},
+    )
+
+
+class ClaimLimitSettings(CommandSettings):
+    """The claim reconciler's limit per owner, which the validating webhook warns about: one option
+    (and one variable) for both, so that a pod running both sees one value."""
+
+    max_claims_per_owner: int = Field(
+        MAX_CLAIMS_PER_OWNER,
+        ge=1,
+        description=(
+            "Most claims the reconciler makes for one owner (a PodCliqueSet, scaling group or PodClique): "
+            "an owner whose sharing needs more gets the first N in Grove's order and a Warning Event, "
+            "and the validating webhook warns about it at admission."
+        ),
+        json_schema_extra={"metavar": "N"},
+    )

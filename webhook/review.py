@@ -11,6 +11,7 @@ import asyncio
 import sys
 
 import orjson
+import yaml
 
 from webhook.core.admission.handling import Answer, answer_review
 from webhook.core.admission.request import AdmissionReview, Rejection, decode
@@ -29,7 +30,11 @@ def review(settings: ReviewSettings) -> int:
         raise CommandError(_unusable(settings.file, body, decoded), UNUSABLE)
     webhook = _webhook_for(decoded)
     answer = asyncio.run(_decide(settings, webhook, decoded))
-    sys.stdout.buffer.write(answer.content() + b"\n")
+    content = answer.content()
+    if settings.output == "yaml":
+        sys.stdout.write(yaml.safe_dump(orjson.loads(content), sort_keys=False, allow_unicode=True))
+    else:
+        sys.stdout.buffer.write(content + b"\n")
     sys.stdout.flush()
     if answer.error is not None:
         err = answer.error

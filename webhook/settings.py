@@ -11,59 +11,15 @@ path separator (``:`` on Linux, as in ``KUBECONFIG``) and other lists by commas.
 
 from __future__ import annotations
 
-import ipaddress
 import os
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import NoDecode
 
-from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
-from webhook.durations import parse_duration
-
-KiB = 1024
-MiB = 1024 * KiB
-
-
-def _split(value: Any, separator: str) -> Any:
-    """An environment string becomes a list; lists from the command line pass through."""
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(separator) if part.strip()]
-    return value
-
-
-class CommandSettings(BaseSettings):
-    """Base of every command's settings: environment variables are ``WEBHOOK_<OPTION>``."""
-
-    model_config = SettingsConfigDict(env_prefix="WEBHOOK_", extra="forbid", frozen=True)
-
-
-class LoggingSettings(CommandSettings):
-    log_level: Literal["debug", "info", "warning", "error"] = Field(
-        "info", description="Least severe log level written."
-    )
-    log_format: Literal["json", "text"] = Field(
-        "text", description="Log lines as JSON objects (one per line) or as plain text."
-    )
-
-
-class ClaimLimitSettings(CommandSettings):
-    """The claim reconciler's limit per owner, which the validating webhook warns about: one option
-    (and one variable) for both, so that a pod running both sees one value."""
-
-    max_claims_per_owner: int = Field(
-        MAX_CLAIMS_PER_OWNER,
-        ge=1,
-        description=(
-            "Most claims the reconciler makes for one owner (a PodCliqueSet, scaling group or PodClique): "
-            "an owner whose sharing needs more gets the first N in Grove's order and a Warning Event, "
-            "and the validating webhook warns about it at admission."
-        ),
-        json_schema_extra={"metavar": "N"},
-    )
-
+from webhook.certificate_settings import CertificateSettings
+from webhook.options import KiB, MiB, ClaimLimitSettings, ContextSettings, LoggingSettings, split_list
 
 class DecisionSettings(ClaimLimitSettings):
     """What changes a webhook's decision: shared by ``serve`` and ``review``."""
@@ -80,7 +36,8 @@ class DecisionSettings(ClaimLimitSettings):
         False,
         description=(
             "Deny, rather than warn about, claim names pods cannot use, claim-name collisions and "
-            "filters that match no pod."
+            "filters that match no pod (and scales that make such names). Templates that do not exist "
+            "are only ever warned about."
         ),
     )
     on_missing_pcs: Literal["deny", "allow"] = Field(
@@ -94,7 +51,7 @@ class DecisionSettings(ClaimLimitSettings):
     @field_validator("objects", mode="before")
     @classmethod
     def _split_paths(cls, value: Any) -> Any:
-        return _split(value, os.pathsep)
+        return split_list(value, os.pathsep)
 
     @property
     def uses_cluster(self) -> bool:
@@ -102,105 +59,7 @@ class DecisionSettings(ClaimLimitSettings):
         return False
 
 
-SHORTEST_VALIDITY = 20.0
-"""Seconds: a third of it covers two checks and the two seconds a replica waits for a new CA to be
-trusted before it serves a certificate signed by it."""
-
-
-class CertificateSettings(CommandSettings):
-    """The certificate controller of ``serve`` (controller mode, the chart's default)."""
-
-    cert_secret: str | None = Field(
-        None,
-        description=(
-            "Keep the serving certificate in this Secret: make a CA and a certificate when it holds "
-            "none, renew both two thirds through their lifetime, write the CAs into the caBundle of "
-            "the --webhook-configuration, and serve the Secret's certificate, written to --tls-cert "
-            "and --tls-key (with ca.crt beside them), once they trust its CA. Without it, --tls-cert "
-            "and --tls-key are served as found."
-        ),
-        json_schema_extra={"metavar": "NAME", "default_text": "none"},
-    )
-    cert_secret_namespace: str | None = Field(
-        None,
-        description="Namespace of --cert-secret.",
-        json_schema_extra={"metavar": "NAMESPACE", "default_text": "the pod's namespace, else the kubeconfig context's, else default"},
-    )
-    webhook_configuration: str | None = Field(
-        None,
-        description=(
-            "Name of the ValidatingWebhookConfiguration and the MutatingWebhookConfiguration whose "
-            "caBundle --cert-secret keeps (the chart names both after the release)."
-        ),
-        json_schema_extra={"metavar": "NAME", "default_text": "none"},
-    )
-    validating_webhook: bool = Field(
-        True,
-        description=(
-            "Whether the release has the ValidatingWebhookConfiguration of --webhook-configuration: "
-            "without it (a ValidatingAdmissionPolicy decides PodCliqueSets, the chart's validation.mode "
-            "policy) --cert-secret keeps the caBundle of the MutatingWebhookConfiguration alone."
-        ),
-    )
-    cert_hosts: Annotated[list[str], NoDecode] = Field(
-        default_factory=list,
-        description="Comma-separated DNS names and IP addresses the certificates of --cert-secret are valid for.",
-        json_schema_extra={"metavar": "HOSTS", "comma_list": True, "default_text": "none"},
-    )
-    cert_validity: float = Field(
-        90 * 86400.0,
-        gt=0,
-        description=(
-            "Lifetime of each CA and certificate of --cert-secret (2160h, 90d, 1h30m, 45s); both are "
-            "renewed two thirds through it."
-        ),
-        json_schema_extra={"metavar": "DURATION", "default_text": "2160h"},
-    )
-    cert_check_interval: float = Field(
-        10.0,
-        gt=0,
-        description=(
-            "Seconds between checks of --cert-secret and of the webhook configurations (sooner while a "
-            "check fails or a new certificate waits for its CA to be trusted)."
-        ),
-        json_schema_extra={"metavar": "SECONDS"},
-    )
-
-    @field_validator("cert_validity", mode="before")
-    @classmethod
-    def _duration(cls, value: Any) -> Any:
-        if isinstance(value, str) and not value.strip().replace(".", "", 1).isdigit():
-            return parse_duration(value)
-        return value
-
-    @field_validator("cert_hosts", mode="before")
-    @classmethod
-    def _split_cert_hosts(cls, value: Any) -> Any:
-        return _split(value, ",")
-
-    @field_validator("cert_hosts")
-    @classmethod
-    def _cert_hosts(cls, value: list[str]) -> list[str]:
-        return _valid_hosts(value) if value else value
-
-    @model_validator(mode="after")
-    def _controller_complete(self) -> CertificateSettings:
-        if self.cert_secret is None:
-            return self
-        if not self.webhook_configuration:
-            raise ValueError("--cert-secret needs --webhook-configuration: the configurations that must trust its CA")
-        if not self.cert_hosts:
-            raise ValueError("--cert-secret needs --cert-hosts: the names the API server calls the webhook at")
-        if self.cert_validity < max(SHORTEST_VALIDITY, 10 * self.cert_check_interval):
-            raise ValueError(
-                f"--cert-validity ({self.cert_validity:g} s) must be at least {SHORTEST_VALIDITY:g} s and 10 times "
-                f"--cert-check-interval ({self.cert_check_interval:g} s): a renewal leaves the last third of it for "
-                "every replica to see the new CA trusted and move on"
-            )
-        return self
-
-
-class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings):
+class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, ContextSettings):
     host: str = Field("127.0.0.1", description="Address to listen on.")
     port: int = Field(8443, ge=1, le=65535, description="HTTPS port to listen on.")
     metrics_port: int = Field(
@@ -277,7 +136,7 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings):
     namespace: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Limit the cluster store to this namespace. Repeatable; comma-separated in the environment.",
-        json_schema_extra={"default_text": "all namespaces"},
+        json_schema_extra={"default_text": "all namespaces", "short": "-n", "metavar": "NAMESPACE"},
     )
     max_body_bytes: int = Field(
         8 * MiB,
@@ -356,7 +215,7 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings):
     @field_validator("namespace", mode="before")
     @classmethod
     def _split_namespaces(cls, value: Any) -> Any:
-        return _split(value, ",")
+        return split_list(value, ",")
 
     @model_validator(mode="after")
     def _a_body_fits_the_budget(self) -> ServeSettings:
@@ -382,82 +241,10 @@ class ReviewSettings(DecisionSettings):
         description="The AdmissionReview to decide: a JSON file, or - for standard input.",
         json_schema_extra={"metavar": "FILE", "positional": True},
     )
-
-
-class ClaimsSettings(ClaimLimitSettings):
-    """The limit per owner is the reconciler's, so that what is listed is what it would make."""
-
-    model_config = SettingsConfigDict(env_prefix="WEBHOOK_CLAIMS_", extra="forbid", frozen=True)
-
-    files: list[Path] = Field(
-        description=(
-            "YAML or JSON manifests, or directories of them: PodCliqueSets and, for current replica "
-            "counts, their PodCliqueScalingGroups and PodCliques."
-        ),
-        json_schema_extra={"metavar": "FILE", "positional": True},
-    )
-    output: Literal["table", "json"] = Field(
-        "table", description="Tables for people, or one JSON document for scripts (warnings go to stderr)."
-    )
-    max_items: int = Field(
-        10_000,
-        ge=1,
-        description=(
-            "Most claims plus pods listed, all PodCliqueSets together: a spec that makes more is "
-            "refused with its counts rather than printed."
-        ),
-        json_schema_extra={"metavar": "N"},
+    output: Literal["json", "yaml"] = Field(
+        "json",
+        description="The response AdmissionReview as the server's bytes (JSON), or as YAML to read.",
+        json_schema_extra={"short": "-o"},
     )
 
 
-class CertsSettings(CommandSettings):
-    model_config = SettingsConfigDict(env_prefix="WEBHOOK_CERTS_", extra="forbid", frozen=True)
-
-    out: Path = Field(
-        Path("certs"),
-        description="Directory written: ca.crt, ca.key, tls.crt, tls.key.",
-        json_schema_extra={"metavar": "DIR"},
-    )
-    hosts: Annotated[list[str], NoDecode] = Field(
-        default_factory=lambda: ["localhost", "127.0.0.1"],
-        description="Comma-separated DNS names and IP addresses the serving certificate is valid for.",
-        json_schema_extra={"metavar": "HOSTS", "comma_list": True},
-    )
-    days: int = Field(365, ge=1, description="Days the certificates are valid.")
-    key_type: Literal["ecdsa", "rsa"] = Field(
-        "ecdsa",
-        description=(
-            "ECDSA P-256 (a new TLS connection costs about half of an RSA-2048 handshake) or RSA-2048."
-        ),
-    )
-    force: bool = Field(False, description="Replace the files even when they are valid.")
-
-    @field_validator("hosts", mode="before")
-    @classmethod
-    def _split_hosts(cls, value: Any) -> Any:
-        return _split(value, ",")
-
-    @field_validator("hosts")
-    @classmethod
-    def _hosts(cls, value: list[str]) -> list[str]:
-        if not value:
-            raise ValueError("at least one host is needed")
-        return _valid_hosts(value)
-
-
-def _valid_hosts(hosts: list[str]) -> list[str]:
-    for host in hosts:
-        if not _is_ip(host) and not DNS_NAME.fullmatch(host):
-            raise ValueError(f"{host!r} is neither an IP address nor a DNS name")
-    return hosts
-
-
-DNS_NAME = re.compile(r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*")
-
-
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True

@@ -6,7 +6,9 @@ handler decides (``request.kind.kind``).
 
 The validating webhook asks the API server whether a user may read the templates of other
 namespaces a PodCliqueSet names (DECISIONS.md §3.1) when there is one to ask: with the cluster
-store, under ``serve --template-authorization enforce`` (the default) or ``warn``.
+store, under ``serve --template-authorization enforce`` (the default) or ``warn``; with the
+cluster store it also warns about external templates that do not exist. The scale
+webhook (DECISIONS.md §3.3) finds the PodCliqueSet of a scaled object in the store.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from webhook.core.admission.handling import Answer, Handler, answer
 from webhook.core.pcs.handler import PodCliqueSetValidator
 from webhook.core.pcs.authorization import TemplateAuthorization
+from webhook.core.pcs.scale import ScaleValidator
 from webhook.core.pod.handler import PodMutator
 from webhook.settings import DecisionSettings, ServeSettings
 from webhook.stores.base import AuthorizingStore, ObjectStore
@@ -55,6 +58,7 @@ def _validator(settings: DecisionSettings, store: ObjectStore) -> PodCliqueSetVa
         strict=settings.strict,
         templates=template_authorization(settings, store),
         max_claims_per_owner=settings.max_claims_per_owner,
+        lookup=store.template_lookup() if isinstance(store, AuthorizingStore) else None,
     )
 
 
@@ -64,6 +68,12 @@ WEBHOOKS: tuple[Webhook, ...] = (
         "/webhooks/validate-podcliqueset",
         "PodCliqueSet",
         _validator,
+    ),
+    Webhook(
+        "validate-scale",
+        "/webhooks/validate-scale",
+        "Scale",
+        lambda settings, store: ScaleValidator(store, strict=settings.strict),
     ),
     Webhook(
         "mutate-pod",

@@ -53,7 +53,7 @@ def write_ed25519_certificate(path: Path) -> None:
 
 def test_writes_a_ca_and_a_serving_certificate_for_the_requested_hosts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "certs"
-    message = run(capsys, "--out", str(out), "--hosts", "webhook.grove-system.svc,localhost,10.0.0.7")
+    message = run(capsys, "--out", str(out), "--cert-hosts", "webhook.grove-system.svc,localhost,10.0.0.7")
     assert message == (
         f"wrote a new CA and serving certificate for webhook.grove-system.svc, localhost, 10.0.0.7 to {out} (ca.crt is missing)"
     )
@@ -105,7 +105,7 @@ def test_an_unusable_serving_certificate_is_replaced_and_the_ca_kept(
     run(capsys, "--out", str(tmp_path))
     ca_before = (tmp_path / "ca.crt").read_bytes()
     spoil(tmp_path)  # type: ignore[operator]
-    message = run(capsys, "--out", str(tmp_path), "--hosts", "localhost,127.0.0.1,webhook.example")
+    message = run(capsys, "--out", str(tmp_path), "--cert-hosts", "localhost,127.0.0.1,webhook.example")
     assert message.startswith("wrote a new serving certificate for localhost, 127.0.0.1, webhook.example")
     assert message.endswith(f"({reason})")
     assert (tmp_path / "ca.crt").read_bytes() == ca_before
@@ -128,13 +128,13 @@ def test_rsa_keys_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_environment_variables_set_the_options(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WEBHOOK_CERTS_OUT", str(tmp_path))
-    monkeypatch.setenv("WEBHOOK_CERTS_HOSTS", "svc.example, 127.0.0.1")
+    monkeypatch.setenv("WEBHOOK_OUT", str(tmp_path))
+    monkeypatch.setenv("WEBHOOK_CERT_HOSTS", "svc.example, 127.0.0.1")
     assert "for svc.example, 127.0.0.1" in run(capsys)
     assert serving(tmp_path).extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(x509.DNSName) == ["svc.example"]
 
 
 def test_a_bad_host_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert main(["certs", "--out", str(tmp_path), "--hosts", "bad host"]) == 2
+    assert main(["certs", "--out", str(tmp_path), "--cert-hosts", "bad host"]) == 2
     err = capsys.readouterr().err
-    assert err == "webhook certs: error: invalid value 'bad host' for --hosts: 'bad host' is neither an IP address nor a DNS name\n"
+    assert err == "webhook certs: error: invalid value 'bad host' for --cert-hosts: 'bad host' is neither an IP address nor a DNS name\n"

@@ -23,6 +23,7 @@ def markdown_table(model: type[BaseSettings]) -> str:
         if option.positional:
             continue
         flag = f"--[no-]{option.flag[2:]}" if option.is_bool else option.flag
+        flag = ", ".join([*option.flags[:-1], flag])
         value = "" if option.is_bool else " " + str(option.extra.get("metavar", option.name.upper()))
         if option.choices:
             value = " " + "\\|".join(option.choices)

@@ -43,8 +43,8 @@ def test_options_name_both_objects_set_the_failure_policy_and_the_namespaces_lef
 def test_the_environment_sets_the_options_and_an_empty_list_binds_every_namespace(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("WEBHOOK_POLICY_EXCLUDE_NAMESPACE", "")
-    monkeypatch.setenv("WEBHOOK_POLICY_NAME", "from-env")
+    monkeypatch.setenv("WEBHOOK_EXCLUDE_NAMESPACE", "")
+    monkeypatch.setenv("WEBHOOK_NAME", "from-env")
     _, binding = yaml.safe_load_all(printed(capsys))
     assert binding["spec"] == {"policyName": "from-env", "validationActions": ["Deny"]}
 

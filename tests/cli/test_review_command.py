@@ -10,8 +10,11 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+import yaml
 
 from webhook.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "admission"
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
 from webhook.stores import EmbeddedStore
@@ -172,3 +175,11 @@ def test_the_claim_limit_is_an_option_and_a_variable(
     monkeypatch.setenv("WEBHOOK_MAX_CLAIMS_PER_OWNER", "0")
     code, _, err = run(capsys, path)
     assert code == 2 and err.count("\n") == 1 and "max-claims-per-owner" in err.replace("_", "-").lower()
+
+
+def test_output_yaml_is_the_same_answer_to_read(capsys: pytest.CaptureFixture[str]) -> None:
+    example = str(EXAMPLES / "pcs-create-f2-filter-clique-not-found.json")
+    assert main(["review", example]) == 1
+    as_json = orjson.loads(capsys.readouterr().out)
+    assert main(["review", "-o", "yaml", example]) == 1
+    assert yaml.safe_load(capsys.readouterr().out) == as_json

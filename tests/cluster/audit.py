@@ -22,6 +22,9 @@ class Request:
     name: str
     code: int
     received: datetime.datetime
+    authorization: str = ""
+    """The authorizer's decision, ``allow`` or ``forbid`` (a 403 may also be another admission's,
+    such as a namespace being terminated refusing new objects)."""
 
 
 def requests(log: Path) -> list[Request]:
@@ -33,5 +36,6 @@ def requests(log: Path) -> list[Request]:
         resource = ref.get("resource", "") + (f"/{ref['subresource']}" if ref.get("subresource") else "")
         received = datetime.datetime.fromisoformat(event["requestReceivedTimestamp"].replace("Z", "+00:00"))
         found.append(Request(component, event.get("user", {}).get("username", ""), event["verb"], ref.get("apiGroup", ""), resource, ref.get("namespace", ""),
-                             ref.get("name", ""), event.get("responseStatus", {}).get("code", 0), received))
+                             ref.get("name", ""), event.get("responseStatus", {}).get("code", 0), received,
+                             (event.get("annotations") or {}).get("authorization.k8s.io/decision", "")))
     return found

@@ -129,7 +129,7 @@ def test_the_api_server_calls_the_webhook_with_the_ca_the_process_wrote(admin, r
     release = replicas.release
     stored = secret_data(admin, release)
     assert set(stored) == {"ca.crt", "tls.crt", "tls.key"}
-    assert ca_bundles(admin, release) == [stored["ca.crt"]] * 2
+    assert ca_bundles(admin, release) == [stored["ca.crt"]] * 3  # the PodCliqueSet, scale and pod webhooks
     for server in replicas.servers:
         assert served(server) == der(stored["tls.crt"]) and server.ca.read_bytes() == stored["ca.crt"]
     before = mutations(replicas.servers)

@@ -26,7 +26,7 @@ from webhook.kube.access import ACCESS, Component
 
 NAMESPACE = "rs-rbac"
 GRANTED = {component.value: {(rule.resource.group, rule.resource.plural, verb) for rule in rules for verb in rule.verbs}
-           for component, rules in ACCESS.items() if component is not Component.UNREGISTER}
+           for component, rules in ACCESS.items() if component not in (Component.UNREGISTER, Component.STATUS)}
 """What the session's release runs: its webhook (with the certificate controller) and reconciler;
 the pre-delete hook runs in test_uninstall.py, whose release is another."""
 
@@ -80,8 +80,10 @@ def test_every_grant_is_used_and_no_request_refused(
 ) -> None:
     exercise(admin)
     requests = [r for r in audit.requests(control_plane.audit_log) if r.user.startswith(f"system:serviceaccount:{release.namespace}:")]
-    refused = [r for r in requests if r.code == 403 and not any(start <= r.received <= ready
-                                                                 for start, ready in control_plane.startups)]
+    # Refused by the authorizer: a 403 for a namespace being deleted (another test's, the reconciler
+    # writing an Event there) is the namespace lifecycle's, after the authorizer allowed the request.
+    refused = [r for r in requests if r.code == 403 and r.authorization != "allow"
+               and not any(start <= r.received <= ready for start, ready in control_plane.startups)]
     assert not refused, f"the API server refused: {refused[:5]}"
     used: dict[str, set[tuple[str, str, str]]] = defaultdict(set)
     for r in requests:

@@ -56,6 +56,10 @@ def rbac(admin: client.ApiClient, kubectl: Tool) -> None:
                                                                  "resources": ["resourceclaimtemplates"], "verbs": ["get"]},
                           {"kind": "Group", "name": "ml-team"}),
     ]
+    # The workload's external templates, so that no warning says one is missing (DECISIONS.md §3.4).
+    documents += [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                   "metadata": {"name": name, "namespace": namespace}, "spec": {"spec": {}}}
+                  for namespace, name in [*((n, "ext-tpl") for n in DECIDERS), ("rs-shared", "ext-ns-tpl")]]
     kubectl("apply", "-f", "-", input=yaml.safe_dump_all(documents))
 
 

@@ -96,6 +96,9 @@ class ClusterStore(EmbeddedStore):
     def template_access(self) -> Any:
         raise NotImplementedError
 
+    def template_lookup(self) -> Any:
+        raise NotImplementedError
+
     def template_reviews(self) -> dict[str, int]:
         return {}
 

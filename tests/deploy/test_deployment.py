@@ -127,7 +127,7 @@ def test_the_reconciler_container_environment_is_what_reconcile_accepts(default_
     assert settings.health_port == values()["reconciler"]["healthPort"]
     assert settings.leader_elect is True
     assert settings.leader_election_id == "sharing-grove-sharing-webhook-reconciler"
-    assert (settings.workers, settings.resync_period, settings.namespace) == (2, 300, None)
+    assert (settings.workers, settings.resync_period, settings.namespace) == (2, 300, [])
     assert settings.max_claims_per_owner == 10_000
     assert (settings.log_level, settings.log_format) == ("info", "json")
 
@@ -141,7 +141,7 @@ def test_reconciler_values_reach_the_reconciler(render, monkeypatch):
     settings = settings_from_env(container, ReconcileSettings, monkeypatch)
     assert (settings.health_port, port_named(container, "reconciler")) == (9090, 9090)
     assert (settings.leader_elect, settings.resync_period, settings.workers) == (False, 60, 8)
-    assert (settings.log_level, settings.log_format, settings.namespace) == ("debug", "text", "team-a")
+    assert (settings.log_level, settings.log_format, settings.namespace) == ("debug", "text", ["team-a"])
     assert settings.max_claims_per_owner == 200_000
     assert settings_from_env(installed.container("webhook"), ServeSettings, monkeypatch).max_claims_per_owner == 200_000
 

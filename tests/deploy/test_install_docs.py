@@ -41,7 +41,7 @@ def test_the_object_names_in_the_commands_are_the_ones_the_chart_creates(render)
     validating = installed.one("ValidatingWebhookConfiguration")["webhooks"][0]["name"]
     assert f'"{validating}" denied the request' in text
     service = installed.one("Service")["metadata"]["name"]
-    assert f"--hosts {service}.{NAMESPACE}.svc " in text
+    assert f"--cert-hosts {service}.{NAMESPACE}.svc " in text
     assert f"app.kubernetes.io/instance={RELEASE}" in text
 
 

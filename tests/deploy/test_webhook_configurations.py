@@ -27,12 +27,44 @@ RULES = {
 }
 KINDS = {"ValidatingWebhookConfiguration": "PodCliqueSet", "MutatingWebhookConfiguration": "Pod"}
 CONFIGURATIONS = sorted(RULES)
+NAMES = {
+    "ValidatingWebhookConfiguration": "resource-sharing.pcs.validating.webhooks.grove.io",
+    "MutatingWebhookConfiguration": "resource-sharing.pod.mutating.webhooks.grove.io",
+}
+SCALE = "resource-sharing.scale.validating.webhooks.grove.io"
+"""The scale webhook, beside the PodCliqueSet one in the validating configuration (DECISIONS.md §3.3)."""
+WEBHOOKS_OF = {"ValidatingWebhookConfiguration": [NAMES["ValidatingWebhookConfiguration"], SCALE],
+               "MutatingWebhookConfiguration": [NAMES["MutatingWebhookConfiguration"]]}
 
 
-def webhook_of(installed, configuration: str) -> dict:
+def webhook_of(installed, configuration: str, name: str | None = None) -> dict:
     webhooks = installed.one(configuration)["webhooks"]
-    assert len(webhooks) == 1
-    return webhooks[0]
+    assert [w["name"] for w in webhooks] == WEBHOOKS_OF[configuration]
+    return next(w for w in webhooks if w["name"] == (name or NAMES[configuration]))
+
+
+def test_scale_updates_of_grove_objects_go_to_the_scale_webhook(default_install):
+    """What ``kubectl scale`` and autoscalers write; an outage never holds them up (Ignore), and the
+    PodCliqueSet webhook's matchConditions, written for PodCliqueSets, are not applied to Scales."""
+    installed = default_install
+    scale = webhook_of(installed, "ValidatingWebhookConfiguration", SCALE)
+    assert scale["rules"] == [{
+        "apiGroups": ["grove.io"], "apiVersions": ["v1alpha1"],
+        "resources": ["podcliques/scale", "podcliquescalinggroups/scale", "podcliquesets/scale"],
+        "operations": ["UPDATE"], "scope": "Namespaced",
+    }]
+    served = {webhook.path: webhook.kind for webhook in WEBHOOKS}
+    assert served[scale["clientConfig"]["service"]["path"]] == "Scale"
+    assert (scale["failurePolicy"], scale["timeoutSeconds"], scale["sideEffects"]) == ("Ignore", 10, "None")
+    assert scale["namespaceSelector"] == {"matchExpressions": [EXCLUDED]}
+
+
+def test_the_scale_webhook_has_its_own_failure_policy_and_no_match_conditions(render):
+    conditions = [{"name": "not-ci", "expression": "request.userInfo.username != 'ci'"}]
+    installed = render({"webhooks": {"scale": {"failurePolicy": "Fail"}, "validating": {"matchConditions": conditions}}})
+    scale = webhook_of(installed, "ValidatingWebhookConfiguration", SCALE)
+    assert scale["failurePolicy"] == "Fail" and "matchConditions" not in scale
+    assert webhook_of(installed, "ValidatingWebhookConfiguration")["matchConditions"] == conditions
 
 
 @pytest.mark.parametrize("configuration", CONFIGURATIONS)

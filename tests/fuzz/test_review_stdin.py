@@ -5,6 +5,7 @@ in-process, a few through a real ``python -m webhook`` process."""
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 from typing import Any
@@ -47,7 +48,8 @@ def check(stdin: bytes, code: int, out: bytes, err: str) -> None:
     assert "Traceback" not in err, err
     assert code in (0, 1, 2), (code, err)
     if code == 2:
-        assert err.startswith("webhook review: error: ") and err.endswith("\n") and err.count("\n") == 1, err
+        # usage names the program as run: ``webhook`` in-process, ``python -m webhook`` as a process
+        assert re.match(r"(python -m )?webhook review: error: ", err) and err.endswith("\n") and err.count("\n") == 1, err
     else:
         assert err == ""
     if not out:

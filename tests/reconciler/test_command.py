@@ -108,7 +108,7 @@ def test_probes_metrics_and_a_clean_exit_on_sigterm(fake_api: FakeApiServer, pro
     [
         (["--kubeconfig", "{tmp}/missing"], 1, "cannot load kubeconfig {tmp}/missing: no such file"),
         (["--workers", "0"], 2, "invalid value '0' for --workers: Input should be greater than or equal to 1"),
-        (["--namespace", "a,b"], 2, "invalid value 'a,b' for --namespace: 'a,b' is not one namespace name"),
+        (["--namespace", "a,b"], 2, "invalid value for --namespace: 'a,b' is not one namespace name"),
         (["--lease-duration", "5"], 2, "--lease-duration must be longer than --renew-deadline"),
         (["--kubeconfig", "{kubeconfig}", "--health-port", "{port}"], 1, "cannot listen on 127.0.0.1:{port}: "),
     ],

@@ -47,7 +47,7 @@ def test_after_outages_claims_converge_within_seconds_of_the_return_in_a_few_log
     running.wait_active()
     fake_api.create(podcliqueset("solo", PER_REPLICA, replicas=1))
     wait_until(lambda: claims(fake_api) == 1, message="first claim")
-    informers = running.controller.caches.informers
+    informers = [informer for watched in running.controller.caches.informers for informer in watched]
 
     for outage, (replicas, meanwhile) in enumerate(((3, 3), (5, 6))):
         # Writes fail for a moment: the PodCliqueSet is to wait out a 30 s backoff...

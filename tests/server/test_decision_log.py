@@ -1,4 +1,4 @@
-"""One log line per admission decision: denials, errors and rejections at INFO, the rest at DEBUG,
+"""One log line per admission decision: denials, errors, rejections and patches at INFO, the rest at DEBUG,
 with the request's uid, webhook, operation, object, decision, status code and duration."""
 
 from __future__ import annotations
@@ -54,16 +54,24 @@ def test_a_denial_is_logged_at_info_with_its_message(caplog: pytest.LogCaptureFi
     assert ", uid uid-denied: spec.template.resourceSharing[0].scope: Unsupported value" in record.getMessage()
 
 
-def test_allowed_and_patched_are_logged_at_debug_only(caplog: pytest.LogCaptureFixture) -> None:
+def test_allowed_is_logged_at_debug_only(caplog: pytest.LogCaptureFixture) -> None:
     [allowed] = decided(caplog, VALIDATE, body(review(workload_pcs(), uid="uid-allowed")))
     assert (allowed.levelno, allowed.decision, allowed.code, hasattr(allowed, "detail")) == (logging.DEBUG, "allowed", 200, False)  # type: ignore[attr-defined]
+    assert decided(caplog, VALIDATE, body(review(workload_pcs(), uid="uid-allowed")), logging.INFO) == []
+
+
+def test_a_patched_pod_is_logged_at_info_with_the_claims_it_gets(caplog: pytest.LogCaptureFixture) -> None:
     pod = orjson.dumps(pod_review(grove_pod(workload_pcs_raw(), 0, "worker-a", 0), uid="uid-pod"))
-    [patched] = decided(caplog, MUTATE, pod)
+    [patched] = decided(caplog, MUTATE, pod, logging.INFO)
     assert fields(patched) == {
         "uid": "uid-pod", "webhook": "mutate-pod", "operation": "CREATE", "object": "default/",
         "decision": "patched", "code": 200,
     }
-    assert decided(caplog, MUTATE, pod, logging.INFO) == []
+    assert patched.levelno == logging.INFO
+    assert patched.getMessage().endswith(
+        ", uid uid-pod: shared claims rs-test-all-int-tpl5, rs-test-0-ext-tpl, rs-test-0-int-tpl, "
+        "rs-test-0-worker-a-all-ext-ns-tpl, rs-test-0-worker-a-0-int-tpl4"
+    )
 
 
 def test_a_rejected_body_is_logged_at_info_with_an_unknown_operation(caplog: pytest.LogCaptureFixture) -> None:

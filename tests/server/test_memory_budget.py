@@ -30,9 +30,11 @@ from server.serverproc import Served, poll, serve
 
 from deploy.chart import values
 
-PROMPT = 1.0
-"""Seconds an ordinary review may take while the server is under attack, on an otherwise idle
-machine; on a busy one, in proportion to how long it takes before the attack (``prompt``)."""
+PROMPT = 2.5
+"""Seconds an ordinary review may take while the server is under attack, a quarter of the API
+server's default timeout (10 s), past which it would fail the request; on a machine busy enough
+that a review took a tenth of a second before the attack, in proportion (``prompt``). A review that
+waited for the attack's bodies would take their whole ``--body-timeout``."""
 SLOWER = 25
 """How many times its time before the attack an ordinary review may take under attack."""
 REVIEW = body(review(workload_pcs()))

@@ -51,7 +51,15 @@ def post(served: Served, pcs: Any, user: dict[str, Any], **options: Any) -> dict
     return response
 
 
+def templates_exist(fake_api: FakeApiServer) -> None:
+    """The workload's external templates, so that no warning says one is missing (DECISIONS.md §3.4)."""
+    for namespace, name in (("default", "ext-tpl"), ("rs-shared", "ext-ns-tpl")):
+        fake_api.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                         "metadata": {"name": name, "namespace": namespace}, "spec": {"spec": {}}})
+
+
 def test_a_user_who_may_get_the_template_creates_the_podcliqueset(fake_api: FakeApiServer, enforcing: Served) -> None:
+    templates_exist(fake_api)
     fake_api.authorization.allow(user="alice", namespace="rs-shared", name="ext-ns-tpl")
     response = post(enforcing, workload_pcs(), {"username": "alice", "uid": "u-1", "groups": ["system:authenticated"]})
     assert response["allowed"] is True and "warnings" not in response
@@ -145,6 +153,7 @@ def test_an_unreachable_api_server_denies(fake_api: FakeApiServer, tmp_path: Pat
 
 
 def test_warn_admits_with_a_warning_instead(fake_api: FakeApiServer, warning: Served) -> None:
+    templates_exist(fake_api)
     response = post(warning, workload_pcs(), {"username": "heidi"})
     assert response["allowed"] is True
     assert response["warnings"] == [
@@ -158,6 +167,7 @@ def test_warn_admits_with_a_warning_instead(fake_api: FakeApiServer, warning: Se
 
 
 def test_off_asks_nobody(fake_api: FakeApiServer, tmp_path: Path) -> None:
+    templates_exist(fake_api)
     for served in start(tmp_path, fake_api, "--template-authorization", "off"):
         assert post(served, workload_pcs(), {"username": "judy"}) == {
             "uid": review(None)["request"]["uid"], "allowed": True, "status": {"code": 200}

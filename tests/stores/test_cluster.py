@@ -225,14 +225,19 @@ def test_the_server_is_ready_once_synced_and_mutates_with_watched_objects(fake_a
 
 def test_the_store_uses_exactly_the_webhooks_access_table(fake_api: FakeApiServer, start: Start) -> None:
     """The chart grants the webhook what its access table declares: list and watch (the cache), get
-    (a miss) and create of SubjectAccessReviews (templates of other namespaces), and nothing else
-    is ever sent."""
+    (a miss), create of SubjectAccessReviews (templates of other namespaces) and get of
+    ResourceClaimTemplates (do the external ones a CREATE names exist), and nothing else is ever
+    sent."""
     store = start()
     wait_until(lambda: store.ready, message="synced")
     fake_api.create(pcs())
     wait_until(lambda: store.get("default", "rs-test") is not None, message="watched")
     assert asyncio.run(store.fetch("default", "absent")) is None
     assert asyncio.run(store.template_access().may_get(User("alice"), "shared", "gpu")) is False
+    fake_api.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                     "metadata": {"name": "gpu", "namespace": "shared"}, "spec": {"spec": {}}})
+    assert asyncio.run(store.template_lookup().exists("shared", "gpu")) is True
+    assert asyncio.run(store.template_lookup().exists("shared", "gpu-tempalte")) is False
 
     declared = {(r.resource.group, r.resource.plural, verb) for r in ACCESS[Component.WEBHOOK] for verb in r.verbs}
     assert store.access.used == declared

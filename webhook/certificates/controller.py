@@ -221,11 +221,11 @@ def controller_for(settings: ServeSettings) -> CertificateController:
     configurations (``webhook.kube.access``); a CommandError when there is no cluster to talk to."""
     assert settings.cert_secret is not None and settings.webhook_configuration is not None
     try:
-        api = api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
+        api = api_client(str(settings.kubeconfig) if settings.kubeconfig else None, settings.context)
     except KubeConfigError as err:
         raise CommandError(str(err)) from None
     api.configuration.retries = False  # each check is retried by the controller, sooner when it failed
-    namespace = settings.cert_secret_namespace or own_namespace(settings.kubeconfig)
+    namespace = settings.cert_secret_namespace or own_namespace(settings.kubeconfig, settings.context)
     names = frozenset({settings.cert_secret, settings.webhook_configuration})
     guarded_api = guarded(api, Component.CERTIFICATES, namespace, REQUEST_TIMEOUT, names)
     validity = datetime.timedelta(seconds=settings.cert_validity)

@@ -3,7 +3,8 @@
 Reads PodCliqueSet manifests (and, when given, their PodCliqueScalingGroups and PodCliques for the
 replica counts they have now; otherwise the counts Grove starts with) and prints every claim that
 must exist and every pod's claims, computed by the functions the webhooks and the reconciler use
-(``claims.listing``). Warnings and denials are the validating webhook's, on stderr.
+(``claims.listing``). Warnings and denials are the validating webhook's (with ``--strict``, those of
+``serve --strict``), on stderr and in the JSON or YAML document.
 
 Exit codes: 0; 1 when the validating webhook would deny a PodCliqueSet (everything is printed all
 the same); 2 with one line for unusable input (a file that cannot be read or parsed, no
@@ -16,7 +17,7 @@ import sys
 
 from webhook.claims import inputs, render
 from webhook.claims.listing import Listing, check_size, listing
-from webhook.settings import ClaimsSettings
+from webhook.claims.settings import ClaimsSettings
 
 DENIED = 1
 
@@ -26,9 +27,11 @@ def claims(settings: ClaimsSettings) -> int:
     used = 0
     for workload in workloads:
         used += check_size(workload, used, settings.max_items)
-    listings: list[Listing] = [listing(workload, settings.max_claims_per_owner) for workload in workloads]
+    listings: list[Listing] = [listing(workload, settings.max_claims_per_owner, settings.strict) for workload in workloads]
     if settings.output == "json":
         sys.stdout.buffer.write(render.as_json(listings))
+    elif settings.output == "yaml":
+        sys.stdout.write(render.as_yaml(listings))
     else:
         sys.stdout.write(render.as_table(listings))
     sys.stdout.flush()

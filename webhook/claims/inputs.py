@@ -12,7 +12,7 @@ or of a replica index the parent no longer has.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -84,24 +84,32 @@ def _describe(obj: KubeModel, metadata: ObjectMeta) -> str:
 
 def read(paths: Sequence[Path]) -> list[Workload]:
     """The PodCliqueSets of ``paths`` in the order found, each with its children."""
+    try:
+        found = gather(manifest_objects(paths))
+    except StoreError as err:
+        raise CommandError(str(err), UNUSABLE) from None
+    if not found:
+        raise CommandError(f"no PodCliqueSet found in {', '.join(map(str, paths))}", UNUSABLE)
+    return found
+
+
+def gather(objects: Iterable[tuple[str, dict[str, Any]]]) -> list[Workload]:
+    """The PodCliqueSets among ``objects`` (each with where it was found), with their children set
+    aside as the reconciler would count them: what ``claims`` reads from files and ``status`` from
+    the API server."""
     workloads: dict[ObjectKey, Workload] = {}
     origin: dict[ObjectKey, str] = {}
     children: list[tuple[str, PodCliqueScalingGroup | PodClique]] = []
-    try:
-        for where, obj in manifest_objects(paths):
-            if is_grove_object(obj, "PodCliqueSet"):
-                workload = Workload(_podcliqueset(obj, where))
-                if workload.key in workloads:
-                    raise CommandError(f"{where}: PodCliqueSet {workload.key} is already defined in {origin[workload.key]}", UNUSABLE)
-                workloads[workload.key], origin[workload.key] = workload, where
-            elif is_grove_object(obj, "PodCliqueScalingGroup"):
-                children.append((where, _model(PodCliqueScalingGroup, obj, where)))
-            elif is_grove_object(obj, "PodClique"):
-                children.append((where, _model(PodClique, obj, where)))
-    except StoreError as err:
-        raise CommandError(str(err), UNUSABLE) from None
-    if not workloads:
-        raise CommandError(f"no PodCliqueSet found in {', '.join(map(str, paths))}", UNUSABLE)
+    for where, obj in objects:
+        if is_grove_object(obj, "PodCliqueSet"):
+            workload = Workload(_podcliqueset(obj, where))
+            if workload.key in workloads:
+                raise CommandError(f"{where}: PodCliqueSet {workload.key} is already defined in {origin[workload.key]}", UNUSABLE)
+            workloads[workload.key], origin[workload.key] = workload, where
+        elif is_grove_object(obj, "PodCliqueScalingGroup"):
+            children.append((where, _model(PodCliqueScalingGroup, obj, where)))
+        elif is_grove_object(obj, "PodClique"):
+            children.append((where, _model(PodClique, obj, where)))
     for where, child in children:
         _adopt(workloads, where, child)
     for workload in workloads.values():

@@ -69,7 +69,8 @@ def _always(index: int) -> Callable[[], int]:
     return lambda: index
 
 
-def _owners(workload: Workload) -> list[Owner]:
+def owners(workload: Workload) -> list[Owner]:
+    """The owners of ``workload``'s claims, the PodCliqueSet first, then the others by name."""
     pcs = workload.pcs
     if workload.live:
 
@@ -81,10 +82,10 @@ def _owners(workload: Workload) -> list[Owner]:
                 f"{kind} {pcs.namespace}/{name} cannot be placed in PodCliqueSet {pcs.name}: {message}", UNUSABLE
             )
 
-        owners = live_owners(pcs, workload.groups, workload.cliques, unplaced)
+        found = live_owners(pcs, workload.groups, workload.cliques, unplaced)
     else:
-        owners = list(planned_owners(pcs))
-    return [owners[0], *sorted(owners[1:], key=lambda owner: _natural(owner.name))]
+        found = list(planned_owners(pcs))
+    return [found[0], *sorted(found[1:], key=lambda owner: _natural(owner.name))]
 
 
 def _size(workload: Workload) -> tuple[int, int, int]:
@@ -92,10 +93,10 @@ def _size(workload: Workload) -> tuple[int, int, int]:
     if not workload.live:
         size = planned_size(workload.pcs.spec)
         return size.owners, size.claims, size.pods
-    owners = live_owners(workload.pcs, workload.groups, workload.cliques)
-    claims = sum(map(claim_count, owners))
-    pods = sum(max(o.replicas, 0) for o in owners if o.level is Level.CLIQUE)
-    return len(owners), claims, pods
+    found = live_owners(workload.pcs, workload.groups, workload.cliques)
+    claims = sum(map(claim_count, found))
+    pods = sum(max(o.replicas, 0) for o in found if o.level is Level.CLIQUE)
+    return len(found), claims, pods
 
 
 def check_size(workload: Workload, used: int, limit: int) -> int:
@@ -114,13 +115,15 @@ def check_size(workload: Workload, used: int, limit: int) -> int:
     )
 
 
-def listing(workload: Workload, limit: int) -> Listing:
+def listing(workload: Workload, limit: int, strict: bool = False) -> Listing:
     """``workload``'s claims and pods; an owner needing more than ``limit`` claims has its first
-    ``limit`` listed, as the reconciler makes no more, and the webhook's warning."""
+    ``limit`` listed, as the reconciler makes no more, and the webhook's warning. Under ``strict``
+    the webhook's warnings about claim names and filters are part of the denial, as ``serve
+    --strict`` makes them."""
     pcs = workload.pcs
     claims: list[ListedClaim] = []
     pods: list[ListedPod] = []
-    for owner in _owners(workload):
+    for owner in owners(workload):
         made = desired_claims(owner, stop=limit)
         claims.extend(ListedClaim(c, pcs.namespace, template_source(pcs, c.entry)) for c in made)
         identity = owner.identity
@@ -132,14 +135,16 @@ def listing(workload: Workload, limit: int) -> Listing:
             except IdentityError as err:
                 raise CommandError(f"{identity.key}: its pods cannot be placed: {err}", UNUSABLE) from None
             pods.append(ListedPod(identity.clique_fqn, index, names))
-    denial = aggregate([str(e) for e in validate_create(pcs.spec)])
+    errors, warnings = [str(e) for e in validate_create(pcs.spec)], claim_warnings(pcs)
+    if strict:
+        errors, warnings = errors + warnings, []
     return Listing(
         pcs.namespace,
         pcs.name,
         workload.live,
         claims,
         pods,
-        [*claim_warnings(pcs), *limit_warnings(pcs, limit)],
-        denial,
+        [*warnings, *limit_warnings(pcs, limit)],
+        aggregate(errors),
         workload.notes,
     )

@@ -1,9 +1,10 @@
-"""``webhook claims`` output: tables for a person, or one JSON document for a script.
+"""``webhook claims`` output: tables for a person, or one JSON or YAML document for a script.
 
-The JSON document is ``{"claims": [...], "pods": [...]}`` over every PodCliqueSet given (the shape
-is DECISIONS.md §1's); the tables give, per PodCliqueSet, a heading with its counts, its claims and
-its pods with their claims in the order they are injected. Warnings, notes and denials are lines for
-stderr in both forms, so that the JSON on stdout stays clean.
+The document is ``{"claims": [...], "pods": [...], "podCliqueSets": [...]}`` over every PodCliqueSet
+given (the shape is DECISIONS.md §1's), the last with each PodCliqueSet's warnings, denial and notes;
+the tables give, per PodCliqueSet, a heading with its counts, its claims and its pods with their
+claims in the order they are injected. Warnings, notes and denials are also lines for stderr, as
+kubectl shows admission warnings, so that a script reading stdout sees them either way.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
+import yaml
 
 from webhook.claims.listing import ListedClaim, Listing
 from webhook.core.model.meta import ObjectKey
@@ -25,7 +27,7 @@ def _template(claim: ListedClaim) -> dict[str, str | None]:
     return {"name": template.name, "namespace": namespace}
 
 
-def as_json(listings: Sequence[Listing]) -> bytes:
+def document(listings: Sequence[Listing]) -> dict[str, Any]:
     claims: list[dict[str, Any]] = []
     pods: list[dict[str, Any]] = []
     for listing in listings:
@@ -42,7 +44,19 @@ def as_json(listings: Sequence[Listing]) -> bytes:
                 }
             )
         pods.extend({"podClique": pod.clique, "podIndex": pod.index, "claims": pod.claims} for pod in listing.pods)
-    return orjson.dumps({"claims": claims, "pods": pods}, option=orjson.OPT_INDENT_2) + b"\n"
+    said = [
+        {"namespace": item.namespace, "name": item.name, "warnings": item.warnings, "denial": item.denial, "notes": item.notes}
+        for item in listings
+    ]
+    return {"claims": claims, "pods": pods, "podCliqueSets": said}
+
+
+def as_json(listings: Sequence[Listing]) -> bytes:
+    return orjson.dumps(document(listings), option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def as_yaml(listings: Sequence[Listing]) -> str:
+    return yaml.safe_dump(document(listings), sort_keys=False, allow_unicode=True)
 
 
 def _columns(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
@@ -77,9 +91,9 @@ def as_table(listings: Sequence[Listing]) -> str:
             f"{len(listing.pods)} pods (replica counts of {counts})"
         )
         if listing.claims:
-            lines += ["", *_columns(("CLAIM", "SCOPE", "REPLICA", "OWNER", "TEMPLATE"), map(_claim_row, listing.claims))]
+            lines += ["", *_columns(("CLAIM", "SCOPE", "OWNER REPLICA", "OWNER", "TEMPLATE"), map(_claim_row, listing.claims))]
         if listing.pods:
-            lines += ["", *_columns(("PODCLIQUE", "INDEX", "CLAIMS"), _pod_rows(listing))]
+            lines += ["", *_columns(("PODCLIQUE", "POD INDEX", "CLAIMS"), _pod_rows(listing))]
     return "\n".join(lines) + "\n"
 
 

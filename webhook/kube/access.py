@@ -27,6 +27,7 @@ from webhook.kube.resources import (
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
     PODCLIQUESETS,
+    PODS,
     RESOURCECLAIMS,
     RESOURCECLAIMTEMPLATES,
     SECRETS,
@@ -44,6 +45,8 @@ class Component(StrEnum):
     that its requests are told apart in an audit log and its RBAC exists only in that mode."""
     UNREGISTER = "unregister"
     """``webhook unregister``, the chart's pre-delete hook."""
+    STATUS = "status"
+    """``webhook status``, run by a person: not in the chart; the README gives its Role."""
 
 
 class Reach(StrEnum):
@@ -71,6 +74,9 @@ ACCESS: dict[Component, tuple[Rule, ...]] = {
         # May the user creating a PodCliqueSet read the templates of other namespaces it names (DECISIONS.md §3.1)?
         # SubjectAccessReviews are cluster-scoped: a ClusterRole even with namespaced RBAC.
         Rule(SUBJECTACCESSREVIEWS, ("create",), Reach.CLUSTER),
+        # Does an external template a PodCliqueSet CREATE names exist (DECISIONS.md §3.4)? Of any
+        # namespace, as the templates of other namespaces.
+        Rule(RESOURCECLAIMTEMPLATES, ("get",), Reach.CLUSTER),
     ),
     Component.RECONCILER: (
         # get: an owner is read before a claim its cache calls stale is deleted.
@@ -94,7 +100,14 @@ ACCESS: dict[Component, tuple[Rule, ...]] = {
         Rule(VALIDATINGWEBHOOKCONFIGURATIONS, ("delete",), Reach.CLUSTER, named=True),
         Rule(MUTATINGWEBHOOKCONFIGURATIONS, ("delete",), Reach.CLUSTER, named=True),
     ),
+    Component.STATUS: tuple(
+        Rule(resource, ("list",), Reach.WORKLOAD)
+        for resource in (PODCLIQUESETS, PODCLIQUESCALINGGROUPS, PODCLIQUES, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, PODS, EVENTS)
+    ),
 }
+
+IN_CHART = tuple(component for component in Component if component is not Component.STATUS)
+"""The components the chart runs and writes RBAC for."""
 
 
 @dataclass(frozen=True, slots=True)

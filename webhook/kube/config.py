@@ -38,29 +38,32 @@ def _none_found(kubeconfig: str) -> str:
     )
 
 
-def api_client(kubeconfig: str | None = None) -> client.ApiClient:
-    """A client for ``kubeconfig`` if given, else in-cluster config when running in a pod, else the
-    default kubeconfig (``KUBECONFIG`` or ``~/.kube/config``)."""
-    config_file = _config_file(kubeconfig)
+def api_client(kubeconfig: str | None = None, context: str | None = None) -> client.ApiClient:
+    """A client for ``kubeconfig`` if given, else in-cluster config when running in a pod (unless a
+    ``context`` is asked for, which only a kubeconfig has), else the default kubeconfig
+    (``KUBECONFIG`` or ``~/.kube/config``); with ``context``, that context of it rather than the
+    current one, as ``kubectl --context``."""
+    config_file = _config_file(kubeconfig, context)
     try:
         if config_file is None:
             configuration = client.Configuration()
             config.load_incluster_config(client_configuration=configuration)
             return client.ApiClient(configuration)
-        return config.new_client_from_config(config_file=config_file)
+        return config.new_client_from_config(config_file=config_file, context=context)
     except (ConfigException, OSError, TypeError, ValueError, yaml.YAMLError) as err:
         where = "in-cluster configuration" if config_file is None else f"kubeconfig {config_file}"
         raise KubeConfigError(f"cannot load {where}: {err}".replace("\n", " ")) from None
 
 
-def _config_file(kubeconfig: str | None) -> str | None:
+def _config_file(kubeconfig: str | None, context: str | None) -> str | None:
     """The kubeconfig to load (``KUBECONFIG``'s list, or the default path, when none is given), or
-    None for the in-cluster configuration; ``KubeConfigError`` when there is none to load."""
+    None for the in-cluster configuration (never with a ``context``, which only a kubeconfig has);
+    ``KubeConfigError`` when there is none to load."""
     if kubeconfig and not Path(kubeconfig).expanduser().is_file():
         raise KubeConfigError(f"cannot load kubeconfig {kubeconfig}: no such file")
     if kubeconfig:
         return kubeconfig
-    if in_cluster():
+    if in_cluster() and not context:
         return None
     default = default_kubeconfig()
     if not any(Path(p).expanduser().is_file() for p in default.split(os.pathsep) if p):
@@ -68,13 +71,19 @@ def _config_file(kubeconfig: str | None) -> str | None:
     return default
 
 
-def own_namespace(kubeconfig: Path | None) -> str:
+def own_namespace(kubeconfig: Path | None, context: str | None = None) -> str:
     """The namespace this process runs in: the service account's in a pod, else the kubeconfig
-    context's, else ``default``."""
-    if in_cluster() and SERVICE_ACCOUNT_NAMESPACE.is_file():
+    context's (``context``, or the current one), else ``default``, as kubectl picks it."""
+    if in_cluster() and not context and SERVICE_ACCOUNT_NAMESPACE.is_file():
         return SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
+    return _context_namespace(kubeconfig, context)
+
+
+def _context_namespace(kubeconfig: Path | None, context: str | None) -> str:
+    """The namespace of kubeconfig context ``context`` (the current one when None), else ``default``."""
     try:
-        _, active = config.list_kube_config_contexts(config_file=str(kubeconfig) if kubeconfig else default_kubeconfig())
+        contexts, active = config.list_kube_config_contexts(config_file=str(kubeconfig) if kubeconfig else default_kubeconfig())
     except Exception:  # noqa: BLE001 - no usable context: fall back to the default namespace
         return "default"
-    return str((active or {}).get("context", {}).get("namespace") or "default")
+    chosen = next((c for c in contexts if c.get("name") == context), None) if context else active
+    return str((chosen or {}).get("context", {}).get("namespace") or "default")

@@ -1,5 +1,5 @@
 """The options of ``webhook policy``, one typed table (see ``webhook.options``): each is also read
-from ``WEBHOOK_POLICY_<OPTION>``, e.g. ``WEBHOOK_POLICY_NAME``."""
+from ``WEBHOOK_<OPTION>``, as every command's, e.g. ``WEBHOOK_EXCLUDE_NAMESPACE``."""
 
 from __future__ import annotations
 
@@ -7,17 +7,15 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
-from pydantic_settings import NoDecode, SettingsConfigDict
+from pydantic_settings import NoDecode
 
-from webhook.settings import CommandSettings
+from webhook.options import CommandSettings, split_list
 
 DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 class PolicySettings(CommandSettings):
-    model_config = SettingsConfigDict(env_prefix="WEBHOOK_POLICY_", extra="forbid", frozen=True)
-
     name: str = Field(
         "grove-sharing-webhook",
         description="Name of the ValidatingAdmissionPolicy and of its binding.",
@@ -40,6 +38,7 @@ class PolicySettings(CommandSettings):
     output: Literal["yaml", "json"] = Field(
         "yaml",
         description="Two YAML documents, or one JSON List (the form the chart embeds).",
+        json_schema_extra={"short": "-o"},
     )
 
     @field_validator("name")
@@ -52,9 +51,7 @@ class PolicySettings(CommandSettings):
     @field_validator("exclude_namespace", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return [part.strip() for part in value.split(",") if part.strip()]
-        return value
+        return split_list(value, ",")
 
     @field_validator("exclude_namespace")
     @classmethod

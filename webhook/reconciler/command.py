@@ -44,7 +44,7 @@ def _stop_on_signals(stopping: threading.Event, running: list[Controller]) -> No
 
 def _client(settings: ReconcileSettings) -> client.ApiClient:
     try:
-        return api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
+        return api_client(str(settings.kubeconfig) if settings.kubeconfig else None, settings.context)
     except KubeConfigError as err:
         raise CommandError(str(err)) from None
 
@@ -55,7 +55,7 @@ def reconcile(settings: ReconcileSettings) -> int:
         # The library logs every retry of a standby at INFO.
         logging.getLogger("leaderelection").setLevel(logging.WARNING)
     api = _client(settings)
-    namespace = settings.leader_election_namespace or own_namespace(settings.kubeconfig)
+    namespace = settings.leader_election_namespace or own_namespace(settings.kubeconfig, settings.context)
     me = identity()
     stopping = threading.Event()
     running: list[Controller] = []

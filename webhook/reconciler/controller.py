@@ -128,7 +128,7 @@ class Controller:
         log.info(
             "reconciler %s started: %s, %d workers, probes on %s:%d",
             self.identity,
-            f"namespace {self.settings.namespace}" if self.settings.namespace else "all namespaces",
+            f"namespace {', '.join(self.settings.namespace)}" if self.settings.namespace else "all namespaces",
             self.settings.workers,
             self.settings.health_host,
             self.health.port,

@@ -5,15 +5,23 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Annotated, Any
 
 from pydantic import Field, field_validator, model_validator
+from pydantic_settings import NoDecode
 
-from webhook.settings import ClaimLimitSettings, LoggingSettings
+from webhook.options import ClaimLimitSettings, ContextSettings, LoggingSettings, split_list
 
 NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
-class ReconcileSettings(ClaimLimitSettings, LoggingSettings):
+def _namespace_name(value: str) -> str:
+    if not NAMESPACE.fullmatch(value):
+        raise ValueError(f"{value!r} is not one namespace name (lower-case letters, digits and '-')")
+    return value
+
+
+class ReconcileSettings(ClaimLimitSettings, LoggingSettings, ContextSettings):
     kubeconfig: Path | None = Field(
         None,
         description=(
@@ -22,10 +30,13 @@ class ReconcileSettings(ClaimLimitSettings, LoggingSettings):
         ),
         json_schema_extra={"metavar": "FILE", "default_text": "in-cluster or default kubeconfig"},
     )
-    namespace: str | None = Field(
-        None,
-        description="Watch and reconcile PodCliqueSets in this one namespace only.",
-        json_schema_extra={"default_text": "all namespaces"},
+    namespace: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description=(
+            "Watch and reconcile PodCliqueSets in this namespace only. Repeatable; comma-separated in "
+            "the environment."
+        ),
+        json_schema_extra={"default_text": "all namespaces", "short": "-n", "metavar": "NAMESPACE"},
     )
     workers: int = Field(
         2,
@@ -95,12 +106,20 @@ class ReconcileSettings(ClaimLimitSettings, LoggingSettings):
         2, ge=1, description="Seconds between attempts to acquire or renew the lease.", json_schema_extra={"metavar": "SECONDS"}
     )
 
-    @field_validator("namespace", "leader_election_namespace")
+    @field_validator("namespace", mode="before")
+    @classmethod
+    def _split_namespaces(cls, value: Any) -> Any:
+        return split_list(value, ",")
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespaces(cls, value: list[str]) -> list[str]:
+        return list(dict.fromkeys(map(_namespace_name, value)))
+
+    @field_validator("leader_election_namespace")
     @classmethod
     def _one_namespace(cls, value: str | None) -> str | None:
-        if value is not None and not NAMESPACE.fullmatch(value):
-            raise ValueError(f"{value!r} is not one namespace name (lower-case letters, digits and '-')")
-        return value or None
+        return _namespace_name(value) if value else None
 
     @model_validator(mode="after")
     def _lease_timing(self) -> ReconcileSettings:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from webhook.settings import LoggingSettings
+from webhook.options import ContextSettings, LoggingSettings
 
 
-class UnregisterSettings(LoggingSettings):
+class UnregisterSettings(LoggingSettings, ContextSettings):
     webhook_configuration: str = Field(
         description=(
             "Name of the ValidatingWebhookConfiguration and the MutatingWebhookConfiguration to delete "

@@ -33,7 +33,7 @@ FAILURES: tuple[type[BaseException], ...] = (ApiException, *CONNECTION_ERRORS)
 def unregister(settings: UnregisterSettings) -> int:
     logs.configure(settings.log_level, settings.log_format)
     try:
-        api = api_client(str(settings.kubeconfig) if settings.kubeconfig else None)
+        api = api_client(str(settings.kubeconfig) if settings.kubeconfig else None, settings.context)
     except KubeConfigError as err:
         raise CommandError(str(err)) from None
     api.configuration.retries = False  # the command retries, with its own delays and log lines

@@ -1,6 +1,7 @@
 """One log line per admission decision: who asked what, what was decided, how fast.
 
-Denials, errors and rejected requests are logged at INFO, allowed and patched requests at DEBUG (a
+Denials, errors, rejected and patched requests are logged at INFO (a patched pod with the claims it
+gets: on-call finds what the webhook changed at the default level), allowed requests at DEBUG (a
 busy cluster admits thousands of pods a minute). The fields (``uid``, ``webhook``, ``operation``,
 ``object``, ``decision``, ``code``, ``duration_ms`` and, when the answer has one, ``detail``) are
 top-level keys in ``--log-format json``; the text line says the same in one sentence, with the
@@ -20,7 +21,7 @@ from webhook.server.metrics import UNKNOWN
 
 log = logging.getLogger(__name__)
 
-QUIET = frozenset({"allowed", "patched"})
+QUIET = frozenset({"allowed"})
 
 
 def _status(decision: Answer) -> tuple[int, str]:
@@ -47,6 +48,8 @@ def fields(webhook: str, decision: Answer, seconds: float) -> dict[str, Any]:
         "code": code,
         "duration_ms": round(seconds * 1000, 3),
     }
+    if decision.outcome == "patched":
+        detail = decision.note
     if detail and decision.outcome not in QUIET:
         found["detail"] = detail
     return found

@@ -118,7 +118,7 @@ class WebhookEndpoint:
             self.lifecycle.dropped["over_budget"] += 1
         seconds = time.perf_counter() - started
         self.metrics.observe(self.name, decision, seconds)
-        # The decision's log line is built only when it is written (DEBUG for most requests).
+        # The decision's log line is built only when it is written (DEBUG for requests allowed unchanged).
         level = logging.DEBUG if decision.outcome in decisions.QUIET else logging.INFO
         if decisions.log.isEnabledFor(level):
             decisions.log_decision(level, self.name, decision, seconds)

@@ -18,5 +18,5 @@ def build_store(settings: DecisionSettings) -> ObjectStore:
     if isinstance(settings, ServeSettings) and settings.uses_cluster:
         from webhook.stores.cluster import ClusterStore
 
-        return ClusterStore(settings.kubeconfig, settings.namespace)
+        return ClusterStore(settings.kubeconfig, settings.namespace, context=settings.context)
     return EmbeddedStore(settings.objects)

@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.authorization import TemplateAccess
+from webhook.core.pcs.missingtemplates import TemplateLookup
 
 
 class StoreError(Exception):
@@ -52,6 +53,9 @@ class AuthorizingStore(Protocol):
     def template_access(self) -> TemplateAccess:
         """Whether a user may get a ResourceClaimTemplate, as the API server answers it (once
         started; stopped with the store)."""
+
+    def template_lookup(self) -> TemplateLookup:
+        """Whether a ResourceClaimTemplate exists, as the API server answers it (once started)."""
 
     def template_reviews(self) -> Mapping[str, int]:
         """The SubjectAccessReviews made so far, by result (none before the first)."""

@@ -29,6 +29,7 @@ from webhook.kube.authorization import SubjectAccessReviews
 from webhook.kube.config import KubeConfigError, api_client
 from webhook.kube.informer import Informer
 from webhook.kube.resources import PODCLIQUESETS
+from webhook.kube.templates import TemplateReads
 from webhook.stores.base import StoreError
 
 log = logging.getLogger(__name__)
@@ -61,17 +62,19 @@ class ClusterStore:
         kubeconfig: Path | None = None,
         namespaces: Sequence[str] = (),
         *,
+        context: str | None = None,
         api: client.ApiClient | None = None,
         fetch_timeout: float = 2.0,
         watch_timeout_seconds: int = 300,
     ) -> None:
-        self.kubeconfig = kubeconfig
+        self.kubeconfig, self.context = kubeconfig, context
         self.namespaces = list(dict.fromkeys(namespaces))
         self.fetch_timeout = fetch_timeout
         self.watch_timeout_seconds = watch_timeout_seconds
         self._api = api
         self._objects: client.CustomObjectsApi | None = None
         self._reviews: SubjectAccessReviews | None = None
+        self._templates: TemplateReads | None = None
         self._informers: dict[str | None, Informer[PodCliqueSet]] = {}
 
     @property
@@ -133,6 +136,11 @@ class ClusterStore:
             self._reviews = SubjectAccessReviews(self._objects.api_client)
         return self._reviews
 
+    def template_lookup(self) -> TemplateReads:
+        """GETs of ResourceClaimTemplates through the store's client (once started)."""
+        assert self._templates is not None, "the store has not started"
+        return self._templates
+
     def template_reviews(self) -> Mapping[str, int]:
         return {} if self._reviews is None else self._reviews.results
 
@@ -140,12 +148,14 @@ class ClusterStore:
         """Starts the watches and returns at once; ``ready`` turns true when every first list is in."""
         if self._api is None:
             try:
-                self._api = api_client(str(self.kubeconfig) if self.kubeconfig else None)
+                self._api = api_client(str(self.kubeconfig) if self.kubeconfig else None, self.context)
             except KubeConfigError as err:
                 raise StoreError(str(err)) from None
         # Every call is checked against the webhook's access table, from which the chart's RBAC is written.
         self._api = guarded(self._api, Component.WEBHOOK)
         self._objects = client.CustomObjectsApi(_single_attempt(self._api))
+        # Made before the watches start: the client's first ResourceV1Api loads its module, a moment's work.
+        self._templates = TemplateReads(self._objects.api_client, self.fetch_timeout)
         for namespace in self.namespaces or (None,):
             informer = Informer(
                 self._api,

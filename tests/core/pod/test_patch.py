@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webhook.core.model.pod import read_pod
-from webhook.core.pod.patch import claim_patch, pointer, shape_of
+from webhook.core.pod.patch import CLAIMS_ANNOTATION, claim_patch, pointer, shape_of
 
 CLAIMS = ["p-all-a", "p-0-b"]
 
@@ -126,10 +126,37 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
 def test_patch_applied_gives_grove_lists(pod: dict[str, Any], expected: dict[str, Any]) -> None:
     original = copy.deepcopy(pod)
     operations, patched = apply(pod, CLAIMS)
-    assert patched == expected
-    assert pod == original
     again, _ = apply(patched, CLAIMS)
     assert again == []
+    assert patched["metadata"].pop("annotations") == {CLAIMS_ANNOTATION: ",".join(CLAIMS)}
+    if not patched["metadata"]:
+        del patched["metadata"]
+    assert patched == expected
+    assert pod == original
+
+
+@pytest.mark.parametrize(
+    ("metadata", "spec", "annotations"),
+    [
+        pytest.param({"annotations": {"team": "a"}}, {"containers": [{"name": "c"}]},
+                     {"team": "a", CLAIMS_ANNOTATION: "p-all-a,p-0-b"}, id="other annotations are kept"),
+        pytest.param({"annotations": None}, {"containers": [{"name": "c"}]},
+                     {CLAIMS_ANNOTATION: "p-all-a,p-0-b"}, id="null annotations"),
+        pytest.param({"annotations": {CLAIMS_ANNOTATION: "p-all-a"}},
+                     {"resourceClaims": pod_claims("p-all-a"), "containers": [{"name": "c", "resources": {"claims": refs("p-all-a")}}]},
+                     {CLAIMS_ANNOTATION: "p-all-a,p-0-b"}, id="names an earlier pass recorded stay first"),
+        pytest.param({}, {"resourceClaims": pod_claims(*CLAIMS), "containers": [{"name": "c", "resources": {"claims": refs("p-all-a")}}]},
+                     {CLAIMS_ANNOTATION: "p-0-b"}, id="only what was added, here to a container"),
+    ],
+)
+def test_the_pod_records_the_claims_the_webhook_added(metadata: dict[str, Any], spec: dict[str, Any], annotations: dict[str, str]) -> None:
+    _, patched = apply({"metadata": metadata, "spec": spec}, CLAIMS)
+    assert patched["metadata"]["annotations"] == annotations
+
+
+def test_claims_grove_already_put_in_the_pod_leave_no_annotation() -> None:
+    pod = {"metadata": {}, "spec": {"resourceClaims": pod_claims(*CLAIMS), "containers": [{"name": "c", "resources": {"claims": refs(*CLAIMS)}}]}}
+    assert claim_patch(shape_of(read_pod(pod)), CLAIMS) == []
 
 
 def test_duplicate_names_in_the_claim_list_are_added_once() -> None:
@@ -147,6 +174,7 @@ def test_operations_are_the_smallest_set() -> None:
     assert claim_patch(shape_of(read_pod(pod)), ["x"]) == [
         {"op": "add", "path": "/spec/resourceClaims/-", "value": {"name": "x", "resourceClaimName": "x"}},
         {"op": "add", "path": "/spec/containers/0/resources/claims", "value": [{"name": "x"}]},
+        {"op": "add", "path": "/metadata", "value": {"annotations": {CLAIMS_ANNOTATION: "x"}}},
     ]
 
 

@@ -49,6 +49,8 @@ class Answer(NamedTuple):
     """``namespace/name`` of the object, as the request says it."""
     error: BaseException | None = None
     """The exception a handler raised (answered code 500)."""
+    note: str = ""
+    """What the decision log says of a patch (``AdmissionResponse.note``)."""
 
     def content(self) -> bytes:
         return orjson.dumps(self.body)
@@ -92,6 +94,7 @@ async def answer_review(handler: Handler, webhook: str, review: AdmissionReview)
         request.uid,
         _object_name(request),
         error,
+        decided.note,
     )
 
 

@@ -43,6 +43,11 @@ class AdmissionRequest(NamedTuple):
     old_object: Any = None
     user_info: Any = None
     """``userInfo`` as sent, read only by the checks that need the user (``pcs.authorization.User.read``)."""
+    resource: str = ""
+    """``resource.resource``: the plural of the resource written (``podcliques``), which a review
+    of a subresource needs, its object being of another kind (a ``Scale``)."""
+    sub_resource: str = ""
+    """``subResource``, e.g. ``scale``; empty for the resource itself."""
 
 
 class AdmissionReview(NamedTuple):
@@ -58,9 +63,17 @@ class _KindSchema(KubeModel):
     kind: GoStr = ""
 
 
+class _GroupVersionResourceModel(KubeModel):
+    group: GoStr = ""
+    version: GoStr = ""
+    resource: GoStr = ""
+
+
 class _RequestModel(KubeModel):
     uid: str
     kind: _KindSchema = Field(default_factory=_KindSchema)
+    resource: _GroupVersionResourceModel = Field(default_factory=_GroupVersionResourceModel)
+    sub_resource: GoStr = Field("", alias="subResource")
     name: GoStr = ""
     namespace: GoStr = ""
     operation: GoStr = ""
@@ -160,6 +173,9 @@ def _common_shape(api_version: str, request: dict[str, Any]) -> AdmissionReview 
     gvk = _plain_kind(request.get("kind", _ABSENT))
     if gvk is None:
         return None
+    resource = _resource(request)
+    if resource is None:
+        return None
     read = AdmissionRequest(
         request["uid"],
         gvk,
@@ -170,6 +186,7 @@ def _common_shape(api_version: str, request: dict[str, Any]) -> AdmissionReview 
         request.get("object"),
         request.get("oldObject"),
         request.get("userInfo"),
+        *resource,
     )
     return AdmissionReview(api_version, read)
 
@@ -183,6 +200,15 @@ def _plain_kind(kind: Any) -> GroupVersionKind | None:
     if type(group) is not str or type(version) is not str or type(kind_name) is not str:
         return None
     return GroupVersionKind(group, version, kind_name)
+
+
+def _resource(request: dict[str, Any]) -> tuple[str, str] | None:
+    """``resource.resource`` and ``subResource`` when both are text (or absent), else None."""
+    resource, sub_resource = request.get("resource", {}), request.get("subResource", "")
+    plural = resource.get("resource", "") if isinstance(resource, dict) else None
+    if type(plural) is not str or type(sub_resource) is not str:
+        return None
+    return plural, sub_resource
 
 
 def _checked(data: dict[str, Any]) -> AdmissionReview | Rejection:
@@ -203,6 +229,8 @@ def _checked(data: dict[str, Any]) -> AdmissionReview | Rejection:
             request.object,
             request.old_object,
             request.user_info,
+            request.resource.resource,
+            request.sub_resource,
         ),
     )
 

@@ -25,6 +25,8 @@ class AdmissionResponse(NamedTuple):
     message: str = ""
     warnings: tuple[str, ...] = ()
     patch: bytes = b""
+    note: str = ""
+    """For the decision log only, never in the answer: what a patch does (the claims a pod gets)."""
 
     @property
     def outcome(self) -> str:
@@ -64,8 +66,8 @@ def errored(code: int, message: str) -> AdmissionResponse:
     return AdmissionResponse(False, code, message=message)
 
 
-def patched(patch: bytes, warnings: Iterable[str] = ()) -> AdmissionResponse:
-    return AdmissionResponse(True, 200, warnings=tuple(warnings), patch=patch)
+def patched(patch: bytes, warnings: Iterable[str] = (), note: str = "") -> AdmissionResponse:
+    return AdmissionResponse(True, 200, warnings=tuple(warnings), patch=patch, note=note)
 
 
 def review_body(api_version: str, uid: str, response: AdmissionResponse) -> dict[str, Any]:

@@ -33,6 +33,7 @@ class PodMeta(TypedDict, total=False):
     generateName: GoStr
     namespace: GoStr
     labels: GoStrMap
+    annotations: GoStrMap
 
 
 @with_config(_STRICT)

@@ -67,6 +67,9 @@ class CliqueTemplate(NamedTuple):
     entries: Entries
     sharing_sent: bool = True
     """Whether ``resourceSharing`` was sent: Go prints a list that was not sent as ``null``."""
+    max_replicas: int | None = None
+    """``spec.autoScalingConfig.maxReplicas``: the most an autoscaler may scale its PodCliques to,
+    and so how long the replica indices in claim names may grow."""
 
 
 class ScalingGroupConfig(NamedTuple):
@@ -77,6 +80,8 @@ class ScalingGroupConfig(NamedTuple):
     replicas: int | None
     entries: Entries
     sharing_sent: bool = True
+    max_replicas: int | None = None
+    """``scaleConfig.maxReplicas``: the most an autoscaler may scale the group's objects to."""
 
     def template_replicas(self) -> int:
         """Replicas a new scaling group object starts with (the CRD defaults an absent value to 1)."""

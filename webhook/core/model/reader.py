@@ -31,6 +31,7 @@ from webhook.core.model.podcliqueset import (
     SharingEntry,
 )
 from webhook.core.model.schema import (
+    AutoScalingConfig,
     PCSGResourceSharingSpec,
     PCSResourceSharingSpec,
     PodCliqueSetSchema,
@@ -166,12 +167,14 @@ def _clique(value: Any) -> CliqueTemplate:
     if type(value) is not dict:
         raise Unusual
     _labels(value.get("labels"))
-    replicas = _member(value, "spec").get("replicas")
+    spec = _member(value, "spec")
+    replicas = spec.get("replicas")
     return CliqueTemplate(
         _intern(_text(value.get("name"))),
         None if replicas is None else _int32(replicas),
         _entries(value.get("resourceSharing"), "clique"),
         "resourceSharing" in value,
+        _max_replicas(spec.get("autoScalingConfig")),
     )
 
 
@@ -185,7 +188,18 @@ def _scaling_group(value: Any) -> ScalingGroupConfig:
         None if replicas is None else _int32(replicas),
         _entries(value.get("resourceSharing"), "group"),
         "resourceSharing" in value,
+        _max_replicas(value.get("scaleConfig")),
     )
+
+
+def _max_replicas(config: Any) -> int | None:
+    """``maxReplicas`` of an ``autoScalingConfig`` or ``scaleConfig`` (None when either is absent)."""
+    if config is None:
+        return None
+    if type(config) is not dict:
+        raise Unusual
+    most = config.get("maxReplicas")
+    return None if most is None else _int32(most)
 
 
 def _template(value: Any) -> ClaimTemplate:
@@ -233,6 +247,10 @@ def _schema_names(names: list[str]) -> tuple[str, ...]:
     return tuple(map(_intern, names))
 
 
+def _schema_most(config: AutoScalingConfig | None) -> int | None:
+    return None if config is None else config.max_replicas
+
+
 def _from_schema(pcs: PodCliqueSetSchema) -> PodCliqueSet:
     metadata = pcs.metadata
     spec = _spec_from_schema(pcs)
@@ -246,7 +264,11 @@ def _spec_from_schema(pcs: PodCliqueSetSchema) -> PodCliqueSetSpec:
         tuple(map(_schema_entry, template.resource_sharing)),
         tuple(
             CliqueTemplate(
-                _intern(c.name), c.spec.replicas, tuple(map(_schema_entry, c.resource_sharing)), "resource_sharing" in c.model_fields_set
+                _intern(c.name),
+                c.spec.replicas,
+                tuple(map(_schema_entry, c.resource_sharing)),
+                "resource_sharing" in c.model_fields_set,
+                _schema_most(c.spec.auto_scaling_config),
             )
             for c in template.cliques
         ),
@@ -257,6 +279,7 @@ def _spec_from_schema(pcs: PodCliqueSetSchema) -> PodCliqueSetSpec:
                 g.replicas,
                 tuple(map(_schema_entry, g.resource_sharing)),
                 "resource_sharing" in g.model_fields_set,
+                _schema_most(g.scale_config),
             )
             for g in template.pod_clique_scaling_groups
         ),

@@ -47,8 +47,16 @@ class ResourceClaimTemplateConfig(KubeModel):
     template_spec: dict[str, Any] = Field(default_factory=dict, alias="templateSpec")
 
 
+class AutoScalingConfig(KubeModel):
+    """``autoScalingConfig`` of a clique, ``scaleConfig`` of a scaling group: how far an autoscaler
+    may take the replicas, and so how long the replica indices in claim names may grow."""
+
+    max_replicas: Int32 | None = Field(None, alias="maxReplicas")
+
+
 class PodCliqueSpec(KubeModel):
     replicas: Int32 | None = None
+    auto_scaling_config: AutoScalingConfig | None = Field(None, alias="autoScalingConfig")
 
 
 class PodCliqueTemplateSpec(KubeModel):
@@ -62,6 +70,7 @@ class PodCliqueScalingGroupConfig(KubeModel):
     name: GoStr = ""
     clique_names: GoStrList = Field(default_factory=list, alias="cliqueNames")
     replicas: Int32 | None = None
+    scale_config: AutoScalingConfig | None = Field(None, alias="scaleConfig")
     resource_sharing: GoList[PCSGResourceSharingSpec] = Field(default_factory=list, alias="resourceSharing")
 
 

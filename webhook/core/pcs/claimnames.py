@@ -1,7 +1,8 @@
 """Claim names pods cannot use, and names two owners both generate (DECISIONS.md §3, BEHAVIOUR.md §9
 items 1 and 8): the checks beyond Grove on the names the claim reconciler would create.
 
-The names are taken as families (``sharing.patterns``), so that the cost does not grow with the
+The names are those the claim reconciler would create at the most replicas the spec allows, taken
+as families (``sharing.patterns``), so that the cost does not grow with the
 replica counts and no collision is missed. What a spec's families say (``name_families``) does not
 depend on the PodCliqueSet's name, which every claim name starts with; the warnings
 (``name_warnings``) put it in front. Warnings come in a stable order: invalid names (one per entry,
@@ -16,6 +17,7 @@ from typing import NamedTuple
 from webhook.core.gocompat import gojson
 from webhook.core.model.podcliqueset import PodCliqueSetSpec
 from webhook.core.sharing.patterns import NamePattern, first_longer_than, name_patterns, shared_names
+from webhook.core.sharing.scaling import largest
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _LABEL_START = re.compile(r"[a-z0-9][-a-z0-9]*")
@@ -67,7 +69,9 @@ class NameFamilies(NamedTuple):
 
 
 def name_families(spec: PodCliqueSetSpec) -> NameFamilies:
-    patterns = name_patterns(spec)
+    """The families at the most replicas each owner can reach (``scaling.largest``): an autoscaler
+    scaling a clique from 9 to 10 replicas must not make its names invalid."""
+    patterns = name_patterns(largest(spec))
     firsts = [p.name() for p in patterns]
     longest = max((len(f.encode()) + sum(len(str(n - 1)) - 1 for n in p.open_sizes()) for p, f in zip(patterns, firsts, strict=True)), default=0)
     collisions, complete = _collisions(patterns)
@@ -92,7 +96,7 @@ def _invalid_names(pcs_name: str, families: NameFamilies) -> list[str]:
         return []
     warnings: dict[str, str] = {}
     for pattern in families.patterns:
-        invalid = None if pattern.source in warnings else _first_invalid(pcs_name, pattern)
+        invalid = None if pattern.source in warnings else first_invalid(pcs_name, pattern)
         if invalid:
             name, problem = invalid
             warnings[pattern.source] = (
@@ -102,7 +106,7 @@ def _invalid_names(pcs_name: str, families: NameFamilies) -> list[str]:
     return list(warnings.values())
 
 
-def _first_invalid(pcs_name: str, pattern: NamePattern) -> tuple[str, str] | None:
+def first_invalid(pcs_name: str, pattern: NamePattern) -> tuple[str, str] | None:
     """The first name of a family that is not a DNS-1123 label, with the reason. Indices are digits,
     which never make a name invalid except by its length, so the first name (all indices 0) shows
     every other problem."""

@@ -8,7 +8,8 @@ short-circuit, BEHAVIOUR.md §2.2). The checks beyond Grove are warnings, or den
 only ever a warning. Everything else is answered as controller-runtime's ``validatorForType``
 answers it: DELETE and CONNECT allowed, other operations refused with code 400. A CREATE the
 rules allow may still be refused for templates of other namespaces the user may not read
-(``authorization``).
+(``authorization``); one allowed gets a warning for each external template that does not exist
+(``missingtemplates``).
 
 What a spec says is found once per spec (``specchecks``): the validator remembers the specs it read
 by their JSON and the checks of each, the last ``SPECS`` of them.
@@ -16,6 +17,7 @@ by their JSON and the checks of each, the last ``SPECS`` of them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from webhook.core.admission import response
@@ -27,9 +29,10 @@ from webhook.core.gocompat.fielderrors import aggregate
 from webhook.core.model.meta import GroupVersionKind
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.reader import read_podcliqueset, read_spec, spec_text
-from webhook.core.pcs.authorization import TemplateAuthorization
+from webhook.core.pcs.authorization import TemplateAuthorization, User
 from webhook.core.pcs.claimnames import name_warnings
 from webhook.core.pcs.immutability import validate_update
+from webhook.core.pcs.missingtemplates import TemplateLookup, warn_missing
 from webhook.core.pcs.specchecks import SpecChecks, check_spec
 from webhook.core.pcs.warnings import limit_warnings
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
@@ -63,6 +66,7 @@ class PodCliqueSetValidator:
         strict: bool = False,
         templates: TemplateAuthorization | None = None,
         max_claims_per_owner: int = MAX_CLAIMS_PER_OWNER,
+        lookup: TemplateLookup | None = None,
     ) -> None:
         self.strict = strict
         """Deny, rather than warn about, claim names pods cannot use, collisions and unmatched filters."""
@@ -70,6 +74,8 @@ class PodCliqueSetValidator:
         """The claim reconciler's limit, for a warning (never a denial) about owners above it."""
         self.templates = templates
         """Asks whether the user may read the templates of other namespaces a CREATE names (DECISIONS.md §3.1)."""
+        self.lookup = lookup
+        """Asks whether the external templates a CREATE names exist (DECISIONS.md §3.4)."""
         self.read_spec = Memo(read_spec, SPECS, key=spec_text)
         self.check_spec = Memo.by_identity(check_spec, SPECS)
 
@@ -86,10 +92,25 @@ class PodCliqueSetValidator:
             return answered or response.allowed()
         if request.operation == "UPDATE":
             return self.validate(new, old)
+        return await self.create(new, request)
+
+    async def create(self, new: PodCliqueSet, request: AdmissionRequest) -> AdmissionResponse:
         decided = self.validate(new, None)
-        if self.templates is None:
+        if self.templates is not None:
+            decided = await self.templates.review(decided, new, request.user_info, request.namespace)
+        if self.lookup is None:
             return decided
-        return await self.templates.review(decided, new, request.user_info, request.namespace)
+        namespace = request.namespace or new.namespace
+        return await warn_missing(decided, new, namespace, self.lookup, self._readable(request.user_info))
+
+    def _readable(self, user_info: object) -> Callable[[str, str], bool]:
+        """Whether the user may read a template of another namespace, as the templates' check
+        found (nothing is readable without that check)."""
+        user = User.read(user_info) if self.templates is not None else None
+        if self.templates is None or not isinstance(user, User):
+            return lambda _namespace, _name: False
+        access = self.templates.access
+        return lambda namespace, name: access.known(user, namespace, name) is True
 
     def validate(self, new: PodCliqueSet, old: PodCliqueSet | None) -> AdmissionResponse:
         """A CREATE (``old`` None) or an UPDATE from ``old``."""

@@ -1,7 +1,8 @@
 """Checks beyond Grove (DECISIONS.md §3): problems Grove only meets later, reported at admission.
 
 Grove accepts claim names that pods cannot use and names two owners both generate
-(``claimnames``), and filters that select no pod. Each becomes a warning here, or a denial under
+(``claimnames``, at the most replicas the spec allows: the autoscalers' ``maxReplicas`` where
+set), and filters that select no pod. Each becomes a warning here, or a denial under
 ``--strict``, in a stable order: claim names first, then filters matching no pod.
 
 Apart from these, and never a denial: an owner whose sharing needs more claims than the claim

@@ -128,7 +128,7 @@ class PodMutator:
         patching = PatchInput(shape_of(pod), tuple(claims))
         # Pods that a clique-level PerReplica entry tells apart each have a patch of their own.
         patch = patch_json(patching) if podclique.per_pod else self.patches(patching)
-        return response.patched(patch) if patch else response.allowed()
+        return response.patched(patch, note=f"shared claims {', '.join(claims)}") if patch else response.allowed()
 
     def missing(self, namespace: str, name: str) -> AdmissionResponse:
         """A Grove pod whose PodCliqueSet cannot be found: denied, or (``allow``) admitted unchanged."""

@@ -8,6 +8,10 @@ name its target list already holds: a second pass over a patched pod yields no o
 An absent, ``null`` or empty list is written whole with one ``add`` (``add`` on an existing member
 replaces it); a non-empty one is appended to with ``/-``. The end state is Grove's: each list in
 the order it had, followed by the new names in claim order.
+
+A pod that gets a claim is also annotated ``resource-sharing.grove.io/claims`` with the names the
+webhook added (to those an earlier pass recorded), as Kyverno records its patches: on-call can tell
+them from the claims Grove's operator wrote into the pod itself.
 """
 
 from __future__ import annotations
@@ -17,9 +21,12 @@ from typing import Any, Literal, NamedTuple
 
 import orjson
 
-from webhook.core.model.pod import GROVE_INIT_CONTAINER, Container, Pod, claim_names
+from webhook.core.model.pod import GROVE_INIT_CONTAINER, Container, Pod, claim_names, metadata
 
 Operation = dict[str, Any]
+
+CLAIMS_ANNOTATION = "resource-sharing.grove.io/claims"
+"""The claims the webhook added to the pod, comma-separated in claim order."""
 
 
 def escape(token: str) -> str:
@@ -52,6 +59,10 @@ class PodShape(NamedTuple):
     """``spec.resourceClaims`` names (empty when absent or empty), None when the pod has no spec."""
     containers: tuple[ContainerClaims, ...] = ()
     init_containers: tuple[ContainerClaims | Literal["grove-initc"], ...] = ()
+    annotations: bool | None = None
+    """Whether the pod has annotations (None: it has no ``metadata``)."""
+    recorded: str = ""
+    """The names an earlier pass recorded in ``CLAIMS_ANNOTATION``."""
 
 
 def _container(container: Container) -> ContainerClaims:
@@ -61,12 +72,17 @@ def _container(container: Container) -> ContainerClaims:
 
 def shape_of(pod: Pod) -> PodShape:
     spec = pod.get("spec")
+    annotations = metadata(pod).get("annotations")
+    has = None if pod.get("metadata") is None else bool(annotations)
+    recorded = (annotations.get(CLAIMS_ANNOTATION) or "") if annotations else ""
     if spec is None:
-        return PodShape(None)
+        return PodShape(None, annotations=has, recorded=recorded)
     return PodShape(
         tuple(claim_names(spec.get("resourceClaims"))),
         tuple([_container(c) for c in spec.get("containers", ())]),
         tuple([GROVE_INIT if c.get("name") == GROVE_INIT_CONTAINER else _container(c) for c in spec.get("initContainers", ())]),
+        has,
+        recorded,
     )
 
 
@@ -107,7 +123,7 @@ def claim_patch(shape: PodShape, claims: Sequence[str]) -> list[Operation]:
         return []
     if shape.claims is None:
         values = [{"name": n, "resourceClaimName": n} for n in unique]
-        return [{"op": "add", "path": pointer("spec"), "value": {"resourceClaims": values}}]
+        return [{"op": "add", "path": pointer("spec"), "value": {"resourceClaims": values}}, _annotation(shape, unique)]
     new = _new(unique, shape.claims)
     operations = _extend(POD_CLAIMS, shape.claims, [{"name": n, "resourceClaimName": n} for n in new])
     references = [{"name": n} for n in unique]
@@ -116,7 +132,26 @@ def claim_patch(shape: PodShape, claims: Sequence[str]) -> list[Operation]:
     for index, init in enumerate(shape.init_containers):
         if not isinstance(init, str):
             operations += _container_operations(init, f"{INIT_CONTAINERS}/{index}", unique, references)
-    return operations
+    return [*operations, _annotation(shape, _added(shape, unique, new))] if operations else []
+
+
+def _added(shape: PodShape, claims: list[str], new: list[str]) -> list[str]:
+    """The names of ``claims`` the patch adds to the pod's list or to some container's."""
+    added = set(new)
+    for present in (*shape.containers, *shape.init_containers):
+        if not isinstance(present, str):
+            added.update(_new(claims, present or ()))
+    return [n for n in claims if n in added]
+
+
+def _annotation(shape: PodShape, added: list[str]) -> Operation:
+    """Records ``added`` in the pod's annotation, after the names an earlier pass recorded."""
+    value = ",".join(dict.fromkeys([*filter(None, shape.recorded.split(",")), *added]))
+    if shape.annotations is None:
+        return {"op": "add", "path": pointer("metadata"), "value": {"annotations": {CLAIMS_ANNOTATION: value}}}
+    if not shape.annotations:
+        return {"op": "add", "path": pointer("metadata", "annotations"), "value": {CLAIMS_ANNOTATION: value}}
+    return {"op": "add", "path": pointer("metadata", "annotations", CLAIMS_ANNOTATION), "value": value}
 
 
 class PatchInput(NamedTuple):

@@ -165,7 +165,7 @@ def _members(spec: PodCliqueSetSpec, g: int, i: I, j: I) -> Iterator[Place[I]]:
 def _planned(pcs: PodCliqueSet, place: Place[int]) -> Owner:
     replicas = planned_replicas(pcs.spec, place)
     if place.level is Level.PODCLIQUESET:
-        return _owner(pcs, place.level, 0, pcs.name, pcs.name, "", replicas)
+        return _owner(pcs, place.level, 0, pcs.name, pcs.name, pcs.uid, replicas)
     i = place.pcs_replica
     assert i is not None
     if place.level is Level.SCALING_GROUP:
@@ -184,7 +184,7 @@ def _planned(pcs: PodCliqueSet, place: Place[int]) -> Owner:
 def planned_owners(pcs: PodCliqueSet, indices: Callable[[int], Iterable[int]] = range) -> Iterator[Owner]:
     """The owners Grove builds from the spec, in its order, with the replicas each starts with, at
     the replica indices ``indices`` gives for a count (all of them by default). UIDs are unknown
-    (empty): these objects may not exist yet. PodCliques carry their identity, as their pods'
+    (empty) but the PodCliqueSet's, when it has one: the others may not exist yet. PodCliques carry their identity, as their pods'
     labels will give it."""
     return (_planned(pcs, place) for place in places(pcs.spec, indices))
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from itertools import combinations, islice
 from typing import NamedTuple
 
-from webhook.core.model.podcliqueset import PodCliqueSetSpec, Scope
+from webhook.core.model.podcliqueset import Entries, PodCliqueSetSpec, Scope
 from webhook.core.sharing import naming
 from webhook.core.sharing.desired import claims_needed
 from webhook.core.sharing.naming import OpenIndex, Parts
@@ -104,19 +104,30 @@ def name_patterns(spec: PodCliqueSetSpec) -> list[NamePattern]:
     ``owners.places`` walked with open indices, each owner's AllReplicas entries, then its
     PerReplica entries (with an open replica index). Entries without a name (a Required error) or
     with another scope (ignored by Grove) make none."""
+    return [
+        pattern
+        for place in places(spec, _open)
+        for pattern in owner_patterns(
+            owner_parts(spec, place),
+            level_entries(spec, place.level, place.template),
+            entries_source(place.level, place.template),
+            planned_replicas(spec, place),
+        )
+    ]
+
+
+def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -> list[NamePattern]:
+    """The patterns of the claims of the owners named ``owner`` (parts after the PodCliqueSet's
+    name) at ``replicas``: its AllReplicas entries, then its PerReplica entries with an open replica
+    index (none at 0 replicas). A scale (``scaling``) asks for one owner at a new count."""
     patterns = []
-    for place in places(spec, _open):
-        owner = owner_parts(spec, place)
-        entries = level_entries(spec, place.level, place.template)
-        source = entries_source(place.level, place.template)
-        replicas = planned_replicas(spec, place)
-        for scope, replica in ((Scope.ALL_REPLICAS, None), (Scope.PER_REPLICA, OpenIndex(replicas))):
-            if replica is not None and replicas <= 0:
-                continue
-            for i, entry in enumerate(entries):
-                if entry.scope == scope and entry.name:
-                    parts = naming.claim_parts(owner, entry.name, replica)
-                    patterns.append(NamePattern(f"{source}[{i}]", _segments(parts)))
+    for scope, replica in ((Scope.ALL_REPLICAS, None), (Scope.PER_REPLICA, OpenIndex(replicas))):
+        if replica is not None and replicas <= 0:
+            continue
+        for i, entry in enumerate(entries):
+            if entry.scope == scope and entry.name:
+                parts = naming.claim_parts(owner, entry.name, replica)
+                patterns.append(NamePattern(f"{source}[{i}]", _segments(parts)))
     return patterns
 
 

@@ -18,7 +18,7 @@ cannot): a reconcile that stopped half-way may go on from where it stopped while
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from webhook.core.model import labels
@@ -27,6 +27,7 @@ from webhook.core.model.meta import ObjectKey
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.reader import read_podcliqueset
 from webhook.kube.informer import Handler, Informer, object_key
+from webhook.kube.informers import Informers
 from webhook.kube.resources import (
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
@@ -62,7 +63,7 @@ class Caches:
     def __init__(
         self,
         api: Any,
-        namespace: str | None,
+        namespaces: Sequence[str],
         notify: Notify,
         pending_ttl: float = 30.0,
         on_recovered: Callable[[], None] | None = None,
@@ -74,11 +75,11 @@ class Caches:
         self._epoch_counter = itertools.count(1)
         self._groups_index, self._cliques_index, self._claims_index = PartOfIndex(), PartOfIndex(), PartOfIndex()
 
-        def informer(resource: Resource, transform: Callable[[dict[str, Any]], T], handler: Handler, selector: str | None = None) -> Informer[T]:
-            return Informer(
+        def informer(resource: Resource, transform: Callable[[dict[str, Any]], T], handler: Handler, selector: str | None = None) -> Informers[T]:
+            return Informers(resource, namespaces, lambda namespace: Informer(
                 api, resource, namespace=namespace, label_selector=selector, transform=transform, handler=handler,
                 on_recovered=on_recovered,
-            )
+            ))
 
         self.podcliquesets = informer(PODCLIQUESETS, read_podcliqueset, self._on_pcs)
         self.scaling_groups = informer(
@@ -87,7 +88,7 @@ class Caches:
         self.cliques = informer(PODCLIQUES, PodClique.model_validate, self._member_handler(self._cliques_index), GROVE_MANAGED)
         claims_handler = self._member_handler(self._claims_index, self._observe_claim, disturbed_by_adds=False)
         self.claims = informer(RESOURCECLAIMS, ClaimRecord.from_object, claims_handler, SHARED_CLAIMS)
-        self.informers: tuple[Informer[Any], ...] = (self.podcliquesets, self.scaling_groups, self.cliques, self.claims)
+        self.informers: tuple[Informers[Any], ...] = (self.podcliquesets, self.scaling_groups, self.cliques, self.claims)
 
     # --- events ----------------------------------------------------------------------------------
 
@@ -186,6 +187,6 @@ class Caches:
         return self.pending.resolve(ObjectKey(namespace, name), self.claims.get(namespace, name))
 
     @staticmethod
-    def _members(informer: Informer[Any], index: PartOfIndex, key: ObjectKey) -> list[Any]:
+    def _members(informer: Informers[Any], index: PartOfIndex, key: ObjectKey) -> list[Any]:
         found = (informer.get(key[0], name) for name in index.names(key))
         return [obj for obj in found if obj is not None]

@@ -3,6 +3,7 @@ injects it, at the replica counts of the spec or of the objects given."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -93,7 +94,7 @@ def test_the_workload_lists_what_the_reconciler_creates_and_the_webhook_injects(
     ]
     templates = {c["template"]["name"]: c["template"]["namespace"] for c in document["claims"]}
     assert (templates["ext-tpl"], templates["ext-ns-tpl"], templates["int-tpl5"]) == ("default", "rs-shared", None)
-    assert set(document) == {"claims", "pods"}
+    assert set(document) == {"claims", "pods", "podCliqueSets"}
     assert set(document["claims"][0]) == {"name", "namespace", "scope", "replica", "owner", "template"}
 
 
@@ -142,12 +143,12 @@ def test_the_table_shows_each_claim_and_each_pods_claims(capsys: pytest.CaptureF
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0] == "PodCliqueSet default/rs-test: 12 ResourceClaims, 3 pods (replica counts of the spec)"
-    assert lines[2].split() == ["CLAIM", "SCOPE", "REPLICA", "OWNER", "TEMPLATE"]
+    assert re.split(r" {3,}", lines[2]) == ["CLAIM", "SCOPE", "OWNER REPLICA", "OWNER", "TEMPLATE"]
     rows = [line.split() for line in lines]
     assert ["rs-test-0-worker-a-all-ext-ns-tpl", "AllReplicas", "-", "PodClique/rs-test-0-worker-a", "rs-shared/ext-ns-tpl"] in rows
     assert ["rs-test-0-sga-1-int-tpl3", "PerReplica", "1", "PodCliqueScalingGroup/rs-test-0-sga", "int-tpl3"] in rows
     assert ["rs-test-all-int-tpl5", "AllReplicas", "-", "PodCliqueSet/rs-test", "int-tpl5"] in rows
-    assert rows[lines.index("") + 15] == ["PODCLIQUE", "INDEX", "CLAIMS"]
+    assert re.split(r" {3,}", lines[lines.index("") + 15]) == ["PODCLIQUE", "POD INDEX", "CLAIMS"]
     worker_a = rows.index(["rs-test-0-worker-a", "0", "rs-test-all-int-tpl5"])
     assert [line.strip() for line in lines[worker_a + 1 : worker_a + 5]] == [
         "rs-test-0-ext-tpl", "rs-test-0-int-tpl", "rs-test-0-worker-a-all-ext-ns-tpl", "rs-test-0-worker-a-0-int-tpl4",
@@ -188,6 +189,35 @@ def test_warnings_and_denials_go_to_stderr_as_the_webhook_gives_them(tmp_path: P
     )
 
 
+def test_the_json_and_yaml_documents_carry_the_warnings_and_the_denial(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    long_name = rs_test()
+    long_name["metadata"]["name"] = "rs-test-with-a-name-too-long-for-the-claims-it-shares"
+    bad_scope = rs_test()
+    bad_scope["spec"]["template"]["resourceSharing"][0]["scope"] = "Sometimes"
+    files = [str(write(tmp_path, long_name, name="long.yaml")), str(write(tmp_path, bad_scope, name="bad.yaml"))]
+    code, out, err = run(capsys, *files, "-o", "json")
+    assert code == 1
+    said = orjson.loads(out)["podCliqueSets"]
+    assert [(p["name"], p["denial"] is None, bool(p["warnings"])) for p in said] == [
+        ("rs-test-with-a-name-too-long-for-the-claims-it-shares", True, True), ("rs-test", False, False)
+    ]
+    assert said[1]["denial"].startswith('spec.template.resourceSharing[0].scope: Unsupported value: "Sometimes"')
+    assert said[0]["warnings"][0] in err and said[1]["denial"] in err, "stderr keeps the lines"
+    code, out, _ = run(capsys, *files, "-o", "yaml")
+    assert code == 1 and yaml.safe_load(out) == orjson.loads(run(capsys, *files, "-o", "json")[1])
+
+
+def test_strict_shows_what_the_strict_webhook_denies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    long_name = rs_test()
+    long_name["metadata"]["name"] = "rs-test-with-a-name-too-long-for-the-claims-it-shares"
+    path = str(write(tmp_path, long_name))
+    assert run(capsys, path)[0] == 0
+    code, out, err = run(capsys, path, "--strict", "-o", "json")
+    assert code == 1
+    denial = orjson.loads(out)["podCliqueSets"][0]["denial"]
+    assert "is not a valid DNS-1123 label" in denial and "Warning:" not in err
+
+
 def test_children_the_reconciler_would_not_count_are_noted_and_left_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pcs = rs_test()
     stale = {
@@ -214,11 +244,11 @@ def test_children_the_reconciler_would_not_count_are_noted_and_left_out(tmp_path
 
 
 def test_options_come_from_the_environment_too(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WEBHOOK_CLAIMS_OUTPUT", "json")
-    monkeypatch.setenv("WEBHOOK_CLAIMS_MAX_ITEMS", "15")  # 12 claims and 3 pods
+    monkeypatch.setenv("WEBHOOK_OUTPUT", "json")
+    monkeypatch.setenv("WEBHOOK_MAX_ITEMS", "15")  # 12 claims and 3 pods
     code, out, _ = run(capsys, str(WORKLOAD))
     assert code == 0 and len(orjson.loads(out)["pods"]) == 3
-    monkeypatch.setenv("WEBHOOK_CLAIMS_MAX_ITEMS", "14")
+    monkeypatch.setenv("WEBHOOK_MAX_ITEMS", "14")
     code, out, err = run(capsys, str(WORKLOAD))
     assert (code, out) == (2, "")
     assert err.endswith("more than the limit of 14 items (--max-items)\n")
@@ -294,8 +324,8 @@ def test_help_lists_the_command() -> None:
     result = subprocess.run([sys.executable, "-m", "webhook", "claims", "--help"], capture_output=True, text=True, check=True)
     text = " ".join(result.stdout.split())
     assert "FILE [FILE ...]" in text
-    assert "--output table|json" in text and "[env WEBHOOK_CLAIMS_OUTPUT; default table]" in text
-    assert "[env WEBHOOK_CLAIMS_MAX_ITEMS; default 10000]" in text
+    assert "--output table|json" in text and "[env WEBHOOK_OUTPUT; default table]" in text
+    assert "[env WEBHOOK_MAX_ITEMS; default 10000]" in text
 
 
 def test_an_owner_over_the_reconcilers_limit_lists_the_claims_it_makes_and_warns(
@@ -329,6 +359,6 @@ def test_the_limit_is_the_one_the_reconciler_is_given(
         return len(claims), err
 
     assert owned("--max-claims-per-owner", "20000") == (10_002, "")  # one AllReplicas, 10,001 PerReplica
-    monkeypatch.setenv("WEBHOOK_CLAIMS_MAX_CLAIMS_PER_OWNER", "5000")
+    monkeypatch.setenv("WEBHOOK_MAX_CLAIMS_PER_OWNER", "5000")
     count, err = owned()
     assert count == 5_000 and "more than the limit of 5000 (--max-claims-per-owner)" in err
