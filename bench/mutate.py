@@ -38,6 +38,7 @@ from webhook import logs
 from webhook.core.admission.request import AdmissionReview, decode
 from webhook.core.model.pod import read_pod
 from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.reader import read_podcliqueset
 from webhook.core.pod.handler import PodMutator
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
@@ -59,7 +60,7 @@ def podcliquesets(count: int) -> list[PodCliqueSet]:
         pcs = copy.deepcopy(raw)
         pcs["metadata"]["name"] = f"rs-test-{number}"
         pcs["metadata"]["namespace"] = f"team-{number % NAMESPACES}"
-        result.append(PodCliqueSet.model_validate(pcs))
+        result.append(read_podcliqueset(pcs))
     return result
 
 

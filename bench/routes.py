@@ -29,7 +29,7 @@ from serving import (
     serve_tls,
 )
 
-from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.reader import read_podcliqueset
 from webhook.core.pcs.handler import PodCliqueSetValidator
 from webhook.server.app import create_app
 from webhook.server.budget import Budget
@@ -141,7 +141,7 @@ def main() -> None:
         print(measure_new_connections(endpoint, body, max(n // 10, 100)).row("`webhook serve` over TLS, a new connection per request"))
 
     print("\n## Route overhead: the same fixed decision behind each route shape\n")
-    fixed = PodCliqueSetValidator().validate(PodCliqueSet.model_validate(orjson.loads(body)["request"]["object"]), None)
+    fixed = PodCliqueSetValidator().validate(read_podcliqueset(orjson.loads(body)["request"]["object"]), None)
     PodCliqueSetValidator.validate = lambda self, pcs, old: fixed  # type: ignore[method-assign]
     compare_routes(settings, body, n)
 

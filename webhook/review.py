@@ -13,7 +13,7 @@ import sys
 import orjson
 import yaml
 
-from webhook.core.admission.handling import Answer, respond
+from webhook.core.admission.handling import Answer, answer_review
 from webhook.core.admission.request import AdmissionReview, Rejection, decode
 from webhook.errors import CommandError
 from webhook.settings import ReviewSettings
@@ -104,6 +104,6 @@ async def _decide(settings: ReviewSettings, webhook: Webhook, review: AdmissionR
     except StoreError as err:
         raise CommandError(str(err), UNUSABLE) from None
     try:
-        return await respond(webhook.build(settings, store), webhook.name, review)
+        return await answer_review(webhook.build(settings, store), webhook.name, review)
     finally:
         await store.stop()

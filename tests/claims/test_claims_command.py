@@ -21,7 +21,6 @@ from reconciler.expected import SPECS, Claim, Expect
 from reconciler.grove import WORKLOAD, GroveOperator, ext_ns_template, workload
 from reconciler.e2e import expected
 from webhook.cli import main
-from webhook.core.model.projection import project
 
 REPLICA_LABELS = {
     "PodCliqueSet": "grove.io/podcliqueset-replica-index",
@@ -65,7 +64,7 @@ def reconciled(claims: dict[str, Claim]) -> dict[str, tuple[str, str, int | None
 
 def injected(replicas: int, step: str) -> dict[tuple[str, int], list[str]]:
     """(PodClique, pod index) -> the claims the pod webhook gives each pod Grove runs at ``step``."""
-    pcs = project(workload_pcs(replicas))
+    pcs = (workload_pcs(replicas))
     found = {}
     for _, _, pod, _ in step_pods(step):
         after = patched_pod(pod, mutated(pod_review(pod), [pcs]))

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import orjson
 
 from webhook.core.admission.handling import Answer, answer
-from webhook.core.model.projection import PodCliqueSetSharing
+from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.handler import PodCliqueSetValidator
 from webhook.core.pod.handler import PodMutator
 
@@ -26,21 +26,21 @@ def validated(review: bytes | dict[str, Any], strict: bool = False) -> Answer:
 class Source:
     """PodCliqueSets by (namespace, name), as a store holds them; counts the lookups."""
 
-    def __init__(self, objects: Iterable[PodCliqueSetSharing] = ()) -> None:
+    def __init__(self, objects: Iterable[PodCliqueSet] = ()) -> None:
         self.objects = {o.key: o for o in objects}
         self.lookups: list[tuple[str, str]] = []
 
-    def get(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+    def get(self, namespace: str, name: str) -> PodCliqueSet | None:
         self.lookups.append((namespace, name))
         return self.objects.get((namespace, name))
 
-    async def fetch(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+    async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
         return None
 
 
 def mutated(
     review: bytes | dict[str, Any],
-    objects: Iterable[PodCliqueSetSharing] | Source = (),
+    objects: Iterable[PodCliqueSet] | Source = (),
     on_missing_pcs: Literal["deny", "allow"] = "deny",
 ) -> Answer:
     """The pod webhook's answer, with ``objects`` in the store."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from core.generators import load
 from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.reader import read_podcliqueset
 
 generate_pods = load("generate_pods")
 grove_pod = generate_pods.grove_pod
@@ -17,4 +18,4 @@ workload_pcs_raw = generate_pods.workload_pcs_raw
 
 
 def workload_pcs(replicas: int = 1, namespace: str = "default") -> PodCliqueSet:
-    return PodCliqueSet.model_validate(workload_pcs_raw(replicas, namespace))
+    return read_podcliqueset(workload_pcs_raw(replicas, namespace))

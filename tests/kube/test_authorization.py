@@ -109,7 +109,7 @@ def test_the_cache_is_bounded(fake_api: FakeApiServer, kube_api_client: Any) -> 
     reviews = SubjectAccessReviews(single_attempt(kube_api_client), size=2)
     try:
         ask(reviews, *[(User(f"user-{i}"), "shared", "gpu") for i in range(5)])
-        assert len(reviews.cache) == 2
+        assert len(reviews.answers) == 2
     finally:
         reviews.close(wait=True)
 

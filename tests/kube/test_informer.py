@@ -52,7 +52,7 @@ def started(kube_api_client: Any):  # type: ignore[no-untyped-def]
         informer: Informer[Any] = Informer(kube_api_client, kwargs.pop("resource", PODCLIQUES), **kwargs)
         informer.start()
         informers.append(informer)
-        assert informer.wait_synced(5), "informer did not sync"
+        wait_until(lambda: informer.synced, message="informer synced")
         return informer
 
     yield start
@@ -225,7 +225,7 @@ def test_a_failing_list_is_retried(fake_api: FakeApiServer, kube_api_client: Any
     informer.start()
     try:
         assert not informer.synced
-        assert informer.wait_synced(5)
+        wait_until(lambda: informer.synced, message="informer synced")
         assert names(informer) == ["a"]
     finally:
         informer.stop()
@@ -248,7 +248,7 @@ def test_after_outages_the_informer_is_back_within_seconds_and_says_so_once(
         )
         informer.start()
         try:
-            assert informer.wait_synced(5)
+            wait_until(lambda: informer.synced, message="informer synced")
             for outage in range(2):
                 proxy.cut()
                 fake_api.create(clique(f"during-{outage}"))

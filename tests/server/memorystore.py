@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.projection import PodCliqueSetSharing, project
 
 
 class MemoryStore:
     def __init__(self, *objects: PodCliqueSet, ready: bool = True) -> None:
-        self.objects = {sharing.key: sharing for sharing in map(project, objects)}
+        self.objects = {pcs.key: pcs.without_templates() for pcs in objects}
         self.ready = ready
 
     @property
     def size(self) -> int:
         return len(self.objects)
 
-    def get(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+    def get(self, namespace: str, name: str) -> PodCliqueSet | None:
         return self.objects.get((namespace, name))
 
-    async def fetch(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+    async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
         return None
 
     async def start(self) -> None:

@@ -17,6 +17,7 @@ from server.serverproc import serve
 from core.workload import grove_pod, pod_review, workload_pcs_raw
 from webhook import logs
 from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.reader import read_podcliqueset
 from webhook.server import decisions
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
@@ -26,7 +27,7 @@ FIELDS = ("uid", "webhook", "operation", "object", "decision", "code")
 
 
 def decided(caplog: pytest.LogCaptureFixture, path: str, content: bytes, level: int = logging.DEBUG) -> list[logging.LogRecord]:
-    app = create_app(ServeSettings(), MemoryStore(PodCliqueSet.model_validate(workload_pcs_raw())))
+    app = create_app(ServeSettings(), MemoryStore(read_podcliqueset(workload_pcs_raw())))
     caplog.clear()
     with caplog.at_level(level, logger=decisions.log.name):
         call(app, "POST", path, content)

@@ -15,7 +15,6 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from server.asgi import call
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.projection import PodCliqueSetSharing, project
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
 from webhook.stores import EmbeddedStore
@@ -37,17 +36,17 @@ class CountingStore(EmbeddedStore):
 
     def __init__(self, *cached: PodCliqueSet, behind: tuple[PodCliqueSet, ...] = ()) -> None:
         super().__init__()
-        self._objects = {sharing.key: sharing for sharing in map(project, cached)}
-        self._behind = {sharing.key: sharing for sharing in map(project, behind)}
+        self._objects = {pcs.key: pcs.without_templates() for pcs in cached}
+        self._behind = {pcs.key: pcs.without_templates() for pcs in behind}
         self._ready = True
         self.gets: list[tuple[str, str]] = []
         self.fetches: list[tuple[str, str]] = []
 
-    def get(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+    def get(self, namespace: str, name: str) -> PodCliqueSet | None:
         self.gets.append((namespace, name))
         return super().get(namespace, name)
 
-    async def fetch(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+    async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
         self.fetches.append((namespace, name))
         return self._behind.get((namespace, name))
 

@@ -49,7 +49,7 @@ def made(workload: Workload) -> Cluster:
 
 
 def compared(workload: Workload, cluster: Cluster, limit: int = LIMIT) -> Report:
-    return report(listing(workload, limit), workload.sharing, owners(workload), cluster, limit)
+    return report(listing(workload, limit), workload.pcs, owners(workload), cluster, limit)
 
 
 def problems(result: Report) -> list[tuple[str, str]]:

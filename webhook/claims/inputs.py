@@ -21,9 +21,10 @@ from pydantic import ValidationError
 
 from webhook.core.admission.request import first_problem
 from webhook.core.model import labels
-from webhook.core.model.meta import DEFAULT_NAMESPACE, KubeModel, ObjectMeta, controller_of
-from webhook.core.model.podcliqueset import PodClique, PodCliqueScalingGroup, PodCliqueSet
-from webhook.core.model.projection import PodCliqueSetSharing, project
+from webhook.core.model.children import PodClique, PodCliqueScalingGroup
+from webhook.core.model.meta import DEFAULT_NAMESPACE, KubeModel, ObjectKey, ObjectMeta, controller_of
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.reader import read_podcliqueset
 from webhook.core.sharing.placement import index_below
 from webhook.errors import CommandError
 from webhook.stores.base import StoreError
@@ -31,7 +32,7 @@ from webhook.stores.manifests import is_grove_object, manifest_objects
 
 UNUSABLE = 2
 
-ModelT = TypeVar("ModelT", PodCliqueSet, PodCliqueScalingGroup, PodClique)
+ModelT = TypeVar("ModelT", PodCliqueScalingGroup, PodClique)
 
 
 @dataclass(slots=True)
@@ -39,15 +40,14 @@ class Workload:
     """One PodCliqueSet and the children given for it."""
 
     pcs: PodCliqueSet
-    sharing: PodCliqueSetSharing
     groups: list[PodCliqueScalingGroup] = field(default_factory=list)
     cliques: list[PodClique] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """Children set aside, one sentence each."""
 
     @property
-    def key(self) -> tuple[str, str]:
-        return self.sharing.key
+    def key(self) -> ObjectKey:
+        return self.pcs.key
 
     @property
     def live(self) -> bool:
@@ -66,6 +66,16 @@ def _model(model: type[ModelT], obj: dict[str, Any], where: str) -> ModelT:
         return parsed
     metadata = parsed.metadata.model_copy(update={"namespace": DEFAULT_NAMESPACE})
     return parsed.model_copy(update={"metadata": metadata})
+
+
+def _podcliqueset(obj: dict[str, Any], where: str) -> PodCliqueSet:
+    try:
+        pcs = read_podcliqueset(obj)
+    except ValidationError as err:
+        raise CommandError(f"{where}: PodCliqueSet cannot be read: {first_problem(err)}", UNUSABLE) from None
+    if not pcs.name:
+        raise CommandError(f"{where}: PodCliqueSet has no metadata.name", UNUSABLE)
+    return pcs if pcs.namespace else pcs._replace(namespace=DEFAULT_NAMESPACE)
 
 
 def _describe(obj: KubeModel, metadata: ObjectMeta) -> str:
@@ -87,18 +97,14 @@ def gather(objects: Iterable[tuple[str, dict[str, Any]]]) -> list[Workload]:
     """The PodCliqueSets among ``objects`` (each with where it was found), with their children set
     aside as the reconciler would count them: what ``claims`` reads from files and ``status`` from
     the API server."""
-    workloads: dict[tuple[str, str], Workload] = {}
-    origin: dict[tuple[str, str], str] = {}
+    workloads: dict[ObjectKey, Workload] = {}
+    origin: dict[ObjectKey, str] = {}
     children: list[tuple[str, PodCliqueScalingGroup | PodClique]] = []
     for where, obj in objects:
         if is_grove_object(obj, "PodCliqueSet"):
-            pcs = _model(PodCliqueSet, obj, where)
-            workload = Workload(pcs, project(pcs))
+            workload = Workload(_podcliqueset(obj, where))
             if workload.key in workloads:
-                namespace, name = workload.key
-                raise CommandError(
-                    f"{where}: PodCliqueSet {namespace}/{name} is already defined in {origin[workload.key]}", UNUSABLE
-                )
+                raise CommandError(f"{where}: PodCliqueSet {workload.key} is already defined in {origin[workload.key]}", UNUSABLE)
             workloads[workload.key], origin[workload.key] = workload, where
         elif is_grove_object(obj, "PodCliqueScalingGroup"):
             children.append((where, _model(PodCliqueScalingGroup, obj, where)))
@@ -111,13 +117,13 @@ def gather(objects: Iterable[tuple[str, dict[str, Any]]]) -> list[Workload]:
     return list(workloads.values())
 
 
-def _adopt(workloads: dict[tuple[str, str], Workload], where: str, child: PodCliqueScalingGroup | PodClique) -> None:
+def _adopt(workloads: dict[ObjectKey, Workload], where: str, child: PodCliqueScalingGroup | PodClique) -> None:
     metadata = child.metadata
     what = _describe(child, metadata)
     part_of = metadata.labels.get(labels.PART_OF)
     if not part_of:
         raise CommandError(f"{where}: {what} has no label {labels.PART_OF} naming its PodCliqueSet", UNUSABLE)
-    workload = workloads.get((metadata.namespace, part_of))
+    workload = workloads.get(ObjectKey(metadata.namespace, part_of))
     if workload is None:
         raise CommandError(
             f"{where}: {what} belongs to PodCliqueSet {metadata.namespace}/{part_of} (label {labels.PART_OF}), "
@@ -140,10 +146,10 @@ def _controlled_by(metadata: ObjectMeta, uid: str) -> bool:
 def _keep_current(workload: Workload) -> None:
     """Sets aside the children the reconciler would not count (``reconciler.cluster.children``)."""
     pcs, pcs_replicas = workload.pcs, max(workload.pcs.spec.replicas, 0)
-    owner = f"PodCliqueSet {pcs.metadata.namespace}/{pcs.metadata.name}"
+    owner = f"PodCliqueSet {pcs.key}"
     groups: list[PodCliqueScalingGroup] = []
     for group in workload.groups:
-        why = _not_current(group.metadata, pcs.metadata.uid, labels.PCS_REPLICA_INDEX, pcs_replicas, owner)
+        why = _not_current(group.metadata, pcs.uid, labels.PCS_REPLICA_INDEX, pcs_replicas, owner)
         if why:
             workload.notes.append(f"{_describe(group, group.metadata)} is not counted: {why}")
         else:
@@ -153,7 +159,7 @@ def _keep_current(workload: Workload) -> None:
     for clique in workload.cliques:
         group_name = clique.metadata.labels.get(labels.PCSG)
         if group_name is None:
-            why = _not_current(clique.metadata, pcs.metadata.uid, labels.PCS_REPLICA_INDEX, pcs_replicas, owner)
+            why = _not_current(clique.metadata, pcs.uid, labels.PCS_REPLICA_INDEX, pcs_replicas, owner)
         elif (parent := by_name.get(group_name)) is None:
             why = f"its PodCliqueScalingGroup {clique.metadata.namespace}/{group_name} is not among the objects counted"
         else:

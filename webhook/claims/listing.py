@@ -3,7 +3,7 @@
 Every piece comes from the core functions the webhooks and the reconciler use: the owners from
 ``owners.planned_owners`` (the replica counts Grove starts with) or ``owners.live_owners`` (the
 objects given), each owner's claims from ``desired``, their templates from ``templatesource``, each
-pod's claims from ``podclaims.claims_for_pod`` (the pods of a PodClique are its replicas, placed by
+pod's claims from ``podclaims.pod_claims`` (the pods of a PodClique are its replicas, placed by
 the PodClique's identity), the warnings from ``pcs.warnings`` and the denial from ``pcs.rules``.
 
 Everything is counted before anything is listed (``patterns.planned_size``, ``desired.claim_count``),
@@ -21,11 +21,12 @@ from webhook.core.gocompat.fielderrors import aggregate
 from webhook.core.pcs.rules import validate_create
 from webhook.core.pcs.warnings import claim_warnings, limit_warnings
 from webhook.core.sharing.desired import DesiredClaim, claim_count, desired_claims
-from webhook.core.sharing.owners import Level, OwnedSharing, live_owners, planned_owners
+from webhook.core.model.meta import ObjectKey
+from webhook.core.sharing.owners import Level, Owner, live_owners, planned_owners
 from webhook.core.sharing.patterns import planned_size
 from webhook.core.sharing.placement import IdentityError
-from webhook.core.sharing.podclaims import claims_for_pod
-from webhook.core.sharing.templatesource import ExternalTemplate, InternalTemplate, template_source
+from webhook.core.sharing.podclaims import pod_claims
+from webhook.core.sharing.templatesource import InternalTemplate, template_source
 from webhook.errors import CommandError
 
 
@@ -33,7 +34,7 @@ from webhook.errors import CommandError
 class ListedClaim:
     claim: DesiredClaim
     namespace: str
-    template: InternalTemplate | ExternalTemplate
+    template: InternalTemplate | ObjectKey
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +69,9 @@ def _always(index: int) -> Callable[[], int]:
     return lambda: index
 
 
-def owners(workload: Workload) -> list[OwnedSharing]:
+def owners(workload: Workload) -> list[Owner]:
     """The owners of ``workload``'s claims, the PodCliqueSet first, then the others by name."""
-    sharing = workload.sharing
+    pcs = workload.pcs
     if workload.live:
 
         groups = {group.metadata.name for group in workload.groups}
@@ -78,23 +79,23 @@ def owners(workload: Workload) -> list[OwnedSharing]:
         def unplaced(name: str, message: str) -> None:
             kind = "PodCliqueScalingGroup" if name in groups else "PodClique"
             raise CommandError(
-                f"{kind} {sharing.namespace}/{name} cannot be placed in PodCliqueSet {sharing.name}: {message}", UNUSABLE
+                f"{kind} {pcs.namespace}/{name} cannot be placed in PodCliqueSet {pcs.name}: {message}", UNUSABLE
             )
 
-        found = live_owners(sharing, workload.groups, workload.cliques, unplaced)
+        found = live_owners(pcs, workload.groups, workload.cliques, unplaced)
     else:
-        found = list(planned_owners(sharing))
-    return [found[0], *sorted(found[1:], key=lambda owned: _natural(owned.owner.name))]
+        found = list(planned_owners(pcs))
+    return [found[0], *sorted(found[1:], key=lambda owner: _natural(owner.name))]
 
 
 def _size(workload: Workload) -> tuple[int, int, int]:
     """(owners, claims, pods), counted without listing them."""
     if not workload.live:
-        size = planned_size(workload.sharing)
+        size = planned_size(workload.pcs.spec)
         return size.owners, size.claims, size.pods
-    found = live_owners(workload.sharing, workload.groups, workload.cliques)
+    found = live_owners(workload.pcs, workload.groups, workload.cliques)
     claims = sum(map(claim_count, found))
-    pods = sum(max(o.replicas, 0) for o in found if o.owner.level is Level.CLIQUE)
+    pods = sum(max(o.replicas, 0) for o in found if o.level is Level.CLIQUE)
     return len(found), claims, pods
 
 
@@ -104,12 +105,11 @@ def check_size(workload: Workload, used: int, limit: int) -> int:
     owners, claims, pods = _size(workload)
     if used + claims + pods <= limit and owners <= limit:
         return claims + pods
-    namespace, name = workload.key
-    counts = "the objects given" if workload.live else f"spec.replicas {workload.sharing.replicas} and the template's replica counts"
+    counts = "the objects given" if workload.live else f"spec.replicas {workload.pcs.spec.replicas} and the template's replica counts"
     across = f" across {owners} owners" if used + claims + pods <= limit else ""
     before = f" besides the {used} of the PodCliqueSets before it" if used else ""
     raise CommandError(
-        f"PodCliqueSet {namespace}/{name} makes {claims} ResourceClaims for {pods} pods{across} (with {counts}){before}: "
+        f"PodCliqueSet {workload.key} makes {claims} ResourceClaims for {pods} pods{across} (with {counts}){before}: "
         f"more than the limit of {limit} items (--max-items)",
         UNUSABLE,
     )
@@ -120,31 +120,31 @@ def listing(workload: Workload, limit: int, strict: bool = False) -> Listing:
     ``limit`` listed, as the reconciler makes no more, and the webhook's warning. Under ``strict``
     the webhook's warnings about claim names and filters are part of the denial, as ``serve
     --strict`` makes them."""
-    pcs, sharing = workload.pcs, workload.sharing
+    pcs = workload.pcs
     claims: list[ListedClaim] = []
     pods: list[ListedPod] = []
-    for owned in owners(workload):
-        made = desired_claims(owned, stop=limit)
-        claims.extend(ListedClaim(c, sharing.namespace, template_source(pcs, c.entry)) for c in made)
-        identity = owned.identity
+    for owner in owners(workload):
+        made = desired_claims(owner, stop=limit)
+        claims.extend(ListedClaim(c, pcs.namespace, template_source(pcs, c.entry)) for c in made)
+        identity = owner.identity
         if identity is None:
             continue
-        for index in range(max(owned.replicas, 0)):
+        for index in range(max(owner.replicas, 0)):
             try:
-                names = claims_for_pod(sharing, identity, _always(index))
+                names = pod_claims(pcs, identity, _always(index))
             except IdentityError as err:
                 raise CommandError(f"{identity.key}: its pods cannot be placed: {err}", UNUSABLE) from None
             pods.append(ListedPod(identity.clique_fqn, index, names))
-    errors, warnings = [str(e) for e in validate_create(pcs)], claim_warnings(sharing)
+    errors, warnings = [str(e) for e in validate_create(pcs.spec)], claim_warnings(pcs)
     if strict:
         errors, warnings = errors + warnings, []
     return Listing(
-        sharing.namespace,
-        sharing.name,
+        pcs.namespace,
+        pcs.name,
         workload.live,
         claims,
         pods,
-        [*warnings, *limit_warnings(sharing, limit)],
+        [*warnings, *limit_warnings(pcs, limit)],
         aggregate(errors),
         workload.notes,
     )

@@ -16,14 +16,14 @@ import orjson
 import yaml
 
 from webhook.claims.listing import ListedClaim, Listing
-from webhook.core.sharing.templatesource import ExternalTemplate
+from webhook.core.model.meta import ObjectKey
 
 NONE = "-"
 
 
 def _template(claim: ListedClaim) -> dict[str, str | None]:
     template = claim.template
-    namespace = template.namespace if isinstance(template, ExternalTemplate) else None
+    namespace = template.namespace if isinstance(template, ObjectKey) else None
     return {"name": template.name, "namespace": namespace}
 
 
@@ -68,7 +68,7 @@ def _columns(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
 
 def _claim_row(listed: ListedClaim) -> list[str]:
     claim, template = listed.claim, listed.template
-    shown = f"{template.namespace}/{template.name}" if isinstance(template, ExternalTemplate) else template.name
+    shown = str(template) if isinstance(template, ObjectKey) else template.name
     replica = NONE if claim.replica is None else str(claim.replica)
     return [claim.name, claim.entry.scope, replica, f"{claim.owner.kind}/{claim.owner.name}", shown]
 

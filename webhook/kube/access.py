@@ -137,35 +137,48 @@ class AccessDenied(Exception):
 _WATCH_VALUES = ("1", "t", "T", "true", "TRUE", "True")
 
 
-def api_request(method: str, url: str) -> ApiRequest | None:
-    """The request as RBAC names it, or None for a path that names no resource (discovery)."""
-    parts = urlsplit(url)
-    segments = [s for s in parts.path.split("/") if s]
+def _group_version(segments: list[str]) -> tuple[str, str, list[str]] | None:
+    """(group, version, the segments after them) of an API path; None for any other path."""
     if segments[:2] == ["api", "v1"]:
-        group, version, rest = "", "v1", segments[2:]
-    elif segments[:1] == ["apis"] and len(segments) >= 3:
-        group, version, rest = segments[1], segments[2], segments[3:]
-    else:
-        return None
-    watch = bool(rest) and rest[0] == "watch"
-    rest = rest[1:] if watch else rest
-    namespace = None
-    if len(rest) >= 3 and rest[0] == "namespaces":
-        namespace, rest = rest[1], rest[2:]
-    if not rest:
-        return None
-    resource, name = rest[0], rest[1] if len(rest) > 1 else None
-    subresource = rest[2] if len(rest) > 2 else None
-    query = parse_qs(parts.query)
-    watch = watch or any(v in _WATCH_VALUES for v in query.get("watch", []))
-    verb = {
+        return "", "v1", segments[2:]
+    if segments[:1] == ["apis"] and len(segments) >= 3:
+        return segments[1], segments[2], segments[3:]
+    return None
+
+
+def _verb(method: str, name: str | None, watch: bool) -> str:
+    verbs = {
         "GET": "get" if name else ("watch" if watch else "list"),
         "POST": "create",
         "PUT": "update",
         "PATCH": "patch",
         "DELETE": "delete" if name else "deletecollection",
-    }.get(method.upper(), method.lower())
-    return ApiRequest(verb, group, version, resource, namespace, name, subresource)
+    }
+    return verbs.get(method.upper(), method.lower())
+
+
+def api_request(method: str, url: str) -> ApiRequest | None:
+    """The request as RBAC names it, or None for a path that names no resource (discovery)."""
+    parts = urlsplit(url)
+    found = _group_version([s for s in parts.path.split("/") if s])
+    if found is None:
+        return None
+    group, version, rest = found
+    watch = rest[:1] == ["watch"]
+    namespace, rest = _namespace(rest[1:] if watch else rest)
+    if not rest:
+        return None
+    name = rest[1] if len(rest) > 1 else None
+    subresource = rest[2] if len(rest) > 2 else None
+    watch = watch or any(v in _WATCH_VALUES for v in parse_qs(parts.query).get("watch", []))
+    return ApiRequest(_verb(method, name, watch), group, version, rest[0], namespace, name, subresource)
+
+
+def _namespace(rest: list[str]) -> tuple[str | None, list[str]]:
+    """The namespace a path names and the segments after it."""
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        return rest[1], rest[2:]
+    return None, rest
 
 
 class Access:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -23,6 +22,7 @@ from typing import Any
 import urllib3
 from kubernetes import client
 
+from webhook.core.boundedcache import BoundedCache
 from webhook.core.pcs.authorization import REVIEW_RESULTS, AccessUnknown, User
 from webhook.kube.apierrors import read_json, status_message
 from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
@@ -53,37 +53,6 @@ def review_body(user: User, namespace: str, name: str) -> dict[str, Any]:
     return {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec}
 
 
-class AnswerCache:
-    """Answers by key, each until its own deadline; bounded, least recently used out first."""
-
-    def __init__(self, size: int, clock: Callable[[], float] = time.monotonic) -> None:
-        self.size = size
-        self.clock = clock
-        self._answers: OrderedDict[Key, tuple[float, bool]] = OrderedDict()
-
-    def get(self, key: Key) -> bool | None:
-        found = self._answers.get(key)
-        if found is None:
-            return None
-        until, allowed = found
-        if self.clock() >= until:
-            del self._answers[key]
-            return None
-        self._answers.move_to_end(key)
-        return allowed
-
-    def put(self, key: Key, allowed: bool, ttl: float) -> None:
-        if ttl <= 0:
-            return
-        self._answers[key] = (self.clock() + ttl, allowed)
-        self._answers.move_to_end(key)
-        while len(self._answers) > self.size:
-            self._answers.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._answers)
-
-
 def _timed_out(err: BaseException) -> bool:
     """urllib3's own timeout, which may come a moment before the event loop's."""
     if isinstance(err, urllib3.exceptions.MaxRetryError) and err.reason is not None:
@@ -111,32 +80,22 @@ class SubjectAccessReviews:
         self.timeout = timeout
         self.allowed_ttl = allowed_ttl
         self.denied_ttl = denied_ttl
-        self.cache = AnswerCache(size, clock)
-        self._pending: dict[Key, asyncio.Future[bool]] = {}
+        self.answers: BoundedCache[Key, bool] = BoundedCache(size, clock=clock)
         self.results: dict[str, int] = dict.fromkeys(REVIEW_RESULTS, 0)
         """Reviews made, by result (``allowed``, ``denied``, or ``error``: no answer), for metrics;
         counted on the event loop, so plain numbers. Answers taken from the cache are not reviews."""
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="subjectaccessreview")
 
     def known(self, user: User, namespace: str, name: str) -> bool | None:
-        return self.cache.get((user, namespace, name))
+        answer: bool | None = self.answers.get((user, namespace, name))
+        return answer
 
     async def may_get(self, user: User, namespace: str, name: str) -> bool:
         key = (user, namespace, name)
-        cached = self.cache.get(key)
-        if cached is not None:
-            return cached
-        pending = self._pending.get(key)
-        if pending is None:
-            pending = asyncio.ensure_future(self._review(key))
-            self._pending[key] = pending
-            pending.add_done_callback(lambda done: self._settled(key, done))
-        return await asyncio.shield(pending)
+        return await self.answers.load_async(key, lambda: self._review(key), self._ttl)
 
-    def _settled(self, key: Key, done: asyncio.Future[bool]) -> None:
-        self._pending.pop(key, None)
-        if not done.cancelled():
-            done.exception()  # retrieved here: every waiter may have gone (their requests cut off)
+    def _ttl(self, allowed: bool) -> float:
+        return self.allowed_ttl if allowed else self.denied_ttl
 
     async def _review(self, key: Key) -> bool:
         user, namespace, name = key
@@ -153,7 +112,6 @@ class SubjectAccessReviews:
             problem = f"unreadable answer from the API server: {str(err).splitlines()[0]}"
         else:
             self.results["allowed" if allowed else "denied"] += 1
-            self.cache.put(key, allowed, self.allowed_ttl if allowed else self.denied_ttl)
             return allowed
         self.results["error"] += 1
         log.warning(

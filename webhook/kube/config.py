@@ -43,20 +43,32 @@ def api_client(kubeconfig: str | None = None, context: str | None = None) -> cli
     ``context`` is asked for, which only a kubeconfig has), else the default kubeconfig
     (``KUBECONFIG`` or ``~/.kube/config``); with ``context``, that context of it rather than the
     current one, as ``kubectl --context``."""
-    if kubeconfig and not Path(kubeconfig).expanduser().is_file():
-        raise KubeConfigError(f"cannot load kubeconfig {kubeconfig}: no such file")
-    default = None if kubeconfig or (in_cluster() and not context) else default_kubeconfig()
-    if default is not None and not any(Path(p).expanduser().is_file() for p in default.split(os.pathsep) if p):
-        raise KubeConfigError(_none_found(default))
+    config_file = _config_file(kubeconfig, context)
     try:
-        if default is None and not kubeconfig:
+        if config_file is None:
             configuration = client.Configuration()
             config.load_incluster_config(client_configuration=configuration)
             return client.ApiClient(configuration)
-        return config.new_client_from_config(config_file=kubeconfig or default, context=context)
+        return config.new_client_from_config(config_file=config_file, context=context)
     except (ConfigException, OSError, TypeError, ValueError, yaml.YAMLError) as err:
-        where = "in-cluster configuration" if default is None and not kubeconfig else f"kubeconfig {kubeconfig or default}"
+        where = "in-cluster configuration" if config_file is None else f"kubeconfig {config_file}"
         raise KubeConfigError(f"cannot load {where}: {err}".replace("\n", " ")) from None
+
+
+def _config_file(kubeconfig: str | None, context: str | None) -> str | None:
+    """The kubeconfig to load (``KUBECONFIG``'s list, or the default path, when none is given), or
+    None for the in-cluster configuration (never with a ``context``, which only a kubeconfig has);
+    ``KubeConfigError`` when there is none to load."""
+    if kubeconfig and not Path(kubeconfig).expanduser().is_file():
+        raise KubeConfigError(f"cannot load kubeconfig {kubeconfig}: no such file")
+    if kubeconfig:
+        return kubeconfig
+    if in_cluster() and not context:
+        return None
+    default = default_kubeconfig()
+    if not any(Path(p).expanduser().is_file() for p in default.split(os.pathsep) if p):
+        raise KubeConfigError(_none_found(default))
+    return default
 
 
 def own_namespace(kubeconfig: Path | None, context: str | None = None) -> str:
@@ -64,6 +76,11 @@ def own_namespace(kubeconfig: Path | None, context: str | None = None) -> str:
     context's (``context``, or the current one), else ``default``, as kubectl picks it."""
     if in_cluster() and not context and SERVICE_ACCOUNT_NAMESPACE.is_file():
         return SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
+    return _context_namespace(kubeconfig, context)
+
+
+def _context_namespace(kubeconfig: Path | None, context: str | None) -> str:
+    """The namespace of kubeconfig context ``context`` (the current one when None), else ``default``."""
     try:
         contexts, active = config.list_kube_config_contexts(config_file=str(kubeconfig) if kubeconfig else default_kubeconfig())
     except Exception:  # noqa: BLE001 - no usable context: fall back to the default namespace

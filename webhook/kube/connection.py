@@ -23,6 +23,14 @@ def connection_problem(err: BaseException) -> str:
     """One line: what failed, without the client's object names."""
     if isinstance(err, urllib3.exceptions.MaxRetryError) and err.reason is not None:
         return connection_problem(err.reason)
+    if isinstance(err, urllib3.exceptions.HTTPError):
+        return _transport_problem(err)
+    if isinstance(err, ApiException):
+        return " ".join(f"API error {err.status} {err.reason or ''}".split())
+    return _one_line(err)
+
+
+def _transport_problem(err: urllib3.exceptions.HTTPError) -> str:
     if isinstance(err, urllib3.exceptions.NewConnectionError):
         text = str(err).split("Failed to establish a new connection: ", 1)[-1]
         return f"cannot connect to the API server: {text}"
@@ -32,6 +40,8 @@ def connection_problem(err: BaseException) -> str:
         inner = err.args[1] if len(err.args) > 1 else None
         detail = f": {type(inner).__name__}" if isinstance(inner, BaseException) else ""
         return f"connection to the API server lost{detail}"
-    if isinstance(err, ApiException):
-        return " ".join(f"API error {err.status} {err.reason or ''}".split())
+    return _one_line(err)
+
+
+def _one_line(err: BaseException) -> str:
     return " ".join((str(err) or type(err).__name__).split())

@@ -29,6 +29,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
+from webhook.core.model.meta import ObjectKey
 from webhook.kube.attempts import Attempts
 from webhook.kube.connection import connection_problem
 from webhook.kube.lists import read_list
@@ -37,7 +38,6 @@ from webhook.kube.resources import Resource
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Key = tuple[str, str]
 Handler = Callable[[str, dict[str, Any]], None]
 """Called with ``ADDED``, ``MODIFIED`` or ``DELETED`` and the raw object, in the informer thread."""
 
@@ -51,9 +51,9 @@ def _unchanged(obj: dict[str, Any]) -> Any:
     return obj
 
 
-def object_key(obj: dict[str, Any]) -> Key:
+def object_key(obj: dict[str, Any]) -> ObjectKey:
     metadata = obj.get("metadata") or {}
-    return (metadata.get("namespace") or "", metadata.get("name") or "")
+    return ObjectKey(metadata.get("namespace") or "", metadata.get("name") or "")
 
 
 def _version(obj: dict[str, Any]) -> str:
@@ -99,8 +99,9 @@ class Informer(Generic[T]):
         self._handler = handler
         self._watch_timeout = watch_timeout_seconds
         self._request_timeout = request_timeout_seconds
-        self._cache: dict[Key, T] = {}
-        self._known: dict[Key, str] = {}
+        self._cache: dict[tuple[str, str], T] = {}
+        """By ``ObjectKey``; looked up by plain (namespace, name) tuples, which equal them."""
+        self._known: dict[tuple[str, str], str] = {}
         """The last resourceVersion seen of each cached object, which a re-list compares (the
         same string object the cached value holds, where it keeps one)."""
         self._resource_version = ""
@@ -129,9 +130,6 @@ class Informer(Generic[T]):
         """True once the first list is in and the handler has heard of every object in it: before
         that, an empty cache means "unknown", not "none"."""
         return self._synced.is_set()
-
-    def wait_synced(self, timeout: float) -> bool:
-        return self._synced.wait(timeout)
 
     # --- running ---------------------------------------------------------------------------------
 
@@ -189,7 +187,7 @@ class Informer(Generic[T]):
         event would; client-go's reflector replaces its store item by item too. So no raw object
         outlives its turn, and a list of 200,000 claims holds one page at most. Cached objects the
         list no longer has are then removed and reported as DELETED."""
-        seen: set[Key] = set()
+        seen: set[tuple[str, str]] = set()
 
         def take(item: dict[str, Any]) -> None:
             item.setdefault("apiVersion", self.resource.api_version)

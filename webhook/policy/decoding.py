@@ -18,7 +18,7 @@ from pydantic_core import PydanticKnownError
 
 from webhook.core.gocompat import dra
 from webhook.core.gocompat.gotypes import STRING, Field, GoType, Slice, Struct
-from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.schema import PodCliqueSetSchema
 from webhook.core.pcs.handler import PODCLIQUESET
 from webhook.policy import cel, gotypes
 from webhook.policy.cel import Text
@@ -66,7 +66,7 @@ def _out_of_range(value: str, parts: Parts, path: Text, bounds: tuple[int, int],
 
 def model_problems(root: str) -> str:
     """Where the webhook's model of a PodCliqueSet cannot hold ``root`` (``object``, ``oldObject``)."""
-    schema = PodCliqueSet.model_json_schema(by_alias=True)
+    schema = PodCliqueSetSchema.model_json_schema(by_alias=True)
     checks = [_out_of_range(root, parts, Text(), (low, high)) for parts, low, high in bounded(schema, schema.get("$defs", {}))]
     return f"[{', '.join(checks)}].filter(p, p != '').join(', ')"
 

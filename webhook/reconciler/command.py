@@ -14,6 +14,8 @@ import threading
 import uuid
 from types import FrameType
 
+from kubernetes import client
+
 from webhook import logs
 from webhook.errors import CommandError
 from webhook.kube.config import KubeConfigError, api_client, own_namespace
@@ -27,19 +29,8 @@ def identity() -> str:
     return f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
 
 
-def reconcile(settings: ReconcileSettings) -> int:
-    logs.configure(settings.log_level, settings.log_format)
-    if settings.log_level != "debug":
-        # The library logs every retry of a standby at INFO.
-        logging.getLogger("leaderelection").setLevel(logging.WARNING)
-    try:
-        api = api_client(str(settings.kubeconfig) if settings.kubeconfig else None, settings.context)
-    except KubeConfigError as err:
-        raise CommandError(str(err)) from None
-    namespace = settings.leader_election_namespace or own_namespace(settings.kubeconfig, settings.context)
-    me = identity()
-    stopping = threading.Event()
-    running: list[Controller] = []
+def _stop_on_signals(stopping: threading.Event, running: list[Controller]) -> None:
+    """SIGTERM and SIGINT stop the controller running, and the campaign."""
 
     def stop(signum: int, _frame: FrameType | None) -> None:
         log.info("received %s", signal.Signals(signum).name)
@@ -49,6 +40,26 @@ def reconcile(settings: ReconcileSettings) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+
+
+def _client(settings: ReconcileSettings) -> client.ApiClient:
+    try:
+        return api_client(str(settings.kubeconfig) if settings.kubeconfig else None, settings.context)
+    except KubeConfigError as err:
+        raise CommandError(str(err)) from None
+
+
+def reconcile(settings: ReconcileSettings) -> int:
+    logs.configure(settings.log_level, settings.log_format)
+    if settings.log_level != "debug":
+        # The library logs every retry of a standby at INFO.
+        logging.getLogger("leaderelection").setLevel(logging.WARNING)
+    api = _client(settings)
+    namespace = settings.leader_election_namespace or own_namespace(settings.kubeconfig, settings.context)
+    me = identity()
+    stopping = threading.Event()
+    running: list[Controller] = []
+    _stop_on_signals(stopping, running)
     while True:
         try:
             running[:] = [Controller(reconciler_client(api, namespace), settings, me, namespace)]

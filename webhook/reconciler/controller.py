@@ -23,9 +23,9 @@ import time
 
 from kubernetes import client
 
+from webhook.core.model.meta import ObjectKey
 from webhook.kube.access import Component, GuardedApiClient, guarded
 from webhook.reconciler.cluster.cache import Caches
-from webhook.reconciler.cluster.index import PcsKey
 from webhook.reconciler.health import HealthServer
 from webhook.reconciler.leader import LeaderElector
 from webhook.reconciler.metrics import ReconcilerMetrics
@@ -64,7 +64,7 @@ class Controller:
         self.settings = settings
         self.identity = identity
         self.metrics = ReconcilerMetrics()
-        self.queue: WorkQueue[PcsKey] = WorkQueue(settings.backoff_base, settings.backoff_max)
+        self.queue: WorkQueue[ObjectKey] = WorkQueue(settings.backoff_base, settings.backoff_max)
         self.metrics.observe_queue(lambda: len(self.queue), lambda: self.queue.waiting)
         self.caches = Caches(api, settings.namespace, self.queue.add_after, on_recovered=self._recovered)
         self.metrics.caches_synced.set_function(lambda: 1 if self.caches.synced else 0)
@@ -183,7 +183,6 @@ class Controller:
     def _work(self) -> None:
         while (key := self.queue.get()) is not None:
             started = time.perf_counter()
-            outcome: Outcome | None = None
             try:
                 outcome = self.reconciler.reconcile(key)
             except Interrupted:
@@ -193,55 +192,45 @@ class Controller:
                 self._unreachable(key, str(err))
             except Exception:  # noqa: BLE001 - one PodCliqueSet's trouble must not end the worker
                 log.exception("reconcile of PodCliqueSet %s/%s failed", *key)
-                self._finish(key, None)
+                self._count_failure()
+                self.queue.add_rate_limited(key)
             else:
                 self._finish(key, outcome)
             finally:
                 self.metrics.duration.observe(time.perf_counter() - started)
             self.queue.done(key)
 
-    def _unreachable(self, key: PcsKey, why: str) -> None:
+    def _unreachable(self, key: ObjectKey, why: str) -> None:
         """The API server did not answer: retried with backoff, and at once when the watches are
         back (``_recovered``). One line, no Events (they could not be written)."""
-        self.metrics.reconciles.labels("error").inc()
-        self.metrics.reconcile_errors.inc()
+        self._count_failure()
         delay = self.queue.add_rate_limited(key)
         log.warning("PodCliqueSet %s/%s: %s; retrying in %.1fs or when the API server is back", *key, why, delay)
 
-    def _finish(self, key: PcsKey, outcome: Outcome | None) -> None:
-        if outcome is not None and (outcome.created or outcome.adopted or outcome.deleted):
-            log.info(
-                "PodCliqueSet %s/%s: created %d, adopted %d, deleted %d claims%s",
-                *key,
-                len(outcome.created),
-                len(outcome.adopted),
-                len(outcome.deleted),
-                "; more to do after the PodCliqueSets waiting" if outcome.partial else "",
-            )
-        if outcome is not None and outcome.partial:
-            # Progress was made and there is more: behind the keys waiting, not after a backoff.
+    def _count_failure(self) -> None:
+        self.metrics.reconciles.labels("error").inc()
+        self.metrics.reconcile_errors.inc()
+
+    def _finish(self, key: ObjectKey, outcome: Outcome) -> None:
+        """The key queued as the outcome says: at the back after progress with more to do, after a
+        backoff (or the retry bound) when something failed, after ``requeue_after`` when asked."""
+        if outcome.created or outcome.adopted or outcome.deleted:
+            more = "; more to do after the PodCliqueSets waiting" if outcome.partial else ""
+            log.info("PodCliqueSet %s/%s: created %d, adopted %d, deleted %d claims%s",
+                     *key, len(outcome.created), len(outcome.adopted), len(outcome.deleted), more)
+        if outcome.partial:
             self.queue.forget(key)
             self.queue.add(key)
-        if outcome is not None and outcome.ok:
+        if outcome.ok:
             self.queue.forget(key)
             self.metrics.reconciles.labels("success").inc()
             if outcome.requeue_after:
                 self.queue.add_after(key, outcome.requeue_after)
             return
-        self.metrics.reconciles.labels("error").inc()
-        self.metrics.reconcile_errors.inc()
-        if outcome is not None and outcome.partial:
-            delay = 0.0
-        else:
-            delay = self.queue.add_rate_limited(key, outcome.retry_within if outcome is not None else None)
-        if outcome is not None:
-            log.warning(
-                "PodCliqueSet %s/%s: %d claims not as desired, retrying in %.1fs: %s",
-                *key,
-                outcome.failed,
-                delay,
-                "; ".join(outcome.failures[:3]),
-            )
+        self._count_failure()
+        delay = 0.0 if outcome.partial else self.queue.add_rate_limited(key, outcome.retry_within)
+        log.warning("PodCliqueSet %s/%s: %d claims not as desired, retrying in %.1fs: %s",
+                    *key, outcome.failed, delay, "; ".join(outcome.failures[:3]))
 
     def _shut_down(self) -> int:
         lost = self._lost.is_set()

@@ -105,14 +105,23 @@ class Server(uvicorn.Server):
         for connection in list(connections):
             if isinstance(connection, ServerProtocol):
                 connection.drain()
-        while not self.force_exit and loop.time() < deadline:
-            if not connections and not tasks and loop.time() >= self.lifecycle.last_accepted + GRACE:
-                return
-            await asyncio.sleep(POLL)
+        if await self._drained(deadline):
+            return
         why = "forced to stop" if self.force_exit else f"drain not finished after {self.drain_timeout:g} s"
         log.warning("%s: %d connections aborted, %d requests cancelled", why, len(connections), len(tasks))
         self.lifecycle.dropped["drain_timeout"] += len(connections)
         await self._cut()
+
+    async def _drained(self, deadline: float) -> bool:
+        """Whether every connection and request ended (and no connection was accepted within
+        ``GRACE``) before ``deadline`` or a forced exit."""
+        loop = asyncio.get_running_loop()
+        connections, tasks = self.server_state.connections, self.server_state.tasks
+        while not self.force_exit and loop.time() < deadline:
+            if not connections and not tasks and loop.time() >= self.lifecycle.last_accepted + GRACE:
+                return True
+            await asyncio.sleep(POLL)
+        return False
 
     async def _cut(self) -> None:
         """Aborts every connection; their requests end as their clients' going ends them (a read or

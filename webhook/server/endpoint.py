@@ -140,7 +140,7 @@ class WebhookEndpoint:
     async def read_in_time(self, scope: Scope, receive: Receive) -> bytes:
         """``read_body`` within the body timeout. uvicorn has no timeout for a body, so a client
         that stops sending would hold its request, and its connection, open for ever. A timer handle
-        that cancels the read costs this path about 5 µs, ``asyncio.timeout`` about 11 µs."""
+        cancels the read: on every request it costs less than ``asyncio.timeout`` would."""
         task = asyncio.current_task()
         assert task is not None
         expired = False

@@ -69,6 +69,26 @@ def diagnose(cert: bytes, key: bytes) -> str | None:
     from cryptography import x509
     from cryptography.hazmat.primitives import serialization
 
+    problem = _pem_problem(cert, key)
+    if problem is not None:
+        return problem
+    try:
+        certificate = x509.load_pem_x509_certificates(cert)[0]
+    except ValueError as err:
+        return f"the certificate cannot be read: {err}"
+    try:
+        private_key = serialization.load_pem_private_key(key, password=None)
+    except (ValueError, TypeError) as err:
+        return f"the private key cannot be read: {err}"
+    der, spki = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    if certificate.public_key().public_bytes(der, spki) != private_key.public_key().public_bytes(der, spki):
+        return "the key is not the certificate's (its public key differs: a key of another pair?)"
+    return None
+
+
+def _pem_problem(cert: bytes, key: bytes) -> str | None:
+    """What is wrong with the two files as PEM text (empty, swapped, no PEM block, an encrypted
+    key), before either is parsed."""
     if not cert.strip():
         return "the certificate file is empty"
     if b"-----BEGIN CERTIFICATE-----" not in cert:
@@ -83,17 +103,6 @@ def diagnose(cert: bytes, key: bytes) -> str | None:
         return "the key file holds no PEM private key (no '-----BEGIN ... PRIVATE KEY-----' line)"
     if b"ENCRYPTED" in key:
         return "the private key is encrypted; the server needs it unencrypted"
-    try:
-        certificate = x509.load_pem_x509_certificates(cert)[0]
-    except ValueError as err:
-        return f"the certificate cannot be read: {err}"
-    try:
-        private_key = serialization.load_pem_private_key(key, password=None)
-    except (ValueError, TypeError) as err:
-        return f"the private key cannot be read: {err}"
-    der, spki = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-    if certificate.public_key().public_bytes(der, spki) != private_key.public_key().public_bytes(der, spki):
-        return "the key is not the certificate's (its public key differs: a key of another pair?)"
     return None
 
 

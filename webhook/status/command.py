@@ -9,16 +9,20 @@ cannot be read or the input is unusable.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
-from webhook.claims.inputs import gather
+from kubernetes import client
+
+from webhook.claims.inputs import Workload, gather
 from webhook.claims.listing import check_size, listing, owners
 from webhook.core.model import labels
-from webhook.core.sharing.templatesource import ExternalTemplate
+from webhook.core.model.meta import ObjectKey
 from webhook.errors import CommandError
 from webhook.kube.access import Component, guarded
 from webhook.kube.config import KubeConfigError, api_client, own_namespace
 from webhook.status import observed, render
 from webhook.status.compare import report
+from webhook.status.findings import Report
 from webhook.status.settings import StatusSettings
 
 WRONG = 1
@@ -53,22 +57,34 @@ def status(settings: StatusSettings) -> int:
     if settings.name and not workloads:
         where = "any namespace" if None in namespaces else "namespace " + ", ".join(map(str, namespaces))
         raise CommandError(f"PodCliqueSet {settings.name} not found in {where}", observed.UNUSABLE)
+    reports = _reports(api, cluster, workloads, namespaces, settings)
+    _write(reports, settings.output, namespaces)
+    return WRONG if any(not r.healthy for r in reports) else 0
+
+
+def _reports(
+    api: client.ApiClient, cluster: observed.Cluster, workloads: list[Workload], namespaces: Sequence[str | None], settings: StatusSettings
+) -> list[Report]:
+    """Each PodCliqueSet's listing against the cluster, the templates of other namespaces its
+    claims name read first (when not every namespace was)."""
     used = 0
     for workload in workloads:
         used += check_size(workload, used, settings.max_items)
     listings = [listing(workload, settings.max_claims_per_owner) for workload in workloads]
     if None not in namespaces:
-        elsewhere = {c.template.namespace for item in listings for c in item.claims if isinstance(c.template, ExternalTemplate)}
+        elsewhere = {c.template.namespace for item in listings for c in item.claims if isinstance(c.template, ObjectKey)}
         observed.read_templates(api, cluster, sorted(elsewhere - set(namespaces)))
-    reports = [
-        report(item, workload.sharing, owners(workload), cluster, settings.max_claims_per_owner)
+    return [
+        report(item, workload.pcs, owners(workload), cluster, settings.max_claims_per_owner)
         for item, workload in zip(listings, workloads, strict=True)
     ]
-    if settings.output == "json":
+
+
+def _write(reports: list[Report], output: str, namespaces: Sequence[str | None]) -> None:
+    if output == "json":
         sys.stdout.buffer.write(render.as_json(reports))
-    elif settings.output == "yaml":
+    elif output == "yaml":
         sys.stdout.write(render.as_yaml(reports))
     else:
         sys.stdout.write(render.as_text(reports) or f"No PodCliqueSets found in {', '.join(n or 'any namespace' for n in namespaces)}.\n")
     sys.stdout.flush()
-    return WRONG if any(not r.healthy for r in reports) else 0

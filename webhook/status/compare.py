@@ -15,13 +15,12 @@ from typing import Any
 
 from webhook.claims.listing import ListedClaim, Listing
 from webhook.core.model import labels
-from webhook.core.model.meta import OwnerReference
-from webhook.core.model.projection import PodCliqueSetSharing
-from webhook.core.pcs.warnings import dns1123_label_problem
+from webhook.core.model.meta import ObjectKey, OwnerReference
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.pcs.claimnames import dns1123_label_problem
 from webhook.core.sharing.desired import claim_count, over_limit
-from webhook.core.sharing.owners import OwnedSharing
-from webhook.core.sharing.templatesource import ExternalTemplate
-from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, plan
+from webhook.core.sharing.owners import Owner
+from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, plan_change
 from webhook.status.findings import Finding, Problem, Report
 from webhook.status.observed import Cluster
 from webhook.status.pods import pod_findings
@@ -43,7 +42,7 @@ def _why_missing(listed: ListedClaim, cluster: Cluster) -> str:
     if problem:
         return f"its name is not a valid DNS label ({problem}): pods cannot name it"
     template = listed.template
-    if isinstance(template, ExternalTemplate) and (template.namespace, template.name) not in cluster.templates:
+    if isinstance(template, ObjectKey) and (template.namespace, template.name) not in cluster.templates:
         return f"its ResourceClaimTemplate {template.namespace}/{template.name} does not exist (or cannot be read)"
     return "not created yet: the reconciler has not made it (is it running, and allowed to?)"
 
@@ -58,7 +57,7 @@ def _claim_findings(listing: Listing, cluster: Cluster) -> Iterator[Finding]:
         if found is None:
             yield Finding(Problem.CLAIM_MISSING, subject, f"missing: {_why_missing(listed, cluster)}", event)
             continue
-        change = plan(found.get("metadata", {}).get("labels") or {}, _owner_references(found), desired)
+        change = plan_change(found.get("metadata", {}).get("labels") or {}, _owner_references(found), desired)
         if isinstance(change, OwnedByOther):
             other = change.controller
             message = f"missing: a claim of that name is controlled by {other.kind} {other.name}, not {desired.owner.kind} {desired.owner.name}"
@@ -96,24 +95,24 @@ def _groves(claim: Mapping[str, Any], pcs: str) -> bool:
     return found.get(labels.PART_OF) == pcs and all(found.get(k) == v for k, v in labels.claim_base_labels(pcs).items())
 
 
-def _over_limit(owners: Sequence[OwnedSharing], limit: int) -> list[OwnedSharing]:
-    return [owned for owned in owners if claim_count(owned) > limit]
+def _over_limit(owners: Sequence[Owner], limit: int) -> list[Owner]:
+    return [owner for owner in owners if claim_count(owner) > limit]
 
 
-def report(listing: Listing, sharing: PodCliqueSetSharing, owners: Sequence[OwnedSharing], cluster: Cluster, limit: int) -> Report:
+def report(listing: Listing, pcs: PodCliqueSet, owners: Sequence[Owner], cluster: Cluster, limit: int) -> Report:
     """``listing`` (what must be) against ``cluster`` (what is)."""
     findings: list[Finding] = []
     if listing.denial:
         subject = f"PodCliqueSet {listing.namespace}/{listing.name}"
         findings.append(Finding(Problem.DENIED, subject, f"the validating webhook would deny it: {listing.denial}"))
     over = _over_limit(owners, limit)
-    for owned in over:
-        subject = f"{owned.reference.kind} {listing.namespace}/{owned.owner.name}"
-        message = over_limit(owned, claim_count(owned), limit)
-        findings.append(Finding(Problem.OVER_LIMIT, subject, message, cluster.last_warning(owned.reference.uid)))
+    for owner in over:
+        subject = f"{owner.reference.kind} {listing.namespace}/{owner.name}"
+        message = over_limit(owner, claim_count(owner), limit)
+        findings.append(Finding(Problem.OVER_LIMIT, subject, message, cluster.last_warning(owner.reference.uid)))
     findings += _claim_findings(listing, cluster)
-    findings += _stale(listing, cluster, {owned.reference.uid for owned in over})
+    findings += _stale(listing, cluster, {owner.reference.uid for owner in over})
     pods = cluster.pods_of(listing.namespace, listing.name)
-    findings += pod_findings(sharing, pods, cluster)
+    findings += pod_findings(pcs, pods, cluster)
     present = sum((listing.namespace, c.claim.name) in cluster.claims for c in listing.claims)
     return Report(listing.namespace, listing.name, len(listing.claims), present, len(pods), findings, listing.warnings)

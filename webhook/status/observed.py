@@ -76,25 +76,31 @@ def list_objects(
     while True:
         query: list[tuple[str, Any]] = [("limit", PAGE)]
         query += [(k, v) for k, v in (("labelSelector", label), ("fieldSelector", fields), ("continue", token)) if v]
-        try:
-            request = api.param_serialize(
-                "GET", _path(resource, namespace), query_params=query, header_params={"Accept": "application/json"},
-                auth_settings=["BearerToken"],
-            )
-            response = api.call_api(*request, _request_timeout=TIMEOUT)
-            data = response.read()
-            if not 200 <= response.status <= 299:
-                raise ApiException.from_response(http_resp=response, body=None, data=None)
-            page = orjson.loads(data)
-        except ApiException as err:
-            where = f"in namespace {namespace}" if namespace else "across namespaces"
-            raise CommandError(f"cannot list {resource} {where}: {status_message(err)}", UNUSABLE) from None
-        except CONNECTION_ERRORS as err:
-            raise CommandError(f"{connection_problem(err)} (at {api.configuration.host})", UNUSABLE) from None
+        page = _page(api, resource, namespace, query)
         yield from page.get("items") or []
         token = (page.get("metadata") or {}).get("continue") or ""
         if not token:
             return
+
+
+def _page(api: client.ApiClient, resource: Resource, namespace: str | None, query: list[tuple[str, Any]]) -> Obj:
+    """One page of the List; a refusal or a failure to connect is one line."""
+    try:
+        request = api.param_serialize(
+            "GET", _path(resource, namespace), query_params=query, header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+        )
+        response = api.call_api(*request, _request_timeout=TIMEOUT)
+        data = response.read()
+        if not 200 <= response.status <= 299:
+            raise ApiException.from_response(http_resp=response, body=None, data=None)
+        page: Obj = orjson.loads(data)
+    except ApiException as err:
+        where = f"in namespace {namespace}" if namespace else "across namespaces"
+        raise CommandError(f"cannot list {resource} {where}: {status_message(err)}", UNUSABLE) from None
+    except CONNECTION_ERRORS as err:
+        raise CommandError(f"{connection_problem(err)} (at {api.configuration.host})", UNUSABLE) from None
+    return page
 
 
 def key_of(obj: Obj) -> Key:
@@ -103,8 +109,13 @@ def key_of(obj: Obj) -> Key:
     return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
 
 
+def _last(obj: Obj) -> str:
+    """When an Event last happened: the fields events.k8s.io and core Events fill, in that order."""
+    return str(obj.get("lastTimestamp") or obj.get("eventTime") or (obj.get("metadata") or {}).get("creationTimestamp") or "")
+
+
 def _event(obj: Obj) -> tuple[str, EventText]:
-    last = obj.get("lastTimestamp") or obj.get("eventTime") or (obj.get("metadata") or {}).get("creationTimestamp") or ""
+    last = _last(obj)
     text = EventText(obj.get("type") or "", obj.get("reason") or "", obj.get("message") or "", int(obj.get("count") or 1), last)
     return str((obj.get("involvedObject") or {}).get("uid") or ""), text
 
@@ -113,21 +124,31 @@ def read(api: client.ApiClient, namespaces: Sequence[str | None], name: str | No
     """Everything ``status`` compares, for the PodCliqueSet ``name`` or all, in ``namespaces``
     (``None`` for all of them)."""
     cluster = Cluster()
-    workload = f"{labels.PART_OF}={name}" if name else labels.PART_OF
     for namespace in namespaces:
-        by_name = f"metadata.name={name}" if name else ""
-        for resource, label, fields in ((PODCLIQUESETS, "", by_name), (PODCLIQUESCALINGGROUPS, workload, ""), (PODCLIQUES, workload, "")):
-            cluster.workload_objects += ((f"{resource.kind} {'/'.join(key_of(o))}", o) for o in list_objects(api, resource, namespace, label=label, fields=fields))
-        cluster.claims.update((key_of(o), o) for o in list_objects(api, RESOURCECLAIMS, namespace))
-        cluster.templates.update(key_of(o) for o in list_objects(api, RESOURCECLAIMTEMPLATES, namespace))
-        for pod in list_objects(api, PODS, namespace, label=f"{workload},{labels.PODCLIQUE}"):
-            if not (pod.get("metadata") or {}).get("deletionTimestamp"):
-                pcs = str(pod["metadata"]["labels"][labels.PART_OF])
-                cluster.pods.setdefault((key_of(pod)[0], pcs), []).append(pod)
-        events = list_objects(api, EVENTS, namespace, fields="type=Warning,involvedObject.apiVersion=grove.io/v1alpha1")
-        for uid, text in sorted(map(_event, events), key=lambda pair: pair[1].last):
-            cluster.warnings[uid] = text
+        _read_namespace(api, cluster, namespace, name)
     return cluster
+
+
+def _read_namespace(api: client.ApiClient, cluster: Cluster, namespace: str | None, name: str | None) -> None:
+    """One namespace's objects (all namespaces' for None) into ``cluster``."""
+    workload = f"{labels.PART_OF}={name}" if name else labels.PART_OF
+    by_name = f"metadata.name={name}" if name else ""
+    for resource, label, fields in ((PODCLIQUESETS, "", by_name), (PODCLIQUESCALINGGROUPS, workload, ""), (PODCLIQUES, workload, "")):
+        cluster.workload_objects += ((f"{resource.kind} {'/'.join(key_of(o))}", o) for o in list_objects(api, resource, namespace, label=label, fields=fields))
+    cluster.claims.update((key_of(o), o) for o in list_objects(api, RESOURCECLAIMS, namespace))
+    cluster.templates.update(key_of(o) for o in list_objects(api, RESOURCECLAIMTEMPLATES, namespace))
+    _read_pods(api, cluster, namespace, workload)
+    events = list_objects(api, EVENTS, namespace, fields="type=Warning,involvedObject.apiVersion=grove.io/v1alpha1")
+    for uid, text in sorted(map(_event, events), key=lambda pair: pair[1].last):
+        cluster.warnings[uid] = text
+
+
+def _read_pods(api: client.ApiClient, cluster: Cluster, namespace: str | None, workload: str) -> None:
+    """Grove's pods of the PodCliqueSets read, those being deleted left out."""
+    for pod in list_objects(api, PODS, namespace, label=f"{workload},{labels.PODCLIQUE}"):
+        if not (pod.get("metadata") or {}).get("deletionTimestamp"):
+            pcs = str(pod["metadata"]["labels"][labels.PART_OF])
+            cluster.pods.setdefault((key_of(pod)[0], pcs), []).append(pod)
 
 
 def read_templates(api: client.ApiClient, cluster: Cluster, namespaces: Sequence[str]) -> None:

@@ -12,9 +12,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from webhook.core.model import labels
-from webhook.core.model.projection import PodCliqueSetSharing
+from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.sharing.placement import IdentityError, clique_identity, pod_index
-from webhook.core.sharing.podclaims import claims_for_pod
+from webhook.core.sharing.podclaims import pod_claims
 from webhook.status.findings import Finding, Problem
 from webhook.status.observed import Cluster
 
@@ -26,12 +26,12 @@ def _carried(pod: Mapping[str, Any]) -> list[str]:
     return [str(e["resourceClaimName"]) for e in entries if isinstance(e, dict) and e.get("resourceClaimName")]
 
 
-def _expected(sharing: PodCliqueSetSharing, pod: Mapping[str, Any]) -> list[str]:
+def _expected(pcs: PodCliqueSet, pod: Mapping[str, Any]) -> list[str]:
     """The claims the pod webhook would give the pod; IdentityError when it would deny it."""
     metadata = pod["metadata"]
     pod_labels = metadata.get("labels") or {}
-    identity = clique_identity(sharing.namespace, sharing.name, pod_labels[labels.PODCLIQUE], pod_labels)
-    return claims_for_pod(sharing, identity, lambda: pod_index(pod_labels, f"{sharing.namespace}/{metadata['name']}"))
+    identity = clique_identity(pcs.namespace, pcs.name, pod_labels[labels.PODCLIQUE], pod_labels)
+    return pod_claims(pcs, identity, lambda: pod_index(pod_labels, f"{pcs.namespace}/{metadata['name']}"))
 
 
 def _waiting(pod: Mapping[str, Any]) -> bool:
@@ -42,20 +42,25 @@ def _waiting(pod: Mapping[str, Any]) -> bool:
     return pending and not spec.get("nodeName") and not spec.get("schedulingGates")
 
 
-def pod_findings(sharing: PodCliqueSetSharing, pods: Sequence[Mapping[str, Any]], cluster: Cluster) -> Iterator[Finding]:
-    namespace = sharing.namespace
+def _lacking(pcs: PodCliqueSet, pod: Mapping[str, Any], subject: str, carried: list[str]) -> Iterator[Finding]:
+    """The pod webhook's refusal of the pod, or the claims it would give the pod and it lacks."""
+    try:
+        lacking = [claim for claim in _expected(pcs, pod) if claim not in carried]
+    except IdentityError as err:
+        yield Finding(Problem.POD_UNPLACED, subject, f"the pod webhook would refuse it: {err}")
+        return
+    if lacking:
+        yield Finding(Problem.POD_MISSING_CLAIMS, subject, f"does not carry {', '.join(lacking)}: {RECREATE}")
+
+
+def pod_findings(pcs: PodCliqueSet, pods: Sequence[Mapping[str, Any]], cluster: Cluster) -> Iterator[Finding]:
+    namespace = pcs.namespace
     waiting_on: dict[str, list[str]] = {}
     for pod in pods:
         name = pod["metadata"]["name"]
         subject = f"Pod {namespace}/{name}"
         carried = _carried(pod)
-        try:
-            lacking = [claim for claim in _expected(sharing, pod) if claim not in carried]
-        except IdentityError as err:
-            yield Finding(Problem.POD_UNPLACED, subject, f"the pod webhook would refuse it: {err}")
-            lacking = []
-        if lacking:
-            yield Finding(Problem.POD_MISSING_CLAIMS, subject, f"does not carry {', '.join(lacking)}: {RECREATE}")
+        yield from _lacking(pcs, pod, subject, carried)
         if not _waiting(pod):
             continue
         for claim in carried:

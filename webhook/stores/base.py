@@ -3,8 +3,9 @@
 Two stores implement it: the embedded store (manifests loaded from files, for local runs and
 ``review``) and the cluster store (a list+watch cache). The request path only ever calls ``get``,
 which answers from memory, and at most one ``fetch`` on a miss, so a webhook call never waits on
-more than one bounded API request. Both keep each PodCliqueSet as its ``PodCliqueSetSharing``
-projection, the few hundred bytes of it that decisions read, never the whole object.
+more than one bounded API request. Both keep each PodCliqueSet as
+``model.podcliqueset.PodCliqueSet`` without its templates, the few hundred bytes of it that the pod
+webhook reads, never the whole object.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
 
-from webhook.core.model.projection import PodCliqueSetSharing
+from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.authorization import TemplateAccess
 from webhook.core.pcs.missingtemplates import TemplateLookup
 
@@ -31,10 +32,10 @@ class ObjectStore(Protocol):
     def size(self) -> int:
         """How many PodCliqueSets the store holds."""
 
-    def get(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+    def get(self, namespace: str, name: str) -> PodCliqueSet | None:
         """The PodCliqueSet from memory: O(1), never blocks."""
 
-    async def fetch(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+    async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
         """After a ``get`` miss: at most one bounded read from the source (None for files)."""
 
     async def start(self) -> None:

@@ -1,7 +1,7 @@
 """The cluster object store: a list+watch cache of ``grove.io/v1alpha1`` PodCliqueSets.
 
 One informer (``webhook.kube.informer``) per watched namespace, or one for all namespaces, keeps
-the sharing projection of each PodCliqueSet in memory from a background thread; ``get`` reads that
+each PodCliqueSet (without its templates) in memory from a background thread; ``get`` reads that
 dict and never waits.
 A miss can be an object the watch has not delivered yet (a PodCliqueSet created a moment before
 its first pod), so ``fetch`` makes one GET bounded by ``fetch_timeout``, off the event loop.
@@ -23,7 +23,7 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.projection import PodCliqueSetSharing, project
+from webhook.core.model.reader import read_podcliqueset
 from webhook.kube.access import Access, Component, GuardedApiClient, guarded
 from webhook.kube.authorization import SubjectAccessReviews
 from webhook.kube.config import KubeConfigError, api_client
@@ -43,17 +43,17 @@ def _single_attempt(api: GuardedApiClient) -> GuardedApiClient:
     configuration.retries = False
     # The proxy as found now (the environment's, or none), kept: otherwise the token-refresh hook,
     # which sets the host again before every request, makes the client re-read every environment
-    # variable for it (0.15 ms a request here, more in a pod with many service variables).
+    # variable for it (more in a pod with many service variables).
     configuration.proxy = configuration.proxy
     return GuardedApiClient(configuration, api.access)
 
 
-def project_object(obj: object) -> PodCliqueSetSharing:
-    """What the cache holds: the object's sharing projection, made as the object arrives, so requests
-    never parse one and the rest of the object (pod specs above all) is dropped at once. A
+def kept(obj: object) -> PodCliqueSet:
+    """What the cache holds: the PodCliqueSet without its templates, read as the object arrives, so
+    requests never parse one and the rest of the object (pod specs above all) is dropped at once. A
     ``ValidationError`` (a ``ValueError``) makes the informer log the object and leave it out, and
     ``get`` answer None. Typed ``object`` because that is how the client types a GET's answer."""
-    return project(PodCliqueSet.model_validate(obj))
+    return read_podcliqueset(obj).without_templates()
 
 
 class ClusterStore:
@@ -75,7 +75,7 @@ class ClusterStore:
         self._objects: client.CustomObjectsApi | None = None
         self._reviews: SubjectAccessReviews | None = None
         self._templates: TemplateReads | None = None
-        self._informers: dict[str | None, Informer[PodCliqueSetSharing]] = {}
+        self._informers: dict[str | None, Informer[PodCliqueSet]] = {}
 
     @property
     def access(self) -> Access:
@@ -91,16 +91,16 @@ class ClusterStore:
     def size(self) -> int:
         return sum(len(i) for i in self._informers.values())
 
-    def _informer(self, namespace: str) -> Informer[PodCliqueSetSharing] | None:
+    def _informer(self, namespace: str) -> Informer[PodCliqueSet] | None:
         """The informer watching ``namespace``: the one for all namespaces, if that is how it runs."""
         informers = self._informers
         return informers[None] if None in informers else informers.get(namespace)
 
-    def get(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+    def get(self, namespace: str, name: str) -> PodCliqueSet | None:
         informer = self._informer(namespace)
         return informer.get(namespace, name) if informer is not None else None
 
-    async def fetch(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+    async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
         """One GET of a PodCliqueSet the cache does not hold (none outside the watched namespaces,
         and none for an empty name, whose URL would be the namespace's list)."""
         if self._objects is None or not name or self._informer(namespace) is None:
@@ -124,7 +124,7 @@ class ClusterStore:
             log.warning("GET of PodCliqueSet %s/%s failed: %s", namespace, name, err)
             return None
         try:
-            return project_object(obj)
+            return kept(obj)
         except ValueError as err:
             log.warning("PodCliqueSet %s/%s cannot be read: %s", namespace, name, str(err).splitlines()[0])
             return None
@@ -161,7 +161,7 @@ class ClusterStore:
                 self._api,
                 PODCLIQUESETS,
                 namespace=namespace,
-                transform=project_object,
+                transform=kept,
                 watch_timeout_seconds=self.watch_timeout_seconds,
             )
             self._informers[namespace] = informer

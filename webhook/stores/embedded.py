@@ -1,7 +1,7 @@
 """The embedded object store: PodCliqueSets read once from manifest files at start-up.
 
 For running without a cluster (``make run``, ``review``, tests and benchmarks). Everything is
-parsed when the store starts and kept as its sharing projection, so a request only looks a dict
+parsed when the store starts and kept as the pod webhook reads it, so a request only looks a dict
 up; the files are not watched.
 """
 
@@ -11,21 +11,21 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.projection import PodCliqueSetSharing, project
 from webhook.stores import manifests
 
 
 class EmbeddedStore:
     def __init__(self, paths: Sequence[Path] = ()) -> None:
         self.paths = list(paths)
-        self._objects: dict[tuple[str, str], PodCliqueSetSharing] = {}
+        self._objects: dict[tuple[str, str], PodCliqueSet] = {}
+        """By ``ObjectKey``; looked up by plain (namespace, name) tuples, which equal them."""
         self._ready = False
 
     @classmethod
     def of(cls, objects: Iterable[PodCliqueSet]) -> EmbeddedStore:
         """A started store holding ``objects`` (keyed by their namespace and name)."""
         store = cls()
-        store._objects = {sharing.key: sharing for sharing in map(project, objects)}
+        store._objects = {pcs.key: pcs.without_templates() for pcs in objects}
         store._ready = True
         return store
 
@@ -37,10 +37,10 @@ class EmbeddedStore:
     def size(self) -> int:
         return len(self._objects)
 
-    def get(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+    def get(self, namespace: str, name: str) -> PodCliqueSet | None:
         return self._objects.get((namespace, name))
 
-    async def fetch(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+    async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
         """Files have nothing more to give than what was loaded."""
         return None
 

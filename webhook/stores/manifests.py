@@ -20,9 +20,9 @@ import yaml
 from pydantic import ValidationError
 
 from webhook.core.admission.request import first_problem
-from webhook.core.model.meta import DEFAULT_NAMESPACE
+from webhook.core.model.meta import DEFAULT_NAMESPACE, ObjectKey
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.projection import PodCliqueSetSharing, project
+from webhook.core.model.reader import read_podcliqueset
 from webhook.stores.base import StoreError
 
 SUFFIXES = (".yaml", ".yml", ".json")
@@ -30,8 +30,6 @@ GROUP = "grove.io"
 KIND = "PodCliqueSet"
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-Key = tuple[str, str]
 
 
 def manifest_files(paths: Sequence[Path]) -> Iterator[Path]:
@@ -95,16 +93,15 @@ def _is_podcliqueset(obj: dict[str, Any]) -> bool:
     return is_grove_object(obj, KIND)
 
 
-def project_manifest(obj: dict[str, Any], where: str) -> PodCliqueSetSharing:
-    """One PodCliqueSet manifest as the store keeps it (in ``default`` when it names no namespace)."""
+def read_manifest(obj: dict[str, Any], where: str) -> PodCliqueSet:
+    """One PodCliqueSet manifest, in ``default`` when it names no namespace."""
     try:
-        pcs = PodCliqueSet.model_validate(obj)
+        pcs = read_podcliqueset(obj)
     except ValidationError as err:
         raise StoreError(f"{where}: PodCliqueSet cannot be read: {first_problem(err)}") from None
-    if not pcs.metadata.name:
+    if not pcs.name:
         raise StoreError(f"{where}: PodCliqueSet has no metadata.name")
-    sharing = project(pcs)
-    return sharing if sharing.namespace else sharing._replace(namespace=DEFAULT_NAMESPACE)
+    return pcs if pcs.namespace else pcs._replace(namespace=DEFAULT_NAMESPACE)
 
 
 def manifest_objects(paths: Sequence[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -116,16 +113,17 @@ def manifest_objects(paths: Sequence[Path]) -> Iterator[tuple[str, dict[str, Any
                 yield where, obj
 
 
-def load(paths: Sequence[Path]) -> dict[Key, PodCliqueSetSharing]:
-    """Every PodCliqueSet in ``paths`` by (namespace, name); the same one defined twice is an error."""
-    found: dict[Key, PodCliqueSetSharing] = {}
-    origin: dict[Key, str] = {}
+def load(paths: Sequence[Path]) -> dict[tuple[str, str], PodCliqueSet]:
+    """Every PodCliqueSet in ``paths`` by its ``ObjectKey``, as the store keeps it (without its
+    templates); the same one defined twice is an error."""
+    found: dict[tuple[str, str], PodCliqueSet] = {}
+    origin: dict[ObjectKey, str] = {}
     for where, obj in manifest_objects(paths):
         if not _is_podcliqueset(obj):
             continue
-        pcs = project_manifest(obj, where)
+        pcs = read_manifest(obj, where).without_templates()
         key = pcs.key
         if key in found:
-            raise StoreError(f"{where}: PodCliqueSet {key[0]}/{key[1]} is already defined in {origin[key]}")
+            raise StoreError(f"{where}: PodCliqueSet {key} is already defined in {origin[key]}")
         found[key], origin[key] = pcs, where
     return found

@@ -10,9 +10,10 @@ import pytest
 
 from webhook.core.admission import response
 from webhook.core.admission.handling import answer
-from webhook.core.admission.request import AdmissionRequest, ExpectedKind
+from webhook.core.admission.request import AdmissionRequest
+from webhook.core.model.meta import GroupVersionKind
 
-KIND = ExpectedKind("grove.io", "v1alpha1", "PodCliqueSet")
+KIND = GroupVersionKind("grove.io", "v1alpha1", "PodCliqueSet")
 
 
 class Recording:

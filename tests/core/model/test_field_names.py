@@ -13,13 +13,12 @@ import pytest
 from core import answers
 from core.podcliquesets import create
 from core.workload import grove_pod, pod_review, workload_pcs, workload_pcs_raw
-from webhook.core.model.projection import project
 
 WORKER_A_CLAIMS = 5
 
 
 def mutated(pod: dict[str, Any]) -> dict[str, Any]:
-    source = answers.Source([project(workload_pcs())])
+    source = answers.Source([(workload_pcs())])
     answer = answers.mutated(pod_review(pod), source).body["response"]
     assert source.lookups == [("default", "rs-test")]
     assert answer["allowed"] is True

@@ -16,6 +16,7 @@ from core.podcliquesets import Object, cross_namespace, pcs_review, small, workl
 from webhook.core.admission.handling import answer
 from webhook.core.admission.userinfo import UserInfo
 from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.reader import read_podcliqueset
 from webhook.core.pcs.authorization import (
     AccessUnknown,
     TemplateAuthorization,
@@ -75,7 +76,7 @@ DENIED_EXT2 = (
 
 
 def test_each_template_of_another_namespace_is_named_once_by_its_first_entry() -> None:
-    references = cross_namespace_references(PodCliqueSet.model_validate(cross_namespace()), "default")
+    references = cross_namespace_references(read_podcliqueset(cross_namespace()).spec, "default")
     assert [(r.namespace, r.name, str(r.path)) for r in references] == [
         ("team-b", "ext", "spec.template.resourceSharing[1].namespace"),
         ("team-b", "ext2", CLIQUE_ENTRY),

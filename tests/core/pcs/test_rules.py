@@ -10,6 +10,7 @@ import pytest
 
 from core.podcliquesets import Object, create, denial, workload
 from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.reader import read_podcliqueset
 from webhook.core.pcs.rules import validate_create as validate
 
 Change = Callable[[Object], Any]
@@ -20,7 +21,7 @@ SUPPORTED = 'supported values: "AllReplicas", "PerReplica"'
 def messages(change: Change) -> list[str]:
     pcs = workload()
     change(pcs)
-    return [str(e) for e in validate(PodCliqueSet.model_validate(pcs))]
+    return [str(e) for e in validate(read_podcliqueset(pcs).spec)]
 
 
 def template(pcs: Object) -> Object:
@@ -157,7 +158,7 @@ def test_entry_rules_at_every_level(level: str, change: EntryChange, expected: C
     path, entries_of = LEVELS[level]
     pcs = workload()
     change(entries_of(pcs))
-    assert [str(e) for e in validate(PodCliqueSet.model_validate(pcs))] == expected(path, entries_of(pcs))
+    assert [str(e) for e in validate(read_podcliqueset(pcs).spec)] == expected(path, entries_of(pcs))
 
 
 def test_the_same_template_name_at_different_levels_is_allowed() -> None:

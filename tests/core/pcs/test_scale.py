@@ -15,7 +15,7 @@ from core.answers import Source
 from core.podcliquesets import Object, small
 from webhook.core.admission.handling import answer
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.projection import project
+from webhook.core.model.reader import read_podcliqueset
 from webhook.core.pcs.scale import ScaleValidator
 from webhook.core.pcs.warnings import claim_warnings
 from webhook.core.sharing.owners import Level
@@ -49,8 +49,8 @@ def spec(clique_max: int | None = None, group_max: int | None = None) -> Object:
     return pcs
 
 
-def projected(pcs: Object) -> Any:
-    return project(PodCliqueSet.model_validate(pcs))
+def projected(pcs: Object) -> PodCliqueSet:
+    return read_podcliqueset(pcs)
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,9 @@ import pytest
 from core.podcliquesets import Object, create, denial, workload
 from webhook.core.gocompat.fielderrors import aggregate
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.projection import project
-from webhook.core.pcs.warnings import INCOMPLETE, MAX_COLLISIONS, claim_warnings
+from webhook.core.model.reader import read_podcliqueset
+from webhook.core.pcs.claimnames import INCOMPLETE, MAX_COLLISIONS
+from webhook.core.pcs.warnings import claim_warnings
 
 TOO_LONG = "must be no more than 63 characters"
 BAD = "must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
@@ -30,7 +31,7 @@ def t(pcs: Object) -> Object:
 def warnings_for(change: Callable[[Object], Any]) -> list[str]:
     pcs = workload()
     change(pcs)
-    return claim_warnings(project(PodCliqueSet.model_validate(pcs)))
+    return claim_warnings(read_podcliqueset((pcs)))
 
 
 def invalid(source: str, name: str, problem: str) -> str:

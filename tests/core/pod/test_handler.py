@@ -15,9 +15,9 @@ from core.answers import Source, mutated
 from core.workload import grove_pod, pod_review, workload_pcs, workload_pcs_raw
 from webhook.core.admission.handling import Answer
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.projection import PodCliqueSetSharing, project
+from webhook.core.model.reader import read_podcliqueset
 
-Store = Mapping[tuple[str, str], PodCliqueSetSharing]
+Store = Mapping[tuple[str, str], PodCliqueSet]
 
 
 def mutate(body: bytes | dict[str, Any], store: Store | Source, on_missing_pcs: Literal["deny", "allow"] = "deny") -> Answer:
@@ -50,9 +50,9 @@ def assert_claims(pod: dict[str, Any], expected: list[str]) -> None:
         assert [c["name"] for c in container["resources"]["claims"]] == expected, container["name"]
 
 
-def store_of(*objects: PodCliqueSet) -> dict[tuple[str, str], PodCliqueSetSharing]:
-    """What a store holds for ``objects``: their sharing projections."""
-    return {sharing.key: sharing for sharing in map(project, objects)}
+def store_of(*objects: PodCliqueSet) -> dict[tuple[str, str], PodCliqueSet]:
+    """What a store holds for ``objects``."""
+    return {pcs.key: pcs.without_templates() for pcs in objects}
 
 
 # --- §7: every pod of every step -------------------------------------------------------------------
@@ -242,7 +242,7 @@ FILTER_CASES = [
 def test_filters_at_podcliqueset_and_scaling_group_level(where: tuple[str, str | None, int], expected: list[str]) -> None:
     clique, group, group_replica = where
     pod = grove_pod(FILTERED, 0, clique, 0, group, group_replica)
-    after = patched_pod(pod, mutate(pod_review(pod), store_of(PodCliqueSet.model_validate(FILTERED))))
+    after = patched_pod(pod, mutate(pod_review(pod), store_of(read_podcliqueset(FILTERED))))
     assert_claims(after, expected)
 
 
@@ -285,7 +285,7 @@ UNFILTERED_CASES = [
 def test_filters_apply_where_grove_has_them(where: tuple[str, str | None], expected: list[str]) -> None:
     clique, group = where
     pod = grove_pod(UNFILTERED, 0, clique, 0, group, 0)
-    after = patched_pod(pod, mutate(pod_review(pod), store_of(PodCliqueSet.model_validate(UNFILTERED))))
+    after = patched_pod(pod, mutate(pod_review(pod), store_of(read_podcliqueset(UNFILTERED))))
     assert_claims(after, expected)
 
 
@@ -294,7 +294,7 @@ def test_podcliqueset_with_nothing_to_share_is_allowed_without_patch() -> None:
     raw["spec"]["template"]["resourceSharing"] = []
     raw["spec"]["template"]["podCliqueScalingGroups"][0]["resourceSharing"] = None
     pod = grove_pod(raw, 0, "b", 0, "shared", 0)
-    decision = mutate(pod_review(pod), store_of(PodCliqueSet.model_validate(raw)))
+    decision = mutate(pod_review(pod), store_of(read_podcliqueset(raw)))
     assert response(decision) == {"uid": "7f0b2c4e-0001", "allowed": True, "status": {"code": 200}}
     assert decision.outcome == "allowed"
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webhook.core.model.pod import read_pod
-from webhook.core.pod.patch import CLAIMS_ANNOTATION, ClaimPatches, claim_patch, pointer
+from webhook.core.pod.patch import CLAIMS_ANNOTATION, claim_patch, pointer, shape_of
 
 CLAIMS = ["p-all-a", "p-0-b"]
 
@@ -26,7 +26,7 @@ def refs(*names: str) -> list[dict[str, str]]:
 
 
 def apply(pod: dict[str, Any], claims: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    operations = claim_patch(read_pod(pod), claims)
+    operations = claim_patch(shape_of(read_pod(pod)), claims)
     return operations, jsonpatch.apply_patch(pod, operations)
 
 
@@ -156,7 +156,7 @@ def test_the_pod_records_the_claims_the_webhook_added(metadata: dict[str, Any], 
 
 def test_claims_grove_already_put_in_the_pod_leave_no_annotation() -> None:
     pod = {"metadata": {}, "spec": {"resourceClaims": pod_claims(*CLAIMS), "containers": [{"name": "c", "resources": {"claims": refs(*CLAIMS)}}]}}
-    assert claim_patch(read_pod(pod), CLAIMS) == []
+    assert claim_patch(shape_of(read_pod(pod)), CLAIMS) == []
 
 
 def test_duplicate_names_in_the_claim_list_are_added_once() -> None:
@@ -166,12 +166,12 @@ def test_duplicate_names_in_the_claim_list_are_added_once() -> None:
 
 
 def test_no_claims_no_operations() -> None:
-    assert claim_patch(read_pod({"spec": {"containers": [{"name": "c"}]}}), []) == []
+    assert claim_patch(shape_of(read_pod({"spec": {"containers": [{"name": "c"}]}})), []) == []
 
 
 def test_operations_are_the_smallest_set() -> None:
     pod = {"spec": {"resourceClaims": pod_claims("u"), "containers": [{"name": "c", "resources": {"limits": {}}}]}}
-    assert claim_patch(read_pod(pod), ["x"]) == [
+    assert claim_patch(shape_of(read_pod(pod)), ["x"]) == [
         {"op": "add", "path": "/spec/resourceClaims/-", "value": {"name": "x", "resourceClaimName": "x"}},
         {"op": "add", "path": "/spec/containers/0/resources/claims", "value": [{"name": "x"}]},
         {"op": "add", "path": "/metadata", "value": {"annotations": {CLAIMS_ANNOTATION: "x"}}},
@@ -213,37 +213,3 @@ POD = st.one_of(
         )}
     ),
 )
-SHARED = ClaimPatches(size=8)
-"""One cache for every example, small enough to evict: a key that two different patches shared would
-show as a wrong answer in some example."""
-
-
-@settings(max_examples=300, deadline=None)
-@given(pod=POD, claims=st.lists(NAMES, max_size=3))
-def test_a_remembered_patch_is_the_patch_of_the_pod_at_hand(pod: dict[str, Any], claims: list[str]) -> None:
-    read = read_pod(pod)
-    operations = claim_patch(read, claims)
-    expected = orjson.dumps(operations) if operations else b""
-    assert SHARED.patch(read, claims, shared=True) == expected
-    assert SHARED.patch(read, claims, shared=True) == expected
-    assert SHARED.patch(read, claims, shared=False) == expected
-
-
-def test_pods_of_one_template_share_one_patch() -> None:
-    patches = ClaimPatches()
-    pods = [read_pod({"metadata": {"name": f"w-{i}"}, "spec": {"containers": [{"name": "c"}]}}) for i in range(3)]
-    first = patches.patch(pods[0], CLAIMS, shared=True)
-    assert all(patches.patch(pod, CLAIMS, shared=True) is first for pod in pods)
-    assert patches.patch(pods[0], ["p-all-a"], shared=True) != first
-
-
-def test_a_large_patch_is_built_each_time_rather_than_kept() -> None:
-    """A pod of many containers, with many claims: remembering such patches would let the pods
-    sent decide how much memory the cache holds."""
-    patches = ClaimPatches()
-    many = read_pod({"spec": {"containers": [{"name": f"c{i}"} for i in range(200)]}})
-    names = [f"claim-{i}" for i in range(20)]
-    first = patches.patch(many, names, shared=True)
-    assert len(first) > patches.largest
-    again = patches.patch(many, names, shared=True)
-    assert again == first and again is not first

@@ -1,13 +1,14 @@
 """A second, independent reading of which claims a spec produces: the oracle the name patterns and
-the owner walk are checked against. It walks the parsed model, not the projection, and lists every
+the owner walk are checked against. It walks the pydantic schema, not what the webhooks read, and lists every
 owner and every replica, so it is only fit for the small random specs of the tests."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
-from webhook.core.model.podcliqueset import PodCliqueSet, ResourceSharingSpec
-from webhook.core.sharing.owners import OwnedSharing
+from webhook.core.model.schema import PodCliqueSetSchema, ResourceSharingSpec
+from webhook.core.sharing.owners import Owner
 from webhook.core.sharing.placement import index_below
 
 
@@ -22,8 +23,9 @@ def _owner(name: str, entries: list[ResourceSharingSpec], source: str, replicas:
                 yield f"{source}[{i}]", f"{name}-{replica}-{entry.name}"
 
 
-def claim_names(pcs: PodCliqueSet) -> dict[str, set[str]]:
+def claim_names(raw: dict[str, Any]) -> dict[str, set[str]]:
     """Entry field path to every claim name the owners Grove builds from the spec give it."""
+    pcs = PodCliqueSetSchema.model_validate(raw)
     template, name = pcs.spec.template, pcs.metadata.name
     found: dict[str, set[str]] = {}
 
@@ -40,7 +42,7 @@ def claim_names(pcs: PodCliqueSet) -> dict[str, set[str]]:
                 add(f"{name}-{i}-{clique.name}", clique.resource_sharing, f"spec.template.cliques[{c}].resourceSharing", replicas)
         for g, group in enumerate(template.pod_clique_scaling_groups):
             group_name = f"{name}-{i}-{group.name}"
-            group_replicas = max(group.template_replicas(), 0)
+            group_replicas = max(1 if group.replicas is None else group.replicas, 0)
             add(group_name, list(group.resource_sharing), f"spec.template.podCliqueScalingGroups[{g}].resourceSharing", group_replicas)
             for j in range(group_replicas):
                 for clique_name in group.clique_names:
@@ -53,14 +55,14 @@ def claim_names(pcs: PodCliqueSet) -> dict[str, set[str]]:
     return found
 
 
-def stale_claims(owned: OwnedSharing, existing: Iterable[tuple[str, Mapping[str, str]]]) -> list[str]:
+def stale_claims(owned: Owner, existing: Iterable[tuple[str, Mapping[str, str]]]) -> list[str]:
     """Names of this owner's PerReplica claims for replicas >= N, as Grove's cleanup selector picks
     them (BEHAVIOUR.md §4.8): every claim that carries all of the owner's labels and a replica-index
     label that is not one of 0..N-1. An owner with no entries cleans up nothing."""
-    if not owned.owner.entries:
+    if not owned.entries:
         return []
-    selector = owned.owner.owner_labels().items()
-    replica_label = owned.owner.level.value.replica_label
+    selector = owned.owner_labels().items()
+    replica_label = owned.level.replica_label
     return [
         name
         for name, claim_labels in existing

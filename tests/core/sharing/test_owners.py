@@ -11,14 +11,11 @@ from core.sharing.oracle import claim_names, stale_claims
 from core.sharing.test_patterns import SEEDS, random_spec
 from core.workload import grove_pod, workload_pcs_raw
 from webhook.core.model.meta import OwnerReference
-from webhook.core.model.podcliqueset import (
-    PodClique,
-    PodCliqueScalingGroup,
-    PodCliqueSet,
-)
-from webhook.core.model.projection import project
+from webhook.core.model.children import PodClique, PodCliqueScalingGroup
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.reader import read_podcliqueset
 from webhook.core.sharing.desired import claim_count, desired_claims
-from webhook.core.sharing.owners import OwnedSharing, live_owners, planned_owners
+from webhook.core.sharing.owners import Owner, live_owners, planned_owners
 from webhook.core.sharing.patterns import PlannedSize, planned_size
 from webhook.core.sharing.placement import clique_identity, index_below
 
@@ -39,7 +36,7 @@ def pcs(replicas: int = 1, **template: Any) -> PodCliqueSet:
     raw = workload_pcs_raw(replicas)
     raw["metadata"]["uid"] = "pcs-uid"
     raw["spec"]["template"].update(template)
-    return PodCliqueSet.model_validate(raw)
+    return read_podcliqueset(raw)
 
 
 def group(name: str, pcs_replica: str = "0", replicas: int = 2, deleting: bool = False) -> PodCliqueScalingGroup:
@@ -65,10 +62,9 @@ def worker_b(i: int, j: int) -> dict[str, str]:
     return {**worker_a(i), PCSG: f"rs-test-{i}-sga", PCSG_INDEX: str(j)}
 
 
-def summary(owned: OwnedSharing) -> tuple[str, str, str, int, str, list[str]]:
-    owner = owned.owner
+def summary(owner: Owner) -> tuple[str, str, str, int, str, list[str]]:
     names = [e.name for e in owner.entries]
-    return owner.level.value.kind, owner.name, owned.uid, owned.replicas, owner.source, names
+    return owner.level.kind, owner.name, owner.uid, owner.replicas, owner.source, names
 
 
 # --- owners (§4.7: one PCS, each PCSG object, each PodClique object) -----------------------------
@@ -81,7 +77,7 @@ def test_owners_are_the_podcliqueset_and_its_scaling_group_and_podclique_objects
         clique("rs-test-0-sga-0-worker-b", worker_b(0, 0)),
         clique("rs-test-0-sga-1-worker-b", worker_b(0, 1)),
     ]
-    assert [summary(o) for o in live_owners(project(pcs()), groups, cliques)] == [
+    assert [summary(o) for o in live_owners(pcs(), groups, cliques)] == [
         (
             "PodCliqueSet", "rs-test", "pcs-uid", 1,
             "spec.template.resourceSharing", ["int-tpl5", "ext-tpl", "int-tpl", "int-tpl7"],
@@ -152,15 +148,15 @@ def test_objects_that_are_not_owners_are_skipped_and_the_unplaceable_reported(
     groups: list[PodCliqueScalingGroup], cliques: list[PodClique], reported: list[tuple[str, str]]
 ) -> None:
     errors: list[tuple[str, str]] = []
-    owners = live_owners(project(pcs()), groups, cliques, on_error=lambda name, message: errors.append((name, message)))
-    assert [o.owner.name for o in owners] == ["rs-test"]
+    owners = live_owners(pcs(), groups, cliques, on_error=lambda name, message: errors.append((name, message)))
+    assert [o.name for o in owners] == ["rs-test"]
     assert errors == reported
 
 
 # --- desired claims (§3.2, §4.5, §4.6, §4.7) --------------------------------------------------------
 
 
-def claims(owned: OwnedSharing) -> list[tuple[str, dict[str, str], OwnerReference, str]]:
+def claims(owned: Owner) -> list[tuple[str, dict[str, str], OwnerReference, str]]:
     return [(c.name, c.labels, c.owner, c.source) for c in desired_claims(owned)]
 
 
@@ -170,7 +166,7 @@ ENTRY = "spec.template.resourceSharing[{}]"
 
 def test_podcliqueset_claims_all_replicas_first_then_per_replica_filters_ignored() -> None:
     """§9 item 12: ``int-tpl`` (filtered to worker-a) and ``int-tpl7`` (to sga) exist regardless."""
-    owner = live_owners(project(pcs(replicas=2)), [], [])[0]
+    owner = live_owners((pcs(replicas=2)), [], [])[0]
     assert claims(owner) == [
         ("rs-test-all-int-tpl5", BASE, PCS_OWNER, ENTRY.format(0)),
         ("rs-test-all-int-tpl7", BASE, PCS_OWNER, ENTRY.format(3)),
@@ -184,21 +180,21 @@ def test_podcliqueset_claims_all_replicas_first_then_per_replica_filters_ignored
 
 def test_zero_replicas_keep_only_all_replicas_claims() -> None:
     """§9 item 22."""
-    owner = live_owners(project(pcs(replicas=0)), [], [])[0]
+    owner = live_owners((pcs(replicas=0)), [], [])[0]
     assert [c.name for c in desired_claims(owner)] == ["rs-test-all-int-tpl5", "rs-test-all-int-tpl7"]
 
 
 def test_an_entry_of_another_scope_makes_no_claim() -> None:
     """§4.7 item 4: only reachable past the CRD and the webhook."""
     sharing = [{"name": "a", "scope": "PerPod"}, {"name": "b", "scope": "AllReplicas"}, {"name": "c", "scope": ""}]
-    owner = live_owners(project(pcs(resourceSharing=sharing)), [], [])[0]
+    owner = live_owners((pcs(resourceSharing=sharing)), [], [])[0]
     assert [c.name for c in desired_claims(owner)] == ["rs-test-all-b"]
 
 
 def test_scaling_group_and_podclique_claims_carry_their_own_label_and_no_podcliqueset_index() -> None:
     groups = [group("rs-test-0-sga", replicas=2)]
     cliques = [clique("rs-test-0-worker-a", worker_a(), replicas=2)]
-    _, sga, worker = live_owners(project(pcs()), groups, cliques)
+    _, sga, worker = live_owners(pcs(), groups, cliques)
     group_owner = OwnerReference.controlling("PodCliqueScalingGroup", "rs-test-0-sga", "rs-test-0-sga-uid")
     on_group = {**BASE, PCSG: "rs-test-0-sga"}
     group_entry = "spec.template.podCliqueScalingGroups[0].resourceSharing[{}]"
@@ -220,9 +216,9 @@ def test_scaling_group_and_podclique_claims_carry_their_own_label_and_no_podcliq
 
 def test_podclique_claims_take_part_of_from_the_podclique() -> None:
     """§4.5: Grove labels a PodClique's claims with the PodClique's own ``part-of``."""
-    other = pcs().model_copy(update={"metadata": pcs().metadata.model_copy(update={"name": "renamed"})})
+    other = pcs()._replace(name="renamed")
     labels = {"app.kubernetes.io/part-of": "rs-test", PCS_INDEX: "0"}
-    worker = live_owners(project(other), [], [clique("rs-test-0-worker-a", labels)])[1]
+    worker = live_owners((other), [], [clique("rs-test-0-worker-a", labels)])[1]
     assert {c.labels["app.kubernetes.io/part-of"] for c in desired_claims(worker)} == {"rs-test"}
 
 
@@ -268,13 +264,13 @@ STALE = [
 ]
 
 
-def owner_of_kind(kind: str, replicas: int) -> OwnedSharing:
+def owner_of_kind(kind: str, replicas: int) -> Owner:
     owners = live_owners(
-        project(pcs(replicas=replicas if kind == "PodCliqueSet" else 1)),
+        (pcs(replicas=replicas if kind == "PodCliqueSet" else 1)),
         [group("rs-test-0-sga", replicas=replicas)],
         [clique("rs-test-0-worker-a", worker_a(), replicas=replicas)],
     )
-    return next(o for o in owners if o.owner.level.value.kind == kind)
+    return next(o for o in owners if o.level.kind == kind)
 
 
 @pytest.mark.parametrize(("owner", "expected"), [c[1:] for c in STALE], ids=[c[0] for c in STALE])
@@ -284,7 +280,7 @@ def test_stale_claims_follow_groves_selectors(owner: tuple[str, int], expected: 
 
 def test_an_owner_that_shares_nothing_cleans_up_nothing() -> None:
     """§4.7 item 1: no entries, no cleanup, even at zero replicas."""
-    owner = live_owners(project(pcs(replicas=0, resourceSharing=[])), [], [])[0]
+    owner = live_owners((pcs(replicas=0, resourceSharing=[])), [], [])[0]
     assert stale_claims(owner, EXISTING) == []
 
 
@@ -294,7 +290,7 @@ def test_an_owner_that_shares_nothing_cleans_up_nothing() -> None:
 def test_claims_are_counted_and_made_by_position_without_listing_the_replicas() -> None:
     """A million replicas: the count is arithmetic, and any stretch of positions is made on its
     own, in Grove's order (AllReplicas entries first, then replica by replica)."""
-    owner = live_owners(project(pcs(replicas=1_000_000)), [], [])[0]
+    owner = live_owners((pcs(replicas=1_000_000)), [], [])[0]
     assert claim_count(owner) == 2 + 2 * 1_000_000
     assert [c.name for c in desired_claims(owner, 0, 3)] == ["rs-test-all-int-tpl5", "rs-test-all-int-tpl7", "rs-test-0-ext-tpl"]
     assert [c.name for c in desired_claims(owner, 2_000_000, 2_000_005)] == [
@@ -306,7 +302,7 @@ def test_claims_are_counted_and_made_by_position_without_listing_the_replicas() 
 @pytest.mark.parametrize("replicas", [0, 1, 3], ids=lambda r: f"{r} replicas")
 def test_positions_give_the_same_claims_as_the_whole_list(replicas: int) -> None:
     groups = [group("rs-test-0-sga", replicas=replicas)]
-    for owner in live_owners(project(pcs(replicas=replicas)), groups, [clique("rs-test-0-worker-a", worker_a(), replicas)]):
+    for owner in live_owners((pcs(replicas=replicas)), groups, [clique("rs-test-0-worker-a", worker_a(), replicas)]):
         whole = claims(owner)
         assert len(whole) == claim_count(owner)
         pieces = [c for start in range(0, len(whole), 2) for c in desired_claims(owner, start, start + 2)]
@@ -315,8 +311,8 @@ def test_positions_give_the_same_claims_as_the_whole_list(replicas: int) -> None
 
 def test_negative_replicas_are_kept_as_given_and_need_no_per_replica_claim() -> None:
     """The reconciler refuses such an owner (a Warning Event, nothing deleted); here it is only data."""
-    owner = live_owners(project(pcs(replicas=-3)), [], [clique("rs-test-0-worker-a", worker_a(), replicas=-1)])
-    assert [(o.owner.name, o.replicas, claim_count(o)) for o in owner] == [("rs-test", -3, 2), ("rs-test-0-worker-a", -1, 1)]
+    owner = live_owners((pcs(replicas=-3)), [], [clique("rs-test-0-worker-a", worker_a(), replicas=-1)])
+    assert [(o.name, o.replicas, claim_count(o)) for o in owner] == [("rs-test", -3, 2), ("rs-test-0-worker-a", -1, 1)]
 
 
 INDICES = [
@@ -339,9 +335,9 @@ def test_a_replica_index_is_valid_only_as_grove_spells_it(value: str, replicas: 
 @pytest.mark.parametrize("seed", [pytest.param(s, id=f"seed-{s}") for s in (0, 1)])
 def test_planned_owners_make_the_claims_an_independent_reading_of_the_spec_makes(seed: int) -> None:
     for s in range(seed, len(SEEDS), 8):
-        spec = PodCliqueSet.model_validate(random_spec(s))
+        spec = random_spec(s)
         names: dict[str, set[str]] = {}
-        for owned in planned_owners(project(spec)):
+        for owned in planned_owners(read_podcliqueset(spec)):
             for claim in desired_claims(owned):
                 if claim.entry.name:
                     names.setdefault(claim.source, set()).add(claim.name)
@@ -349,7 +345,7 @@ def test_planned_owners_make_the_claims_an_independent_reading_of_the_spec_makes
 
 
 def test_planned_owners_of_groves_workload_start_with_the_templates_replicas() -> None:
-    owners = [(o.owner.level.value.kind, o.owner.name, o.replicas) for o in planned_owners(project(pcs(replicas=2)))]
+    owners = [(o.level.kind, o.name, o.replicas) for o in planned_owners((pcs(replicas=2)))]
     assert owners == [
         ("PodCliqueSet", "rs-test", 2),
         ("PodClique", "rs-test-0-worker-a", 1),
@@ -366,20 +362,20 @@ def test_planned_owners_of_groves_workload_start_with_the_templates_replicas() -
 @pytest.mark.parametrize("seed", [pytest.param(s, id=f"seed-{s}") for s in (0, 1)])
 def test_planned_size_counts_what_the_planned_owners_list(seed: int) -> None:
     for s in range(seed, len(SEEDS), 8):
-        sharing = project(PodCliqueSet.model_validate(random_spec(s)))
+        sharing = read_podcliqueset((random_spec(s)))
         owners = list(planned_owners(sharing))
         pods = sum(o.replicas for o in owners if o.identity is not None)
-        assert planned_size(sharing) == PlannedSize(len(owners), sum(map(claim_count, owners)), pods), s
+        assert planned_size(sharing.spec) == PlannedSize(len(owners), sum(map(claim_count, owners)), pods), s
 
 
 def test_planned_podcliques_carry_the_identity_their_pods_labels_give() -> None:
     raw = workload_pcs_raw(2)
-    sharing = project(PodCliqueSet.model_validate(raw))
+    sharing = read_podcliqueset((raw))
     for owned in planned_owners(sharing):
         if owned.identity is None:
-            assert owned.owner.level.value.kind != "PodClique"
+            assert owned.level.kind != "PodClique"
             continue
-        assert owned.identity.clique_fqn == owned.owner.name
+        assert owned.identity.clique_fqn == owned.name
         group = owned.identity.scaling_group_fqn or None
         clique = owned.identity.clique_name
         pod = grove_pod(raw, owned.identity.pcs_replica, clique, 0, group and "sga", owned.identity.scaling_group_replica)

@@ -7,7 +7,6 @@ import pytest
 
 from core.workload import workload_pcs
 from webhook.core.gocompat.strconv import atoi
-from webhook.core.model.projection import project
 from webhook.core.sharing.placement import (
     CliqueIdentity,
     IdentityError,
@@ -198,7 +197,7 @@ def test_an_empty_namespace_prints_as_gos_object_key() -> None:
 def test_a_podclique_its_podcliqueset_has_no_template_for_is_refused_with_groves_text(
     clique_fqn: str, labels: dict[str, str], message: str
 ) -> None:
-    pcs = project(workload_pcs())
+    pcs = (workload_pcs())
     identity = clique_identity("default", "rs-test", clique_fqn, labels)
     with pytest.raises(IdentityError) as refused:
         clique_of(pcs, identity)

@@ -7,15 +7,13 @@ from typing import Any
 
 import pytest
 
-from webhook.core.model.podcliqueset import PodCliqueSet, ResourceSharingSpec
-from webhook.core.sharing.templatesource import (
-    ExternalTemplate,
-    InternalTemplate,
-    template_source,
-)
+from webhook.core.model.meta import ObjectKey
+from webhook.core.model.podcliqueset import SharingEntry
+from webhook.core.model.reader import read_podcliqueset
+from webhook.core.sharing.templatesource import InternalTemplate, template_source
 
 SPEC = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}
-PCS = PodCliqueSet.model_validate(
+PCS = read_podcliqueset(
     {
         "metadata": {"name": "p", "namespace": "team-a"},
         "spec": {
@@ -29,20 +27,20 @@ PCS = PodCliqueSet.model_validate(
     }
 )
 
-CASES: list[tuple[str, dict[str, Any], InternalTemplate | ExternalTemplate]] = [
+CASES: list[tuple[str, dict[str, Any], InternalTemplate | ObjectKey]] = [
     ("internal name, no namespace: the internal spec, without its metadata", {"name": "gpu"}, InternalTemplate("gpu", SPEC)),
     ("internal template without a spec", {"name": "bare"}, InternalTemplate("bare", {})),
-    ("internal name in another namespace: external", {"name": "gpu", "namespace": "shared"}, ExternalTemplate("shared", "gpu")),
+    ("internal name in another namespace: external", {"name": "gpu", "namespace": "shared"}, ObjectKey("shared", "gpu")),
     (
         "internal name with the PodCliqueSet's own namespace: still external",
         {"name": "gpu", "namespace": "team-a"},
-        ExternalTemplate("team-a", "gpu"),
+        ObjectKey("team-a", "gpu"),
     ),
-    ("other name, no namespace: the PodCliqueSet's namespace", {"name": "ext"}, ExternalTemplate("team-a", "ext")),
-    ("other name in another namespace", {"name": "ext", "namespace": "shared"}, ExternalTemplate("shared", "ext")),
+    ("other name, no namespace: the PodCliqueSet's namespace", {"name": "ext"}, ObjectKey("team-a", "ext")),
+    ("other name in another namespace", {"name": "ext", "namespace": "shared"}, ObjectKey("shared", "ext")),
 ]
 
 
 @pytest.mark.parametrize(("entry", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_template_source(entry: dict[str, Any], expected: InternalTemplate | ExternalTemplate) -> None:
-    assert template_source(PCS, ResourceSharingSpec.model_validate({"scope": "AllReplicas", **entry})) == expected
+def test_template_source(entry: dict[str, Any], expected: InternalTemplate | ObjectKey) -> None:
+    assert template_source(PCS, SharingEntry(entry["name"], "AllReplicas", entry.get("namespace", ""))) == expected

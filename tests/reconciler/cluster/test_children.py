@@ -9,11 +9,9 @@ from typing import Any
 
 import pytest
 
-from webhook.core.model.podcliqueset import (
-    PodClique,
-    PodCliqueScalingGroup,
-    PodCliqueSet,
-)
+from webhook.core.model.children import PodClique, PodCliqueScalingGroup
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.reader import read_podcliqueset
 from webhook.reconciler.cluster.children import current_children
 
 PCS_INDEX = "grove.io/podcliqueset-replica-index"
@@ -39,7 +37,7 @@ def metadata(name: str, owner_uid: str, labels: dict[str, str], deleting: bool =
 
 def pcs(replicas: int = 1) -> PodCliqueSet:
     meta = {"name": "rs-test", "namespace": "default", "uid": "pcs"}
-    return PodCliqueSet.model_validate({"metadata": meta, "spec": {"replicas": replicas}})
+    return read_podcliqueset({"metadata": meta, "spec": {"replicas": replicas}})
 
 
 def group(i: int = 0, replicas: int = 2, owner: str = "pcs", deleting: bool = False) -> PodCliqueScalingGroup:

@@ -4,6 +4,7 @@ metadata); and the stale claims it finds in those records are the ones Grove's s
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import tracemalloc
 from typing import Any
@@ -15,16 +16,13 @@ from hypothesis import strategies as st
 from kubernetes import client
 
 from webhook.core.model.meta import OwnerReference
-from webhook.core.model.podcliqueset import (
-    PodClique,
-    PodCliqueScalingGroup,
-    PodCliqueSet,
-)
-from webhook.core.model.projection import project
-from webhook.core.sharing.owners import OwnedSharing, live_owners
+from webhook.core.model.children import PodClique, PodCliqueScalingGroup
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.reader import read_podcliqueset
+from webhook.core.sharing.owners import Owner, live_owners
 from webhook.reconciler.cluster.cache import Caches
 from webhook.reconciler.cluster.claimrecord import ClaimRecord
-from webhook.reconciler.sync.cleanup import StaleCandidates
+from webhook.reconciler.sync.stale import StaleCandidates
 from webhook.reconciler.sync.ownership import controlled_by_other
 
 BASE = {
@@ -82,9 +80,9 @@ def test_a_cached_claim_costs_about_a_kilobyte() -> None:
 
 # --- stale claims found in records are Grove's -------------------------------------------------------
 
-def workload() -> tuple[PodCliqueSet, list[OwnedSharing]]:
+def workload() -> tuple[PodCliqueSet, list[Owner]]:
     sharing = [{"name": "t", "scope": "PerReplica"}]
-    pcs = PodCliqueSet.model_validate({
+    pcs = read_podcliqueset({
         "metadata": {"name": "big", "namespace": "default", "uid": "pcs"},
         "spec": {"replicas": 2, "template": {
             "resourceSharing": sharing,
@@ -99,7 +97,7 @@ def workload() -> tuple[PodCliqueSet, list[OwnedSharing]]:
         {"metadata": {"name": "big-0-w", "namespace": "default", "uid": "w",
                       "labels": {"app.kubernetes.io/part-of": "big", PCS_INDEX: "0"}},
          "spec": {"replicas": 2}})
-    return pcs, live_owners(project(pcs), [group], [clique])
+    return pcs, live_owners((pcs), [group], [clique])
 
 
 label_values = {
@@ -133,7 +131,7 @@ def test_stale_claims_found_in_records_are_those_grove_s_selectors_find(
         records.append(ClaimRecord.from_object(obj))
     candidates = StaleCandidates(records)
     for owned in workload()[1]:
-        owned = OwnedSharing(owned.owner, owned.uid, replicas)
+        owned = dataclasses.replace(owned, replicas=replicas)
         mine = [r for r in records if not r.deleting and controlled_by_other(r.references, owned.reference) is None]
         expected = sorted(stale_claims(owned, [(r.name, r.labels) for r in mine]))
         assert [r.name for r in candidates.stale(owned, replicas)] == expected

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from webhook.core.model.meta import OwnerReference
-from webhook.core.model.projection import SharingEntry
+from webhook.core.model.podcliqueset import SharingEntry
 from webhook.core.sharing.desired import DesiredClaim
 from webhook.core.sharing.owners import Level
-from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, plan
+from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, plan_change as plan
 
 OWNER = OwnerReference.controlling("PodClique", "rs-test-0-worker-a", "uid-new")
 LABELS = {"app.kubernetes.io/part-of": "rs-test", "grove.io/podclique": "rs-test-0-worker-a"}

@@ -19,16 +19,16 @@ from webhook.core.admission.request import (
     DEFAULT_API_VERSION,
     AdmissionRequest,
     AdmissionReview,
-    ExpectedKind,
     Rejection,
     decode,
     kind_mismatch,
 )
+from webhook.core.model.meta import GroupVersionKind
 
 
 class Handler(Protocol):
     @property
-    def kind(self) -> ExpectedKind:
+    def kind(self) -> GroupVersionKind:
         """The one kind the handler decides."""
 
     async def handle(self, request: AdmissionRequest) -> response.AdmissionResponse:
@@ -73,10 +73,10 @@ async def answer(handler: Handler, webhook: str, body: bytes) -> Answer:
         return Answer(200, response.review_body(DEFAULT_API_VERSION, "", _internal(webhook)), outcome="error", error=err)
     if isinstance(review, Rejection):
         return Answer.rejected(review)
-    return await respond(handler, webhook, review)
+    return await answer_review(handler, webhook, review)
 
 
-async def respond(handler: Handler, webhook: str, review: AdmissionReview) -> Answer:
+async def answer_review(handler: Handler, webhook: str, review: AdmissionReview) -> Answer:
     """The answer of ``handler`` to a decoded review."""
     request = review.request
     error: BaseException | None = None

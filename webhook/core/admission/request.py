@@ -18,7 +18,7 @@ from pydantic import Field, ValidationError
 
 from webhook.core.admission import response
 from webhook.core.admission.response import AdmissionResponse
-from webhook.core.model.meta import GoStr, KubeModel
+from webhook.core.model.meta import GoStr, GroupVersionKind, KubeModel
 
 DEFAULT_API_VERSION = "admission.k8s.io/v1"
 SUPPORTED_API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
@@ -26,17 +26,6 @@ REVIEW_KIND = "AdmissionReview"
 NO_CONTENT = "there is no content to decode"
 
 T = TypeVar("T")
-
-
-class GroupVersionKind(NamedTuple):
-    group: str = ""
-    version: str = ""
-    kind: str = ""
-
-    def __str__(self) -> str:
-        """Rendered as apimachinery's ``GroupVersionKind.String()``: ``group/version, Kind=kind``."""
-        group_version = f"{self.group}/{self.version}" if self.group else self.version
-        return f"{group_version}, Kind={self.kind}"
 
 
 class AdmissionRequest(NamedTuple):
@@ -66,7 +55,9 @@ class AdmissionReview(NamedTuple):
     request: AdmissionRequest
 
 
-class _GroupVersionKindModel(KubeModel):
+class _KindSchema(KubeModel):
+    """``request.kind`` as pydantic checks it, for the messages of an unusual review."""
+
     group: GoStr = ""
     version: GoStr = ""
     kind: GoStr = ""
@@ -80,7 +71,7 @@ class _GroupVersionResourceModel(KubeModel):
 
 class _RequestModel(KubeModel):
     uid: str
-    kind: _GroupVersionKindModel = Field(default_factory=_GroupVersionKindModel)
+    kind: _KindSchema = Field(default_factory=_KindSchema)
     resource: _GroupVersionResourceModel = Field(default_factory=_GroupVersionResourceModel)
     sub_resource: GoStr = Field("", alias="subResource")
     name: GoStr = ""
@@ -107,25 +98,6 @@ class Rejection:
 
     status: int
     message: str
-
-
-@dataclass(frozen=True, slots=True)
-class ExpectedKind:
-    """The one kind an endpoint serves, e.g. ``grove.io/v1alpha1, Kind=PodCliqueSet``."""
-
-    group: str
-    version: str
-    kind: str
-
-    def __str__(self) -> str:
-        return str(GroupVersionKind(self.group, self.version, self.kind))
-
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    def mismatch(self, actual: GroupVersionKind) -> bool:
-        return (actual.group, actual.version, actual.kind) != (self.group, self.version, self.kind)
 
 
 SHOWN_LENGTH = 80
@@ -192,21 +164,14 @@ _ABSENT = object()
 def _common_shape(api_version: str, request: dict[str, Any]) -> AdmissionReview | None:
     """The review read directly when every member has the type it should (as the API server sends
     it): no pydantic model is built on the request path. None when anything is unusual."""
-    kind = request.get("kind", _ABSENT)
     name, namespace, operation = request.get("name", ""), request.get("namespace", ""), request.get("operation", "")
     dry_run = request.get("dryRun")
     if type(name) is not str or type(namespace) is not str or type(operation) is not str:
         return None
     if dry_run is not None and not isinstance(dry_run, bool):
         return None
-    if kind is _ABSENT:
-        gvk = GroupVersionKind()
-    elif isinstance(kind, dict):
-        group, version, kind_name = kind.get("group", ""), kind.get("version", ""), kind.get("kind", "")
-        if type(group) is not str or type(version) is not str or type(kind_name) is not str:
-            return None
-        gvk = GroupVersionKind(group, version, kind_name)
-    else:
+    gvk = _plain_kind(request.get("kind", _ABSENT))
+    if gvk is None:
         return None
     resource = _resource(request)
     if resource is None:
@@ -224,6 +189,17 @@ def _common_shape(api_version: str, request: dict[str, Any]) -> AdmissionReview 
         *resource,
     )
     return AdmissionReview(api_version, read)
+
+
+def _plain_kind(kind: Any) -> GroupVersionKind | None:
+    if kind is _ABSENT:
+        return GroupVersionKind()
+    if not isinstance(kind, dict):
+        return None
+    group, version, kind_name = kind.get("group", ""), kind.get("version", ""), kind.get("kind", "")
+    if type(group) is not str or type(version) is not str or type(kind_name) is not str:
+        return None
+    return GroupVersionKind(group, version, kind_name)
 
 
 def _resource(request: dict[str, Any]) -> tuple[str, str] | None:
@@ -259,32 +235,39 @@ def _checked(data: dict[str, Any]) -> AdmissionReview | Rejection:
     )
 
 
-def _other_kind(obj: Any, expected: ExpectedKind) -> GroupVersionKind | None:
+def _other_kind(obj: Any, expected: GroupVersionKind) -> GroupVersionKind | None:
     """The apiVersion and kind an object states, when they are not the endpoint's: filled in from
     the endpoint's where left out, as Go's decoder fills them in from the type it decodes into
     (``gvkWithDefaults``). None for an object that states the endpoint's kind, or none at all (or
     is not an object: reading it says so)."""
-    if not isinstance(obj, dict):
+    stated = _stated(obj)
+    if stated is None or stated == (expected.api_version, expected.kind):
         return None
-    api_version, kind = obj.get("apiVersion"), obj.get("kind")
-    api_version = api_version if isinstance(api_version, str) else ""
-    kind = kind if isinstance(kind, str) else ""
-    if api_version == expected.api_version and kind == expected.kind or not (api_version or kind):
-        return None
+    api_version, kind = stated
     group, _, version = api_version.rpartition("/")
     if not version and not group:
         group, version = expected.group, expected.version
     elif not version and group == expected.group:
         version = expected.version
     actual = GroupVersionKind(group, version, kind or expected.kind)
-    return actual if expected.mismatch(actual) else None
+    return actual if actual != expected else None
 
 
-def kind_mismatch(request: AdmissionRequest, expected: ExpectedKind) -> AdmissionResponse | None:
+def _stated(obj: Any) -> tuple[str, str] | None:
+    """The (apiVersion, kind) an object states, each empty when it is not text; None for none."""
+    if not isinstance(obj, dict):
+        return None
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    api_version = api_version if isinstance(api_version, str) else ""
+    kind = kind if isinstance(kind, str) else ""
+    return (api_version, kind) if api_version or kind else None
+
+
+def kind_mismatch(request: AdmissionRequest, expected: GroupVersionKind) -> AdmissionResponse | None:
     """A review of another kind than the endpoint serves (a misrouted webhook), or whose object or
     old object says it is of another kind, is answered, not decided: controller-runtime's decoder
     refuses to decode one kind into another."""
-    actual = request.kind if request.kind.kind and expected.mismatch(request.kind) else None
+    actual = request.kind if request.kind.kind and request.kind != expected else None
     actual = actual or _other_kind(request.object, expected) or _other_kind(request.old_object, expected)
     if actual is None:
         return None
@@ -292,7 +275,7 @@ def kind_mismatch(request: AdmissionRequest, expected: ExpectedKind) -> Admissio
 
 
 def read_objects(
-    request: AdmissionRequest, read: Callable[[Any], T], expected: ExpectedKind
+    request: AdmissionRequest, read: Callable[[Any], T], expected: GroupVersionKind
 ) -> tuple[T | None, T | None] | AdmissionResponse:
     """``object`` and ``oldObject`` as ``read`` gives them (None where absent), or the answer (code
     400) to a review whose objects Go's decoder would refuse (``read`` raised ``ValidationError``)."""
@@ -307,5 +290,5 @@ def read_objects(
     return obj, old
 
 
-def _undecodable(field: str, expected: ExpectedKind, err: ValidationError) -> AdmissionResponse:
+def _undecodable(field: str, expected: GroupVersionKind, err: ValidationError) -> AdmissionResponse:
     return response.errored(400, f"cannot decode request.{field} as {expected}: {first_problem(err)}")

@@ -109,6 +109,17 @@ PATH = Path("spec").child("template", "resourceClaimTemplates")
 """Where the templates are, for the path of a ``DecodeError`` (``err.at(PATH)``)."""
 
 
+def templates_problem(templates: Sequence[tuple[str, dict[str, Any]]]) -> str | None:
+    """Where Go's decoder would refuse the templates (``path: problem``), or None."""
+    if all(TEMPLATE_SPEC.valid(spec) for _, spec in templates):
+        return None
+    try:
+        decode_templates(templates)
+    except DecodeError as err:
+        return err.at(PATH)
+    return None
+
+
 def decode_templates(templates: Sequence[tuple[str, dict[str, Any]]] | None) -> list[dict[str, Any]] | None:
     """(name, raw templateSpec) pairs as Go holds them; None for an absent list (a nil slice).
 

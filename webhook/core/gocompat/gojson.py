@@ -65,25 +65,29 @@ def marshal(value: Any) -> str:
     (``gotypes`` builds them so); mappings that stand for Go maps are sorted here when wrapped in
     ``GoMap``.
     """
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, str):
-        return json_string(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _float(value)
-    if isinstance(value, GoMap):
-        return "{" + ",".join(f"{json_string(k)}:{marshal(value[k])}" for k in sorted(value)) + "}"
+    if value is None or isinstance(value, bool | int | float | str):
+        return _scalar(value)
     if isinstance(value, Mapping):
-        return "{" + ",".join(f"{json_string(str(k))}:{marshal(v)}" for k, v in value.items()) + "}"
+        return _object(value)
     if isinstance(value, Sequence):
         return "[" + ",".join(marshal(item) for item in value) + "]"
     raise TypeError(f"cannot render {type(value).__name__} as Go JSON")
+
+
+def _scalar(value: bool | int | float | str | None) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json_string(value)
+    return str(value) if isinstance(value, int) else _float(value)
+
+
+def _object(value: Mapping[Any, Any]) -> str:
+    """A struct's fields in the order given; a ``GoMap``'s keys sorted."""
+    keys = sorted(value) if isinstance(value, GoMap) else list(value)
+    return "{" + ",".join(f"{json_string(str(k))}:{marshal(value[k])}" for k in keys) + "}"
 
 
 def _float(value: float) -> str:

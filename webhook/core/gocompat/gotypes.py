@@ -64,6 +64,15 @@ class GoType:
     def decode(self, value: Any) -> Any:
         raise NotImplementedError
 
+    def valid(self, value: Any) -> bool:
+        """Whether ``decode`` would take ``value``, found without building the decoded value (the
+        usual answer, yes, costs a walk over what was sent; ``decode`` says what is wrong)."""
+        try:
+            self.decode(value)
+        except DecodeError:
+            return False
+        return True
+
     def key(self, value: Any) -> Any:
         """A Python value equal for two Go values exactly when ``Semantic.DeepEqual`` holds."""
         return value
@@ -100,6 +109,11 @@ class Scalar(GoType):
             raise DecodeError(f"cannot unmarshal number {value} into a Go value of type {self.go_name}")
         return value
 
+    def valid(self, value: Any) -> bool:
+        if value is None:
+            return True
+        return type(value) is self.kind and (not self.bits or -(2 ** (self.bits - 1)) <= value < 2 ** (self.bits - 1))
+
     def is_empty(self, value: Any) -> bool:
         return bool(value == self.zero)
 
@@ -119,6 +133,9 @@ class Ptr(GoType):
 
     def decode(self, value: Any) -> Any:
         return None if value is None else self.to.decode(value)
+
+    def valid(self, value: Any) -> bool:
+        return value is None or self.to.valid(value)
 
     def key(self, value: Any) -> Any:
         return None if value is None else (self.to.key(value),)
@@ -150,6 +167,12 @@ class Slice(GoType):
             except DecodeError as err:
                 raise err.within(i) from None
         return decoded
+
+    def valid(self, value: Any) -> bool:
+        if value is None:
+            return True
+        item = self.item
+        return isinstance(value, list) and all(item.valid(v) for v in value)
 
     def key(self, value: Any) -> Any:
         return tuple(self.item.key(v) for v in value or ())
@@ -184,6 +207,12 @@ class Map(GoType):
                 raise err.within(k) from None
         return decoded
 
+    def valid(self, value: Any) -> bool:
+        if value is None:
+            return True
+        item = self.value
+        return isinstance(value, dict) and all(item.valid(v) for v in value.values())
+
     def key(self, value: Any) -> Any:
         return tuple(sorted(((k, self.value.key(v)) for k, v in (value or {}).items()), key=itemgetter(0)))
 
@@ -208,6 +237,10 @@ class Struct(GoType):
     fields: tuple[Field, ...]
 
     @cached_property
+    def by_name(self) -> dict[str, GoType]:
+        return {f.name: f.type for f in self.fields}
+
+    @cached_property
     def zero(self) -> dict[str, Any]:
         """The zero struct, shared by every absent one (decoded values are never modified)."""
         return {f.name: f.type.decode(None) for f in self.fields}
@@ -227,6 +260,17 @@ class Struct(GoType):
             except DecodeError as err:
                 raise err.within(f.name) from None
         return decoded
+
+    def valid(self, value: Any) -> bool:
+        """A member that was not sent decodes as its zero value, so only those sent are looked at."""
+        if not isinstance(value, dict):
+            return value is None
+        by_name = self.by_name
+        for name, member in value.items():
+            go_type = by_name.get(name)
+            if go_type is not None and not go_type.valid(member):
+                return False
+        return True
 
     def key(self, value: Any) -> Any:
         return tuple(f.type.key(value[f.name]) for f in self.fields)

@@ -41,14 +41,30 @@ def parse(text: str) -> Quantity | None:
     text = text.strip()
     if text == "0":
         return ZERO
-    match = _SHAPE.fullmatch(text)
-    if not text or not match:
+    parts = _parts(text)
+    if parts is None:
         return None
-    sign, num, denom, suffix = match.group(1), match.group(2) or "0", match.group(3) or "", match.group(4)
-    unit = _unit(suffix)
-    if unit is None:
+    sign, num, denom, (base, exponent, fmt) = parts
+    magnitude = _magnitude(num, denom, base, exponent)
+    value = -magnitude if sign == "-" else magnitude
+    if fmt == "BinarySI" and 0 < magnitude < 1:
+        fmt = "DecimalSI"
+    cached = _is_canonical_text(num, denom, base, exponent, fmt)
+    return Quantity(value, text if cached else canonical(value, fmt))
+
+
+def _parts(text: str) -> tuple[str, str, str, tuple[int, int, str]] | None:
+    """(sign, digits before the point, digits after it, the suffix's unit), or None for text Go
+    does not read as a quantity."""
+    match = _SHAPE.fullmatch(text) if text else None
+    if match is None:
         return None
-    base, exponent, fmt = unit
+    unit = _unit(match.group(4))
+    return None if unit is None else (match.group(1), match.group(2) or "0", match.group(3) or "", unit)
+
+
+def _magnitude(num: str, denom: str, base: int, exponent: int) -> Decimal:
+    """The number's size, at most ``_MAX``, rounded up to nanos as Go rounds it."""
     with localcontext() as ctx:
         # Exact, as Go's arbitrary-precision arithmetic: enough digits for the number times 2**-60,
         # and any exponent (a quantity's text may have thousands of digits, or e-2147483647).
@@ -60,12 +76,7 @@ def parse(text: str) -> Quantity | None:
             magnitude = _MAX
         elif magnitude % _NANO:
             magnitude = magnitude.quantize(_NANO, rounding=ROUND_UP)
-        magnitude = magnitude.normalize()
-        value = -magnitude if sign == "-" else magnitude
-    if fmt == "BinarySI" and 0 < magnitude < 1:
-        fmt = "DecimalSI"
-    cached = _is_canonical_text(num, denom, base, exponent, fmt)
-    return Quantity(value, text if cached else canonical(value, fmt))
+        return magnitude.normalize()
 
 
 def _unit(suffix: str) -> tuple[int, int, str] | None:
@@ -107,6 +118,11 @@ def canonical(value: Decimal, fmt: str) -> str:
         while amount % 1024 == 0:
             amount, power = amount // 1024, power + 1
         return f"{amount}{_BINARY_BY_EXPONENT.get(power * 10, '')}"
+    return _decimal(value, fmt)
+
+
+def _decimal(value: Decimal, fmt: str) -> str:
+    """A DecimalSI or DecimalExponent quantity: an exponent that is a multiple of three."""
     sign, digits, exponent = value.as_tuple()
     amount = int("".join(map(str, digits)))
     assert isinstance(exponent, int)

@@ -14,6 +14,13 @@ def atoi(text: str) -> int:
     Go reads the digits one by one and stops at the first problem, so a number that overflows
     before a bad character is out of range, not bad syntax.
     """
+    if text.isascii() and text.isdigit() and len(text) < 19:
+        return int(text)  # the usual label: a few plain digits, never out of range
+    return _read_digits(text)
+
+
+def _read_digits(text: str) -> int:
+    """``atoi`` of a text with a sign, many digits or a bad character, read as Go reads it."""
     digits = text[1:] if text.startswith(("+", "-")) else text
     if not digits:
         raise _atoi_error(text, "invalid syntax")

@@ -50,6 +50,35 @@ class KubeModel(BaseModel):
 GROVE_API_VERSION = "grove.io/v1alpha1"
 
 
+class ObjectKey(NamedTuple):
+    """An object's namespace and name (apimachinery's ``types.NamespacedName``): how stores, caches
+    and queues find one object."""
+
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        """``<namespace>/<name>``, as Go prints a ``client.ObjectKey``."""
+        return f"{self.namespace}/{self.name}"
+
+
+class GroupVersionKind(NamedTuple):
+    """apimachinery's ``schema.GroupVersionKind``: what a request or an object says it is, and the
+    one kind an endpoint serves."""
+
+    group: str = ""
+    version: str = ""
+    kind: str = ""
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def __str__(self) -> str:
+        """Rendered as apimachinery's ``GroupVersionKind.String()``: ``group/version, Kind=kind``."""
+        return f"{self.api_version}, Kind={self.kind}"
+
+
 class OwnerReference(NamedTuple):
     """An entry of ``metadata.ownerReferences``: the one shape the models, the claim cache and the
     claims written share (a tuple, so the claim cache can keep one copy per owner)."""

@@ -5,9 +5,9 @@ know where the patch must create arrays and which names are already present. Eve
 pod (images, env, volumes, affinity) is ignored, so a large pod costs little more than a small one.
 
 A pod is read on every pod creation in the cluster, so it is read into typed dicts rather than
-models: pydantic checks them as strictly (Go's types, ``null`` as the zero value) at half a
-model's cost (about 3.4 µs rather than 7 for a Grove pod). A member the pod leaves out is absent
-from its dict; the readers below give Go's zero value for it.
+models: pydantic checks them as strictly (Go's types, ``null`` as the zero value) without building
+a model instance per member. A member the pod leaves out is absent from its dict; the readers below
+give Go's zero value for it.
 
 ``None`` and ``[]`` are kept apart where the patch needs them apart: a JSON Patch can append to an
 existing array but must create an absent or ``null`` one.

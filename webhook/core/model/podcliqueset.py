@@ -1,26 +1,21 @@
-"""The PodCliqueSet fields that resource sharing reads (BEHAVIOUR.md §1.1), and nothing more.
+"""A PodCliqueSet as every decision reads it: its identity, replicas, resource sharing and templates.
 
-Every other field (pod specs above all) is ignored by the model and never re-serialised, so the
-request path does not pay for parsing what no rule reads. ``templateSpec`` is kept as the raw
-mapping: only its request list is checked, and the claim reconciler copies its ``spec`` verbatim.
+One representation serves the validating webhook, the stores the pod webhook reads, the claim
+reconciler and the claims command (``reader.read_podcliqueset`` makes it from JSON). Named tuples
+all the way down: immutable, about the size of their fields, quick to build on every review; the
+names that repeat from one PodCliqueSet to the next (entry, clique and group names, scopes,
+namespaces) are interned, so the thousands of PodCliqueSets a store holds share them.
+
+Every list keeps the spec's order, so entry indices and "the first clique of that name" mean what
+they mean in the spec, and replica counts are as the spec gives them.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
-from pydantic import Field
-
-from webhook.core.model.meta import (
-    GoList,
-    GoStr,
-    GoStrList,
-    GoStrMap,
-    Int32,
-    KubeModel,
-    ObjectMeta,
-)
+from webhook.core.model.meta import ObjectKey
 
 
 class Scope(StrEnum):
@@ -33,123 +28,124 @@ class Scope(StrEnum):
 SUPPORTED_SCOPES = [Scope.ALL_REPLICAS.value, Scope.PER_REPLICA.value]
 
 
-class ResourceSharingSpec(KubeModel):
-    """A clique-level entry (Grove's ``ResourceSharingSpec``); also the base of the other two."""
+class EntryFilter(NamedTuple):
+    """An entry's ``filter``: the cliques (and, on the PodCliqueSet level, scaling groups) it names."""
 
-    name: GoStr = ""
-    namespace: GoStr = ""
-    scope: GoStr = ""
-
-
-class PCSResourceSharingFilter(KubeModel):
-    child_clique_names: GoStrList = Field(default_factory=list, alias="childCliqueNames")
-    child_scaling_group_names: GoStrList = Field(default_factory=list, alias="childScalingGroupNames")
+    clique_names: tuple[str, ...] = ()
+    scaling_group_names: tuple[str, ...] = ()
 
 
-class PCSGResourceSharingFilter(KubeModel):
-    child_clique_names: GoStrList = Field(default_factory=list, alias="childCliqueNames")
+class SharingEntry(NamedTuple):
+    """One ``resourceSharing`` entry of any level; ``filter`` is None when the entry has none (a
+    clique's entries never have one, a scaling group's names only cliques)."""
+
+    name: str
+    scope: str
+    namespace: str = ""
+    filter: EntryFilter | None = None
+
+    def selects(self, clique: str, scaling_group: str | None = None) -> bool:
+        """Whether the entry's filter leaves a pod of clique ``clique`` (in ``scaling_group``) in
+        (BEHAVIOUR.md §5.3). A PodCliqueSet-level filter compares both its lists with both
+        names; a scaling group's names only cliques and is asked about the clique alone; an entry
+        without a filter selects every pod."""
+        flt = self.filter
+        if flt is None:
+            return True
+        names = (clique,) if scaling_group is None else (clique, scaling_group)
+        return any(n in flt.clique_names or n in flt.scaling_group_names for n in names)
 
 
-class PCSResourceSharingSpec(ResourceSharingSpec):
-    """A PodCliqueSet-level entry: its filter may name cliques and scaling groups."""
-
-    filter: PCSResourceSharingFilter | None = None
+Entries = tuple[SharingEntry, ...]
 
 
-class PCSGResourceSharingSpec(ResourceSharingSpec):
-    """A scaling-group-level entry: its filter may name the group's cliques."""
+class CliqueTemplate(NamedTuple):
+    """A clique template (``spec.template.cliques[]``): its replicas are None when unset."""
 
-    filter: PCSGResourceSharingFilter | None = None
-
-
-class ResourceClaimTemplateConfig(KubeModel):
-    name: GoStr = ""
-    template_spec: dict[str, Any] = Field(default_factory=dict, alias="templateSpec")
-
-    def device_request_count(self) -> int:
-        """How many entries ``templateSpec.spec.devices.requests`` holds (0 when any level is absent)."""
-        spec = self.template_spec.get("spec")
-        devices = spec.get("devices") if isinstance(spec, dict) else None
-        requests = devices.get("requests") if isinstance(devices, dict) else None
-        return len(requests) if isinstance(requests, list) else 0
+    name: str
+    replicas: int | None
+    entries: Entries
+    sharing_sent: bool = True
+    """Whether ``resourceSharing`` was sent: Go prints a list that was not sent as ``null``."""
+    max_replicas: int | None = None
+    """``spec.autoScalingConfig.maxReplicas``: the most an autoscaler may scale its PodCliques to,
+    and so how long the replica indices in claim names may grow."""
 
 
-class AutoScalingConfig(KubeModel):
-    """``autoScalingConfig`` of a clique, ``scaleConfig`` of a scaling group: how far an autoscaler
-    may take the replicas, and so how long the replica indices in claim names may grow."""
-
-    max_replicas: Int32 | None = Field(None, alias="maxReplicas")
-
-
-class PodCliqueSpec(KubeModel):
-    replicas: Int32 | None = None
-    auto_scaling_config: AutoScalingConfig | None = Field(None, alias="autoScalingConfig")
-
-
-class PodCliqueTemplateSpec(KubeModel):
-    """A clique template (``spec.template.cliques[]``)."""
-
-    name: GoStr = ""
-    labels: GoStrMap = Field(default_factory=dict)
-    resource_sharing: GoList[ResourceSharingSpec] = Field(default_factory=list, alias="resourceSharing")
-    spec: PodCliqueSpec = Field(default_factory=PodCliqueSpec)
-
-
-class PodCliqueScalingGroupConfig(KubeModel):
+class ScalingGroupConfig(NamedTuple):
     """A scaling-group config (``spec.template.podCliqueScalingGroups[]``)."""
 
-    name: GoStr = ""
-    clique_names: GoStrList = Field(default_factory=list, alias="cliqueNames")
-    replicas: Int32 | None = None
-    scale_config: AutoScalingConfig | None = Field(None, alias="scaleConfig")
-    resource_sharing: GoList[PCSGResourceSharingSpec] = Field(default_factory=list, alias="resourceSharing")
+    name: str
+    clique_names: tuple[str, ...]
+    replicas: int | None
+    entries: Entries
+    sharing_sent: bool = True
+    max_replicas: int | None = None
+    """``scaleConfig.maxReplicas``: the most an autoscaler may scale the group's objects to."""
 
     def template_replicas(self) -> int:
         """Replicas a new scaling group object starts with (the CRD defaults an absent value to 1)."""
         return 1 if self.replicas is None else self.replicas
 
 
-class PodCliqueSetTemplateSpec(KubeModel):
-    cliques: GoList[PodCliqueTemplateSpec] = Field(default_factory=list)
-    pod_clique_scaling_groups: GoList[PodCliqueScalingGroupConfig] = Field(
-        default_factory=list, alias="podCliqueScalingGroups"
-    )
-    resource_claim_templates: GoList[ResourceClaimTemplateConfig] = Field(
-        default_factory=list, alias="resourceClaimTemplates"
-    )
-    resource_sharing: GoList[PCSResourceSharingSpec] = Field(default_factory=list, alias="resourceSharing")
+class ClaimTemplate(NamedTuple):
+    """An internal template (``spec.template.resourceClaimTemplates[]``), its ``templateSpec`` as sent."""
 
-    def clique(self, name: str) -> PodCliqueTemplateSpec | None:
+    name: str
+    spec: dict[str, Any]
+
+    def claim_spec(self) -> dict[str, Any]:
+        """``templateSpec.spec``: the spec a claim made from it gets (its metadata is not copied, §6.4)."""
+        spec = self.spec.get("spec")
+        return spec if isinstance(spec, dict) else {}
+
+    def device_request_count(self) -> int:
+        """How many entries ``templateSpec.spec.devices.requests`` holds (0 when any level is absent)."""
+        devices = self.claim_spec().get("devices")
+        requests = devices.get("requests") if isinstance(devices, dict) else None
+        return len(requests) if isinstance(requests, list) else 0
+
+
+class PodCliqueSetSpec(NamedTuple):
+    """A PodCliqueSet's ``spec``, as far as resource sharing goes: everything a decision reads but
+    the object's name, which the claim names start with. Many PodCliqueSets share one (a workload
+    deployed under several names), so what depends on the spec alone can be found once."""
+
+    replicas: int
+    entries: Entries
+    cliques: tuple[CliqueTemplate, ...]
+    scaling_groups: tuple[ScalingGroupConfig, ...]
+    templates: tuple[ClaimTemplate, ...] = ()
+    sharing_sent: bool = True
+    templates_sent: bool = True
+
+    def clique(self, name: str) -> CliqueTemplate | None:
         """The first clique template of that name, as Grove's lookup finds it."""
         return next((c for c in self.cliques if c.name == name), None)
 
-    def internal_template(self, name: str) -> ResourceClaimTemplateConfig | None:
-        return next((t for t in self.resource_claim_templates if t.name == name), None)
+    def clique_index(self, name: str) -> int | None:
+        """The position of the first clique template of that name (for field paths)."""
+        return next((i for i, c in enumerate(self.cliques) if c.name == name), None)
+
+    def template(self, name: str) -> ClaimTemplate | None:
+        """The first internal template of that name."""
+        return next((t for t in self.templates if t.name == name), None)
 
 
-class PodCliqueSetSpec(KubeModel):
-    replicas: Int32 = 0
-    template: PodCliqueSetTemplateSpec = Field(default_factory=PodCliqueSetTemplateSpec)
+class PodCliqueSet(NamedTuple):
+    """A ``grove.io/v1alpha1`` PodCliqueSet, as far as resource sharing goes."""
 
+    namespace: str
+    name: str
+    uid: str
+    spec: PodCliqueSetSpec
+    deleting: bool = False
+    """It has a deletionTimestamp: the garbage collector is removing it and what it owns."""
 
-class PodCliqueSet(KubeModel):
-    """A ``grove.io/v1alpha1`` PodCliqueSet, as far as resource sharing reads it."""
+    @property
+    def key(self) -> ObjectKey:
+        return ObjectKey(self.namespace, self.name)
 
-    api_version: GoStr = Field("", alias="apiVersion")
-    kind: GoStr = ""
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
-    spec: PodCliqueSetSpec = Field(default_factory=PodCliqueSetSpec)
-
-
-class PodCliqueScalingGroup(KubeModel):
-    """A PodCliqueScalingGroup object: its name, UID and current replicas drive its claims."""
-
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
-    spec: PodCliqueSpec = Field(default_factory=PodCliqueSpec)
-
-
-class PodClique(KubeModel):
-    """A PodClique object: its name, labels, UID and current replicas drive its claims."""
-
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
-    spec: PodCliqueSpec = Field(default_factory=PodCliqueSpec)
+    def without_templates(self) -> PodCliqueSet:
+        """What the object stores keep: the pod webhook never reads a template."""
+        return self._replace(spec=self.spec._replace(templates=()))

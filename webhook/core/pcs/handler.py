@@ -1,43 +1,61 @@
 """The validating webhook for PodCliqueSets (DECISIONS.md §3), as controller-runtime's validator.
 
-CREATE runs the create-time rules; UPDATE runs them on the new object and, only when they pass,
-the immutability rules (Grove's short-circuit, BEHAVIOUR.md §2.2). A CREATE they allow goes on to
-the templates of other namespaces (``authorization``), then to a warning for each external
-template that does not exist (``missingtemplates``). The checks beyond Grove are
-warnings, or denials under ``strict``; an owner needing more claims than the reconciler makes
-(``max_claims_per_owner``) is only ever a warning. Everything else is answered as
-controller-runtime's ``validatorForType`` answers it: DELETE and CONNECT allowed, other operations
-and objects Go could not decode refused with code 400. Objects are read through ``decisions``, so a content seen lately
-is neither read nor checked again.
+A review is read, decided and answered. Reading takes ``object`` and ``oldObject`` as Go's decoder
+would (code 400 for what it refuses, templates included). CREATE runs the create-time rules; UPDATE
+runs them on the new object and, only when they pass, the immutability rules (Grove's
+short-circuit, BEHAVIOUR.md §2.2). The checks beyond Grove are warnings, or denials under
+``strict``; an owner needing more claims than the reconciler makes (``max_claims_per_owner``) is
+only ever a warning. Everything else is answered as controller-runtime's ``validatorForType``
+answers it: DELETE and CONNECT allowed, other operations refused with code 400. A CREATE the
+rules allow may still be refused for templates of other namespaces the user may not read
+(``authorization``); one allowed gets a warning for each external template that does not exist
+(``missingtemplates``).
+
+What a spec says is found once per spec (``specchecks``): the validator remembers the specs it read
+by their JSON and the checks of each, the last ``SPECS`` of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from webhook.core.admission import response
-from webhook.core.admission.request import NO_CONTENT, AdmissionRequest, ExpectedKind
+from webhook.core.admission.request import NO_CONTENT, AdmissionRequest, read_objects
 from webhook.core.admission.response import AdmissionResponse
+from webhook.core.boundedcache import Memo
 from webhook.core.gocompat import gojson
 from webhook.core.gocompat.fielderrors import aggregate
+from webhook.core.model.meta import GroupVersionKind
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.reader import read_podcliqueset, read_spec, spec_text
 from webhook.core.pcs.authorization import TemplateAuthorization, User
-from webhook.core.pcs.decisions import PodCliqueSetRead, PodCliqueSetReads
+from webhook.core.pcs.claimnames import name_warnings
 from webhook.core.pcs.immutability import validate_update
 from webhook.core.pcs.missingtemplates import TemplateLookup, warn_missing
+from webhook.core.pcs.specchecks import SpecChecks, check_spec
+from webhook.core.pcs.warnings import limit_warnings
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 
-PODCLIQUESET = ExpectedKind("grove.io", "v1alpha1", "PodCliqueSet")
+PODCLIQUESET = GroupVersionKind("grove.io", "v1alpha1", "PodCliqueSet")
+SPECS = 512
 
 
 def _undecodable(field: str, problem: str) -> AdmissionResponse:
     return response.errored(400, f"cannot decode request.{field} as {PODCLIQUESET}: {problem}")
 
 
-def _same_templates(old: PodCliqueSetRead, new: PodCliqueSetRead) -> bool:
-    """Templates sent as the same JSON are the same (Go compares RawExtensions as bytes); templates
-    too deep to write as text are decoded and compared instead."""
-    text = new.templates_text()
-    return old is new or (text is not None and text == old.templates_text())
+def _operation_answer(operation: str, new: PodCliqueSet | None, old: PodCliqueSet | None) -> AdmissionResponse | None:
+    """The answer to a review that has nothing to validate, or None."""
+    if operation in ("DELETE", "CONNECT"):
+        return response.allowed()
+    if operation not in ("CREATE", "UPDATE"):
+        return response.errored(400, f"unknown operation {gojson.quote(operation)}")
+    if new is None:
+        return response.errored(400, f"{NO_CONTENT}: request.object is missing")
+    if operation == "UPDATE" and old is None:
+        return response.errored(400, f"{NO_CONTENT}: request.oldObject is missing")
+    return None
 
 
 class PodCliqueSetValidator:
@@ -58,37 +76,32 @@ class PodCliqueSetValidator:
         """Asks whether the user may read the templates of other namespaces a CREATE names (DECISIONS.md §3.1)."""
         self.lookup = lookup
         """Asks whether the external templates a CREATE names exist (DECISIONS.md §3.4)."""
-        self.reads = PodCliqueSetReads()
+        self.read_spec = Memo(read_spec, SPECS, key=spec_text)
+        self.check_spec = Memo.by_identity(check_spec, SPECS)
+
+    def read(self, obj: Any) -> PodCliqueSet:
+        return read_podcliqueset(obj, self.read_spec)
 
     async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
-        read: list[PodCliqueSetRead | None] = []
-        for field, raw in (("object", request.object), ("oldObject", request.old_object)):
-            found = None if raw is None else self.reads.read(raw)
-            if found is not None and found.model is None:
-                return _undecodable(field, found.problem)
-            read.append(found)
-        new, old = read
-        operation = request.operation
-        if operation in ("DELETE", "CONNECT"):
-            return response.allowed()
-        if operation not in ("CREATE", "UPDATE"):
-            return response.errored(400, f"unknown operation {gojson.quote(operation)}")
-        if new is None:
-            return response.errored(400, f"{NO_CONTENT}: request.object is missing")
-        if operation == "CREATE":
-            return await self.create(new, request)
-        if old is None:
-            return response.errored(400, f"{NO_CONTENT}: request.oldObject is missing")
-        return self.validate(new, old)
+        objects = read_objects(request, self.read, PODCLIQUESET)
+        if isinstance(objects, AdmissionResponse):
+            return objects
+        new, old = objects
+        answered = _operation_answer(request.operation, new, old)
+        if answered is not None or new is None:
+            return answered or response.allowed()
+        if request.operation == "UPDATE":
+            return self.validate(new, old)
+        return await self.create(new, request)
 
-    async def create(self, new: PodCliqueSetRead, request: AdmissionRequest) -> AdmissionResponse:
+    async def create(self, new: PodCliqueSet, request: AdmissionRequest) -> AdmissionResponse:
         decided = self.validate(new, None)
         if self.templates is not None:
-            decided = await self.templates.review(decided, new.pcs, request.user_info, request.namespace)
+            decided = await self.templates.review(decided, new, request.user_info, request.namespace)
         if self.lookup is None:
             return decided
-        namespace = request.namespace or new.pcs.metadata.namespace
-        return await warn_missing(decided, new.pcs, namespace, self.lookup, self._readable(request.user_info))
+        namespace = request.namespace or new.namespace
+        return await warn_missing(decided, new, namespace, self.lookup, self._readable(request.user_info))
 
     def _readable(self, user_info: object) -> Callable[[str, str], bool]:
         """Whether the user may read a template of another namespace, as the templates' check
@@ -99,25 +112,33 @@ class PodCliqueSetValidator:
         access = self.templates.access
         return lambda namespace, name: access.known(user, namespace, name) is True
 
-    def validate(self, new: PodCliqueSetRead, old: PodCliqueSetRead | None) -> AdmissionResponse:
+    def validate(self, new: PodCliqueSet, old: PodCliqueSet | None) -> AdmissionResponse:
         """A CREATE (``old`` None) or an UPDATE from ``old``."""
-        problem = new.templates_problem()
-        if problem:
-            return _undecodable("object", problem)
-        if old is not None and not _same_templates(old, new):
-            problem = old.templates_problem()
-            if problem:
-                return _undecodable("oldObject", problem)
-        messages, warnings = new.checked()
+        checks = self.check_spec(new.spec)
+        old_checks = None if old is None else self.check_spec(old.spec)
+        undecodable = _undecodable_templates(checks, old_checks)
+        if undecodable is not None:
+            return undecodable
+        messages = list(checks.errors)
+        warnings = [*name_warnings(new.name, checks.families), *checks.unmatched]
         if self.strict:
-            messages += warnings
-            warnings = []
-        warnings += new.over_limit(self.max_claims_per_owner)
-        if old is not None and not messages:
-            unchanged = old is new or (new.immutable_text() is not None and new.immutable_text() == old.immutable_text())
-            if not unchanged:
-                messages = [str(e) for e in validate_update(new.pcs, old.pcs)]
+            messages, warnings = messages + warnings, []
+        if checks.most_claims > self.max_claims_per_owner:
+            warnings += limit_warnings(new, self.max_claims_per_owner)
+        if old is not None and not messages and new.spec is not old.spec:
+            messages = [str(e) for e in validate_update(new.spec, old.spec)]
         message = aggregate(messages)
         if message is None:
             return response.allowed(warnings)
         return response.denied(message, warnings)
+
+
+def _undecodable_templates(new: SpecChecks, old: SpecChecks | None) -> AdmissionResponse | None:
+    """Code 400 for templates Go's decoder would refuse: the new object's, then the old one's
+    (unless sent as the same JSON)."""
+    if new.templates_problem:
+        return _undecodable("object", new.templates_problem)
+    same = old is not None and new.templates_text is not None and new.templates_text == old.templates_text
+    if old is not None and not same and old.templates_problem:
+        return _undecodable("oldObject", old.templates_problem)
+    return None

@@ -6,133 +6,122 @@ because they decide which immutability errors appear: a new clique name is skipp
 scaling-group count ends the scaling-group checks early. Order: cliques, scaling groups, templates
 (U1), then the PodCliqueSet list (U2).
 
-Lists are compared as ``Semantic.DeepEqual`` does (nil equals empty, order matters) and the new
-list is printed as ``json.Marshal`` prints it, ``null`` when the field is absent (a nil slice).
-Templates sent as the same JSON are equal without being decoded; only changed ones go through ``dra``.
+Lists are compared as ``Semantic.DeepEqual`` does (nil equals empty, order matters), which for the
+read entries is plain equality, and the new list is printed as ``json.Marshal`` prints it, ``null``
+when the field was not sent (a nil slice; an explicit ``null`` prints as ``[]``, as the API server
+never sends one). Templates sent as the same JSON are equal without being decoded; only changed
+ones go through ``dra``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import orjson
-from pydantic import BaseModel
 
 from webhook.core.gocompat import dra
 from webhook.core.gocompat.fielderrors import ErrorList, Path, forbidden, invalid
 from webhook.core.gocompat.gotypes import GoType, semantic_equal
-from webhook.core.gocompat.grovetypes import (
-    CLIQUE_SHARING,
-    PCS_SHARING,
-    SCALING_GROUP_SHARING,
-)
-from webhook.core.model.podcliqueset import (
-    PodCliqueSet,
-    PodCliqueSetTemplateSpec,
-    ResourceSharingSpec,
-)
+from webhook.core.gocompat.grovetypes import CLIQUE_SHARING, PCS_SHARING, SCALING_GROUP_SHARING
+from webhook.core.model.podcliqueset import ClaimTemplate, Entries, PodCliqueSetSpec, SharingEntry
 from webhook.core.pcs import details
 
 TEMPLATE = Path("spec").child("template")
 
 
-def _sharing(go_type: GoType, owner: BaseModel, entries: Sequence[ResourceSharingSpec]) -> list[dict[str, Any]] | None:
-    """A ``resourceSharing`` list decoded into its Go type: None (nil) when the field was not sent.
-    An explicit ``null`` reads as empty here (the model cannot tell them apart); the API server
-    never sends one, since it prunes nulls of fields the CRD does not declare nullable."""
-    if "resource_sharing" not in owner.model_fields_set and not entries:
-        return None
-    decoded: list[dict[str, Any]] = go_type.decode([e.model_dump(by_alias=True) for e in entries])
-    return decoded
+def _sent(entry: SharingEntry) -> dict[str, Any]:
+    """An entry as JSON, for its Go type to decode (a type without a filter, or without a filter's
+    scaling groups, ignores them)."""
+    flt = entry.filter
+    sent: dict[str, Any] = {"name": entry.name, "namespace": entry.namespace, "scope": entry.scope}
+    if flt is not None:
+        sent["filter"] = {"childCliqueNames": list(flt.clique_names), "childScalingGroupNames": list(flt.scaling_group_names)}
+    return sent
 
 
-def _changed(go_type: GoType, new: BaseModel, new_entries: Sequence[ResourceSharingSpec],
-             old: BaseModel, old_entries: Sequence[ResourceSharingSpec]) -> Any:
+def _changed(go_type: GoType, new: Entries, new_sent: bool, old: Entries) -> Any:
     """The new list as ``json.Marshal`` prints it when it differs from the old one, else ``_SAME``."""
-    value = _sharing(go_type, new, new_entries)
-    if semantic_equal(go_type, value, _sharing(go_type, old, old_entries)):
+    if new == old:
         return _SAME
-    return go_type.marshal(value)
+    return go_type.marshal(go_type.decode([_sent(e) for e in new]) if new or new_sent else None)
 
 
 _SAME = object()
 
 
-def raw_templates(template: PodCliqueSetTemplateSpec) -> list[tuple[str, dict[str, Any]]] | None:
-    """(name, templateSpec) of each template as sent; None when the list was not sent (a nil slice)."""
-    if "resource_claim_templates" not in template.model_fields_set and not template.resource_claim_templates:
-        return None
-    return [(t.name, t.template_spec) for t in template.resource_claim_templates]
+def raw_templates(spec: PodCliqueSetSpec) -> tuple[ClaimTemplate, ...] | None:
+    """The templates as sent; None when the list was not sent (a nil slice)."""
+    return spec.templates if spec.templates or spec.templates_sent else None
 
 
-def same_text(new: list[tuple[str, dict[str, Any]]] | None, old: list[tuple[str, dict[str, Any]]] | None) -> bool:
-    """Whether two template lists were sent as the same JSON (a nil list as an empty one): then they
-    are equal without being decoded. Templates nested too deep to write (a field Go ignores may nest
-    as deep as the request allows) are not known to be the same: they are decoded, which drops
-    unknown fields and refuses parameters nested more than 100 levels."""
+def templates_text(spec: PodCliqueSetSpec) -> bytes | None:
+    """The templates as JSON text (a nil list as an empty one): two lists sent as the same text are
+    equal without being decoded. None for templates nested too deep to write (a field Go ignores
+    may nest as deep as the request allows): they are not known to be the same, and are decoded,
+    which drops unknown fields and refuses parameters nested more than 100 levels."""
     try:
-        return orjson.dumps(new or []) == orjson.dumps(old or [])
+        return orjson.dumps([(t.name, t.spec) for t in spec.templates])
     except orjson.JSONEncodeError:  # nested more than the 255 levels orjson writes
-        return False
+        return None
 
 
-def validate_update(new: PodCliqueSet, old: PodCliqueSet) -> ErrorList:
+def same_templates(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> bool:
+    text = templates_text(new)
+    return text is not None and text == templates_text(old)
+
+
+def validate_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> ErrorList:
     """Immutability and composition errors of an UPDATE whose new object passed the create-time rules.
 
-    Raises ``gotypes.DecodeError`` if a template cannot be decoded (``pcs_admission`` checks first).
+    Raises ``gotypes.DecodeError`` if a template cannot be decoded (the handler checks first).
     """
     errors = _cliques(new, old)
     errors += _scaling_groups(new, old)
-    new_raw, old_raw = raw_templates(new.spec.template), raw_templates(old.spec.template)
     # Compared as JSON text: dict equality would miss a reordered RawExtension, which Go sees.
-    if not same_text(new_raw, old_raw):
-        new_templates = dra.decode_templates(new_raw)
-        if not semantic_equal(dra.TEMPLATE_CONFIGS, new_templates, dra.decode_templates(old_raw)):
+    if not same_templates(new, old):
+        new_templates = dra.decode_templates(raw_templates(new))
+        if not semantic_equal(dra.TEMPLATE_CONFIGS, new_templates, dra.decode_templates(raw_templates(old))):
             value = dra.TEMPLATE_CONFIGS.marshal(new_templates)
             errors.append(invalid(TEMPLATE.child("resourceClaimTemplates"), value, details.IMMUTABLE))
-    new_template, old_template = new.spec.template, old.spec.template
-    value = _changed(PCS_SHARING, new_template, new_template.resource_sharing, old_template, old_template.resource_sharing)
+    value = _changed(PCS_SHARING, new.entries, new.sharing_sent, old.entries)
     if value is not _SAME:
         errors.append(invalid(TEMPLATE.child("resourceSharing"), value, details.IMMUTABLE))
     return errors
 
 
-def _cliques(new: PodCliqueSet, old: PodCliqueSet) -> ErrorList:
+def _cliques(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> ErrorList:
     path = TEMPLATE.child("cliques")
-    new_cliques, old_cliques = new.spec.template.cliques, old.spec.template.cliques
     errors: ErrorList = []
-    if len(new_cliques) != len(old_cliques):
+    if len(new.cliques) != len(old.cliques):
         errors.append(forbidden(path, details.CLIQUE_COMPOSITION))
-    old_by_name = {c.name: c for c in old_cliques}
-    for i, clique in enumerate(new_cliques):
+    old_by_name = {c.name: c for c in old.cliques}
+    for i, clique in enumerate(new.cliques):
         previous = old_by_name.get(clique.name)
         if previous is None:
             errors.append(
                 forbidden(path.child("name"), details.NEW_CLIQUE.format(clique.name))
             )
             continue
-        value = _changed(CLIQUE_SHARING, clique, clique.resource_sharing, previous, previous.resource_sharing)
+        value = _changed(CLIQUE_SHARING, clique.entries, clique.sharing_sent, previous.entries)
         if value is not _SAME:
             errors.append(invalid(path.index(i).child("resourceSharing"), value, details.IMMUTABLE))
     return errors
 
 
-def _scaling_groups(new: PodCliqueSet, old: PodCliqueSet) -> ErrorList:
+def _scaling_groups(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> ErrorList:
     path = TEMPLATE.child("podCliqueScalingGroups")
-    new_groups, old_groups = new.spec.template.pod_clique_scaling_groups, old.spec.template.pod_clique_scaling_groups
-    if len(new_groups) != len(old_groups):
+    if len(new.scaling_groups) != len(old.scaling_groups):
         return [forbidden(path, details.GROUP_COMPOSITION)]
     errors: ErrorList = []
-    old_by_name = {g.name: g for g in old_groups}
-    for group in new_groups:
+    old_by_name = {g.name: g for g in old.scaling_groups}
+    for group in new.scaling_groups:
         previous = old_by_name.get(group.name)
         if previous is None:
             errors.append(
                 forbidden(path.child("name"), details.NEW_GROUP.format(group.name))
             )
             continue
-        value = _changed(SCALING_GROUP_SHARING, group, group.resource_sharing, previous, previous.resource_sharing)
+        value = _changed(SCALING_GROUP_SHARING, group.entries, group.sharing_sent, previous.entries)
         if value is not _SAME:
             errors.append(invalid(path.child("resourceSharing"), value, details.IMMUTABLE))
     return errors

@@ -15,13 +15,14 @@ allowed to create a PodCliqueSet what templates other namespaces hold.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
 from webhook.core.admission.response import AdmissionResponse
 from webhook.core.gocompat import gojson
-from webhook.core.model.podcliqueset import PodCliqueSet, ResourceSharingSpec
+from webhook.core.model.podcliqueset import Entries, PodCliqueSet, PodCliqueSetSpec, SharingEntry
+from webhook.core.sharing.owners import PCS_ENTRIES, Level, entries_source
 
 
 class TemplateLookup(Protocol):
@@ -46,15 +47,11 @@ class ExternalTemplate:
         )
 
 
-def _entries(pcs: PodCliqueSet) -> Iterator[tuple[str, ResourceSharingSpec]]:
+def _entries(spec: PodCliqueSetSpec) -> Iterator[tuple[str, SharingEntry]]:
     """Every entry with its path, in the order Grove's rules visit the lists."""
-    template = pcs.spec.template
-    lists: list[tuple[str, Sequence[ResourceSharingSpec]]] = [("spec.template.resourceSharing", template.resource_sharing)]
-    lists += [(f"spec.template.cliques[{c}].resourceSharing", clique.resource_sharing) for c, clique in enumerate(template.cliques)]
-    lists += [
-        (f"spec.template.podCliqueScalingGroups[{g}].resourceSharing", group.resource_sharing)
-        for g, group in enumerate(template.pod_clique_scaling_groups)
-    ]
+    lists: list[tuple[str, Entries]] = [(PCS_ENTRIES, spec.entries)]
+    lists += [(entries_source(Level.CLIQUE, c), clique.entries) for c, clique in enumerate(spec.cliques)]
+    lists += [(entries_source(Level.SCALING_GROUP, g), group.entries) for g, group in enumerate(spec.scaling_groups)]
     for source, entries in lists:
         for i, entry in enumerate(entries):
             yield f"{source}[{i}]", entry
@@ -64,9 +61,9 @@ def external_templates(pcs: PodCliqueSet, namespace: str) -> list[ExternalTempla
     """The distinct templates the entries name outside the PodCliqueSet (BEHAVIOUR.md §6.1: an entry
     with a namespace, or without one whose name is no internal template), each with its first
     entry; ``namespace`` is the PodCliqueSet's. Entries without a name name nothing."""
-    internal = {t.name for t in pcs.spec.template.resource_claim_templates}
+    internal = {t.name for t in pcs.spec.templates}
     found: dict[tuple[str, str], ExternalTemplate] = {}
-    for path, entry in _entries(pcs):
+    for path, entry in _entries(pcs.spec):
         if not entry.name or (not entry.namespace and entry.name in internal):
             continue
         key = (entry.namespace or namespace, entry.name)

@@ -21,12 +21,10 @@ from webhook.core.gocompat.fielderrors import (
 )
 from webhook.core.model.podcliqueset import (
     SUPPORTED_SCOPES,
-    PCSGResourceSharingSpec,
-    PCSResourceSharingSpec,
-    PodCliqueScalingGroupConfig,
-    PodCliqueSet,
-    ResourceClaimTemplateConfig,
-    ResourceSharingSpec,
+    ClaimTemplate,
+    PodCliqueSetSpec,
+    ScalingGroupConfig,
+    SharingEntry,
 )
 from webhook.core.pcs import details
 
@@ -35,31 +33,30 @@ CLIQUES = TEMPLATE.child("cliques")
 GROUPS = TEMPLATE.child("podCliqueScalingGroups")
 
 
-def validate_create(pcs: PodCliqueSet) -> ErrorList:
+def validate_create(spec: PodCliqueSetSpec) -> ErrorList:
     """Every resource-sharing error of one PodCliqueSet, in the order Grove reports them."""
-    template = pcs.spec.template
-    internal = {t.name for t in template.resource_claim_templates}
-    errors = _templates(TEMPLATE.child("resourceClaimTemplates"), template.resource_claim_templates)
+    internal = {t.name for t in spec.templates}
+    errors = _templates(TEMPLATE.child("resourceClaimTemplates"), spec.templates)
 
     pcs_path = TEMPLATE.child("resourceSharing")
-    errors += _entries(pcs_path, template.resource_sharing, internal)
-    clique_names = {c.name for c in template.cliques}
-    group_names = {g.name for g in template.pod_clique_scaling_groups}
-    for i, entry in enumerate(template.resource_sharing):
+    errors += _entries(pcs_path, spec.entries, internal)
+    clique_names = {c.name for c in spec.cliques}
+    group_names = {g.name for g in spec.scaling_groups}
+    for i, entry in enumerate(spec.entries):
         if entry.filter is not None:
             errors += _pcs_filter(pcs_path.index(i), entry, clique_names, group_names)
 
-    for c, clique in enumerate(template.cliques):
-        if clique.resource_sharing:
-            errors += _entries(CLIQUES.index(c).child("resourceSharing"), clique.resource_sharing, internal)
+    for c, clique in enumerate(spec.cliques):
+        if clique.entries:
+            errors += _entries(CLIQUES.index(c).child("resourceSharing"), clique.entries, internal)
 
-    for g, group in enumerate(template.pod_clique_scaling_groups):
-        if group.resource_sharing:
+    for g, group in enumerate(spec.scaling_groups):
+        if group.entries:
             errors += _group(GROUPS.index(g).child("resourceSharing"), group, internal)
     return errors
 
 
-def _templates(path: Path, templates: Sequence[ResourceClaimTemplateConfig]) -> ErrorList:
+def _templates(path: Path, templates: Sequence[ClaimTemplate]) -> ErrorList:
     errors: ErrorList = []
     for i, tpl in enumerate(templates):
         if tpl.name == "":
@@ -80,7 +77,7 @@ def _templates(path: Path, templates: Sequence[ResourceClaimTemplateConfig]) -> 
     return errors
 
 
-def _entries(path: Path, entries: Sequence[ResourceSharingSpec], internal: set[str]) -> ErrorList:
+def _entries(path: Path, entries: Sequence[SharingEntry], internal: set[str]) -> ErrorList:
     """R1 to R4 for one list: the checks every level shares."""
     errors: ErrorList = []
     seen: set[str] = set()
@@ -103,45 +100,43 @@ def _entries(path: Path, entries: Sequence[ResourceSharingSpec], internal: set[s
     return errors
 
 
-def _pcs_filter(
-    entry_path: Path, entry: PCSResourceSharingSpec, clique_names: set[str], group_names: set[str]
-) -> ErrorList:
+def _pcs_filter(entry_path: Path, entry: SharingEntry, clique_names: set[str], group_names: set[str]) -> ErrorList:
     """F1 to F3: a PodCliqueSet filter names at least one child, and only children that exist."""
     flt = entry.filter
     if flt is None:
         return []
     path = entry_path.child("filter")
     errors: ErrorList = []
-    if not flt.child_clique_names and not flt.child_scaling_group_names:
+    if not flt.clique_names and not flt.scaling_group_names:
         errors.append(required(path, details.PCS_FILTER_EMPTY))
-    for j, name in enumerate(flt.child_clique_names):
+    for j, name in enumerate(flt.clique_names):
         if name not in clique_names:
             errors.append(not_found(path.child("childCliqueNames").index(j), GoString(name)))
-    for j, name in enumerate(flt.child_scaling_group_names):
+    for j, name in enumerate(flt.scaling_group_names):
         if name not in group_names:
             errors.append(not_found(path.child("childScalingGroupNames").index(j), GoString(name)))
     return errors
 
 
-def _group(path: Path, group: PodCliqueScalingGroupConfig, internal: set[str]) -> ErrorList:
+def _group(path: Path, group: ScalingGroupConfig, internal: set[str]) -> ErrorList:
     """R1 to R4 for a scaling group's list, then G1 and G2 for each filtered entry."""
-    errors = _entries(path, group.resource_sharing, internal)
+    errors = _entries(path, group.entries, internal)
     members = set(group.clique_names)
-    for i, entry in enumerate(group.resource_sharing):
+    for i, entry in enumerate(group.entries):
         if entry.filter is not None:
             errors += _group_filter(path.index(i), entry, members)
     return errors
 
 
-def _group_filter(entry_path: Path, entry: PCSGResourceSharingSpec, members: set[str]) -> ErrorList:
+def _group_filter(entry_path: Path, entry: SharingEntry, members: set[str]) -> ErrorList:
     flt = entry.filter
     if flt is None:
         return []
     path = entry_path.child("filter")
     errors: ErrorList = []
-    if not flt.child_clique_names:
+    if not flt.clique_names:
         errors.append(required(path, details.GROUP_FILTER_EMPTY))
-    for j, name in enumerate(flt.child_clique_names):
+    for j, name in enumerate(flt.clique_names):
         if name not in members:
             errors.append(not_found(path.child("childCliqueNames").index(j), GoString(name)))
     return errors

@@ -3,8 +3,13 @@
 Only CREATE of a Grove pod is mutated; every other review is answered after reading no more than
 the pod's labels. A Grove pod is placed by its labels (BEHAVIOUR.md §5.1), its PodCliqueSet is
 looked up in the object store (from memory; one bounded read from the source on a miss), and the
-pod gets the claims ``podclaims`` names (the same for every pod of a PodClique but its
-index, remembered) as a JSON Patch.
+pod gets the claims ``podclaims`` names as a JSON Patch.
+
+Every pod of a PodClique is placed alike and gets the same claims but its own index's, and the
+pods of one template have one shape: the mutator remembers where the last ``PLACEMENTS`` label sets
+place a pod, the claims of the last ``PODCLIQUES`` PodCliques of each of the last
+``PODCLIQUESETS`` PodCliqueSets the store gave it (as long as the store gives the same, unchanged),
+and the last ``PATCHES`` patches of pods that share their claims.
 
 Label errors and an unknown PodCliqueSet are denials (code 403, reason Forbidden), like the
 validating webhook's: the pod is refused because of what it says, as Grove would refuse to build
@@ -14,34 +19,38 @@ it. Code 400 is kept for reviews whose object cannot be read at all.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, Literal, Protocol
 
 from webhook.core.admission import response
-from webhook.core.admission.request import (
-    NO_CONTENT,
-    AdmissionRequest,
-    ExpectedKind,
-    read_objects,
-)
+from webhook.core.admission.request import NO_CONTENT, AdmissionRequest, read_objects
 from webhook.core.admission.response import AdmissionResponse
+from webhook.core.boundedcache import Memo
 from webhook.core.model import labels
-from webhook.core.model.meta import DEFAULT_NAMESPACE
+from webhook.core.model.meta import DEFAULT_NAMESPACE, GroupVersionKind
 from webhook.core.model.pod import Pod, metadata, read_pod, read_pod_header
-from webhook.core.model.projection import PodCliqueSetSharing
-from webhook.core.pod.patch import ClaimPatches
-from webhook.core.sharing.placement import IdentityError, clique_identity, pod_index
-from webhook.core.sharing.podclaims import PodClaimsCache
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.pod.patch import PatchInput, patch_json, shape_of
+from webhook.core.sharing.placement import CliqueIdentity, IdentityError, Placement, place, pod_index
 
-POD = ExpectedKind("", "v1", "Pod")
+from webhook.core.sharing.podclaims import PodCliqueClaims, podclique_claims
+
+POD = GroupVersionKind("", "v1", "Pod")
+PLACEMENTS = 4096
+PODCLIQUESETS = 1024
+PODCLIQUES = 32
+PATCHES = 1024
+LARGEST_PATCH = 256
+"""Claims times containers in a patch remembered, at most."""
 
 
 class PodCliqueSetSource(Protocol):
     """Where PodCliqueSets are found: the object stores."""
 
-    def get(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+    def get(self, namespace: str, name: str) -> PodCliqueSet | None:
         """From memory, at once."""
 
-    async def fetch(self, namespace: str, name: str) -> PodCliqueSetSharing | None:
+    async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
         """After a ``get`` miss: at most one bounded read from the source."""
 
 
@@ -54,13 +63,22 @@ def _mutated(request: AdmissionRequest) -> bool:
     if request.operation != "CREATE":
         return False
     obj = request.object
-    metadata = obj.get("metadata") if isinstance(obj, dict) else None
-    pod_labels = metadata.get("labels") if isinstance(metadata, dict) else None
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    pod_labels = meta.get("labels") if isinstance(meta, dict) else None
     return isinstance(pod_labels, dict) and is_grove_pod(pod_labels)
 
 
-def _missing_pcs(namespace: str, name: str, consequence: str) -> str:
-    return f"PodCliqueSet {namespace}/{name} (label {labels.PART_OF} of the pod) not found: {consequence}"
+def _podcliques_of(pcs: PodCliqueSet) -> Memo[CliqueIdentity, PodCliqueClaims]:
+    """``podclique_claims`` of one PodCliqueSet, remembered by PodClique."""
+    return Memo(partial(podclique_claims, pcs), PODCLIQUES)
+
+
+def _small(patching: PatchInput) -> PatchInput | None:
+    """A patch to remember, or None for one of many claims or containers (made each time), so
+    that what the patches remembered hold does not depend on the pods sent."""
+    shape = patching.shape
+    containers = 1 + len(shape.containers) + len(shape.init_containers)
+    return patching if containers * len(patching.claims) <= LARGEST_PATCH else None
 
 
 class PodMutator:
@@ -70,8 +88,9 @@ class PodMutator:
         self.store = store
         self.on_missing_pcs = on_missing_pcs
         """Whether a Grove pod whose PodCliqueSet cannot be found is refused or admitted unchanged."""
-        self.claims = PodClaimsCache()
-        self.patches = ClaimPatches()
+        self.place = Memo(place, PLACEMENTS)
+        self.podcliques = Memo.by_identity(_podcliques_of, PODCLIQUESETS)
+        self.patches = Memo(patch_json, PATCHES, key=_small)
 
     async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
         if not _mutated(request):
@@ -96,22 +115,24 @@ class PodMutator:
         namespace = request.namespace or meta.get("namespace") or DEFAULT_NAMESPACE
         pod_labels = meta.get("labels") or {}
         pcs_name = pod_labels[labels.PART_OF]
-        try:
-            identity = clique_identity(namespace, pcs_name, pod_labels[labels.PODCLIQUE], pod_labels)
-        except IdentityError as err:
-            return response.denied(str(err))
-        pcs = self.store.get(namespace, pcs_name) or await self.store.fetch(namespace, pcs_name)
-        if pcs is None:
-            if self.on_missing_pcs == "allow":
-                return response.allowed([_missing_pcs(namespace, pcs_name, "pod admitted without shared ResourceClaims")])
-            reason = "the pod's shared ResourceClaims cannot be determined"
-            return response.denied(_missing_pcs(namespace, pcs_name, reason))
-
         pod_key = f"{namespace}/{meta.get('name') or meta.get('generateName', '')}"
         try:
-            shared = self.claims.claims(pcs, identity)
-            claims = shared.of_pod(lambda: pod_index(pod_labels, pod_key))
+            identity = self.place(Placement.of(namespace, pcs_name, pod_labels[labels.PODCLIQUE], pod_labels))
+            pcs = self.store.get(namespace, pcs_name) or await self.store.fetch(namespace, pcs_name)
+            if pcs is None:
+                return self.missing(namespace, pcs_name)
+            podclique = self.podcliques(pcs)(identity)
+            claims = podclique.of_pod(lambda: pod_index(pod_labels, pod_key))
         except IdentityError as err:
             return response.denied(str(err))
-        patch = self.patches.patch(pod, claims, shared=not shared.per_pod)
+        patching = PatchInput(shape_of(pod), tuple(claims))
+        # Pods that a clique-level PerReplica entry tells apart each have a patch of their own.
+        patch = patch_json(patching) if podclique.per_pod else self.patches(patching)
         return response.patched(patch, note=f"shared claims {', '.join(claims)}") if patch else response.allowed()
+
+    def missing(self, namespace: str, name: str) -> AdmissionResponse:
+        """A Grove pod whose PodCliqueSet cannot be found: denied, or (``allow``) admitted unchanged."""
+        about = f"PodCliqueSet {namespace}/{name} (label {labels.PART_OF} of the pod) not found"
+        if self.on_missing_pcs == "allow":
+            return response.allowed([f"{about}: pod admitted without shared ResourceClaims"])
+        return response.denied(f"{about}: the pod's shared ResourceClaims cannot be determined")

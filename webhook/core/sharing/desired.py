@@ -13,9 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from webhook.core.model.meta import OwnerReference
-from webhook.core.model.podcliqueset import Scope
-from webhook.core.model.projection import SharingEntry
-from webhook.core.sharing.owners import Level, OwnedSharing
+from webhook.core.model.podcliqueset import Entries, Scope, SharingEntry
+from webhook.core.sharing.owners import Level, Owner
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,36 +31,39 @@ class DesiredClaim:
     replica: int | None = None
 
 
-def _scoped(owned: OwnedSharing) -> tuple[list[tuple[int, SharingEntry]], list[tuple[int, SharingEntry]]]:
-    return list(owned.owner.in_scope(Scope.ALL_REPLICAS)), list(owned.owner.in_scope(Scope.PER_REPLICA))
+def claims_needed(entries: Entries, replicas: int) -> int:
+    """One claim per AllReplicas entry, plus one per PerReplica entry and replica (none for zero or
+    fewer replicas); entries of another scope make none."""
+    all_replicas = sum(1 for e in entries if e.scope == Scope.ALL_REPLICAS)
+    per_replica = sum(1 for e in entries if e.scope == Scope.PER_REPLICA)
+    return all_replicas + per_replica * max(replicas, 0)
 
 
-def claim_count(owned: OwnedSharing) -> int:
-    """How many claims the owner needs, counted without listing them: one per AllReplicas entry,
-    plus one per PerReplica entry and replica (none for zero or fewer replicas)."""
-    all_replicas, per_replica = _scoped(owned)
-    return len(all_replicas) + len(per_replica) * max(owned.replicas, 0)
+def claim_count(owner: Owner) -> int:
+    """How many claims the owner needs, counted without listing them."""
+    return claims_needed(owner.entries, owner.replicas)
 
 
 MAX_CLAIMS_PER_OWNER = 10_000
 """The reconciler's default limit of claims per owner (``--max-claims-per-owner``)."""
 
 
-def over_limit(owned: OwnedSharing, count: int, limit: int) -> str:
+def over_limit(owner: Owner, count: int, limit: int) -> str:
     """What the reconciler says (a Warning Event) and the validating webhook warns of an owner that
     needs more claims than ``--max-claims-per-owner``."""
     return (
-        f"{owned.reference.kind} {owned.owner.name} needs {count} ResourceClaims, more than the limit of "
+        f"{owner.level.kind} {owner.name} needs {count} ResourceClaims, more than the limit of "
         f"{limit} (--max-claims-per-owner): only the first {limit} are created"
     )
 
 
-def claim_slots(owned: OwnedSharing, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, SharingEntry, int | None]]:
+def claim_slots(owner: Owner, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, SharingEntry, int | None]]:
     """(entry index, entry, replica) of the owner's claims at positions ``start`` to ``stop`` in
     Grove's order: AllReplicas entries first, then the PerReplica entries of replica 0, of replica
     1, and so on, one at a time."""
-    all_replicas, per_replica = _scoped(owned)
-    count = len(all_replicas) + len(per_replica) * max(owned.replicas, 0)
+    all_replicas = list(owner.in_scope(Scope.ALL_REPLICAS))
+    per_replica = list(owner.in_scope(Scope.PER_REPLICA))
+    count = len(all_replicas) + len(per_replica) * max(owner.replicas, 0)
     end = count if stop is None else min(stop, count)
     for position in range(max(start, 0), end):
         if position < len(all_replicas):
@@ -71,12 +73,11 @@ def claim_slots(owned: OwnedSharing, start: int = 0, stop: int | None = None) ->
             yield (*per_replica[k], replica)
 
 
-def desired_claim(owned: OwnedSharing, index: int, entry: SharingEntry, replica: int | None) -> DesiredClaim:
-    owner = owned.owner
+def desired_claim(owner: Owner, index: int, entry: SharingEntry, replica: int | None) -> DesiredClaim:
     return DesiredClaim(
         owner.claim_name(entry, replica),
         owner.claim_labels(replica),
-        owned.reference,
+        owner.reference,
         entry,
         f"{owner.source}[{index}]",
         owner.level,
@@ -84,6 +85,6 @@ def desired_claim(owned: OwnedSharing, index: int, entry: SharingEntry, replica:
     )
 
 
-def desired_claims(owned: OwnedSharing, start: int = 0, stop: int | None = None) -> Iterator[DesiredClaim]:
+def desired_claims(owner: Owner, start: int = 0, stop: int | None = None) -> Iterator[DesiredClaim]:
     """The owner's claims at positions ``start`` to ``stop`` (all by default), one at a time."""
-    return (desired_claim(owned, i, e, replica) for i, e, replica in claim_slots(owned, start, stop))
+    return (desired_claim(owner, i, e, replica) for i, e, replica in claim_slots(owner, start, stop))

@@ -1,9 +1,25 @@
 """Grove's deterministic names: objects built from a PodCliqueSet, and the two claim formulas.
 
-Every claim name in this project comes from ``claim_name``; nothing else concatenates one.
+Every name in this project comes from here; nothing else concatenates one. Each formula is written
+twice, side by side: as the name itself, and as its parts (``*_parts``), where an index may be
+left open (``OpenIndex``: any of ``range(size)``) so that the names a whole family of owners will
+have can be reasoned about without listing them (``patterns``). Joined with ``-``, the parts of a
+concrete name are the name (tests/core/sharing/test_naming.py checks every formula).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class OpenIndex(NamedTuple):
+    """Any replica index of ``range(size)``, where a concrete name has one number."""
+
+    size: int
+
+
+Index = int | OpenIndex
+Parts = tuple[str | Index, ...]
 
 
 def claim_name(owner: str, template: str, replica: int | None) -> str:
@@ -14,9 +30,17 @@ def claim_name(owner: str, template: str, replica: int | None) -> str:
     return f"{owner}-{replica}-{template}"
 
 
+def claim_parts(owner: Parts, template: str, replica: Index | None) -> Parts:
+    return (*owner, "all", template) if replica is None else (*owner, replica, template)
+
+
 def scaling_group_name(pcs: str, pcs_replica: int, group: str) -> str:
     """The PodCliqueScalingGroup object for config ``group`` in PodCliqueSet replica ``pcs_replica``."""
     return f"{pcs}-{pcs_replica}-{group}"
+
+
+def scaling_group_parts(pcs: str, pcs_replica: Index, group: str) -> Parts:
+    return (pcs, pcs_replica, group)
 
 
 def standalone_clique_name(pcs: str, pcs_replica: int, clique: str) -> str:
@@ -24,6 +48,15 @@ def standalone_clique_name(pcs: str, pcs_replica: int, clique: str) -> str:
     return f"{pcs}-{pcs_replica}-{clique}"
 
 
+def standalone_clique_parts(pcs: str, pcs_replica: Index, clique: str) -> Parts:
+    return (pcs, pcs_replica, clique)
+
+
 def member_clique_name(scaling_group: str, group_replica: int, clique: str) -> str:
     """The PodClique object of a clique in replica ``group_replica`` of scaling group object ``scaling_group``."""
     return f"{scaling_group}-{group_replica}-{clique}"
+
+
+def member_clique_parts(scaling_group: Parts, group_replica: Index, clique: str) -> Parts:
+    return (*scaling_group, group_replica, clique)
+

@@ -1,16 +1,15 @@
-"""The owners of shared claims, and the one walk that lists them (BEHAVIOUR.md §4.6, §4.7).
+"""The owners of shared claims, and where they sit in a PodCliqueSet (BEHAVIOUR.md §4.6, §4.7).
 
 An owner is one object that owns shared claims: the PodCliqueSet, a PodCliqueScalingGroup object
-or a PodClique object, with the resource-sharing entries that apply to it. The three levels are
-data (``Level``: the owner's kind, the label naming it on its claims, the replica-index label), as
-in Grove's ``ResourceSharer``, so no rule is written once per level.
+or a PodClique object, with the resource-sharing entries that apply to it, its UID and its replica
+count. The three levels are data (``Level``: the owner's kind, the label naming it on its claims,
+the replica-index label), as in Grove's ``ResourceSharer``, so no rule is written once per level.
 
 Owners come from one of two places, and both make them with the same constructors, so names,
 entries and field paths always agree:
 
-- ``planned_owners`` walks the spec: the owners Grove builds from the template, with concrete
-  replica indices (what a PodCliqueSet will create) or open ones (the name families the validating
-  webhook checks, ``sharing.patterns``);
+- ``planned_owners`` walks the spec (``places``): the owners Grove builds from the template, with
+  the replicas each starts with. ``patterns`` walks the same places with the indices left open;
 - ``live_owners`` places the scaling groups and PodCliques that exist (the reconciler's caches) by
   their labels, as Grove places them, with their own replica counts and UIDs.
 """
@@ -20,70 +19,43 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Generic, NamedTuple, TypeVar
 
 from webhook.core.gocompat.strconv import atoi
 from webhook.core.model import labels
+from webhook.core.model.children import PodClique, PodCliqueScalingGroup
 from webhook.core.model.meta import OwnerReference
-from webhook.core.model.podcliqueset import PodClique, PodCliqueScalingGroup, Scope
-from webhook.core.model.projection import PodCliqueSetSharing, SharingEntry
+from webhook.core.model.podcliqueset import Entries, PodCliqueSet, PodCliqueSetSpec, Scope, SharingEntry
 from webhook.core.sharing import naming
 from webhook.core.sharing.placement import CliqueIdentity, IdentityError, clique_identity, clique_of
-
-
-@dataclass(frozen=True, slots=True)
-class LevelInfo:
-    kind: str
-    owner_label: str | None
-    replica_label: str
 
 
 class Level(Enum):
     """The three levels, as data: owner kind, the label naming the owner, the replica-index label."""
 
-    PODCLIQUESET = LevelInfo("PodCliqueSet", None, labels.PCS_REPLICA_INDEX)
-    SCALING_GROUP = LevelInfo("PodCliqueScalingGroup", labels.PCSG, labels.PCSG_REPLICA_INDEX)
-    CLIQUE = LevelInfo("PodClique", labels.PODCLIQUE, labels.POD_INDEX)
+    PODCLIQUESET = ("PodCliqueSet", None, labels.PCS_REPLICA_INDEX)
+    SCALING_GROUP = ("PodCliqueScalingGroup", labels.PCSG, labels.PCSG_REPLICA_INDEX)
+    CLIQUE = ("PodClique", labels.PODCLIQUE, labels.POD_INDEX)
+
+    def __init__(self, kind: str, owner_label: str | None, replica_label: str) -> None:
+        self.kind = kind
+        self.owner_label = owner_label
+        self.replica_label = replica_label
 
 
 @dataclass(frozen=True, slots=True)
-class SharingOwner:
-    """One owner of shared claims and the resource-sharing entries that apply to it."""
+class Owner:
+    """One owner of shared claims: the entries that apply to it, its UID (empty for an owner that
+    may not exist yet) and its replica count (the object's now, or the one it starts with)."""
 
     level: Level
     name: str
     pcs_name: str
-    entries: tuple[SharingEntry, ...]
-    source: str = ""
+    entries: Entries
+    source: str
     """Field path of ``entries`` in the PodCliqueSet, for messages."""
-
-    def claim_name(self, entry: SharingEntry, replica: int | None) -> str:
-        return naming.claim_name(self.name, entry.name, replica)
-
-    def owner_labels(self) -> dict[str, str]:
-        """The labels that select this owner's claims (base labels plus the owner's own label)."""
-        result = labels.claim_base_labels(self.pcs_name)
-        if self.level.value.owner_label:
-            result[self.level.value.owner_label] = self.name
-        return result
-
-    def claim_labels(self, replica: int | None) -> dict[str, str]:
-        result = self.owner_labels()
-        if replica is not None:
-            result[self.level.value.replica_label] = str(replica)
-        return result
-
-    def in_scope(self, scope: Scope) -> Iterator[tuple[int, SharingEntry]]:
-        """Entries of one scope with their index; entries of any other scope are skipped, as Grove does."""
-        return ((i, e) for i, e in enumerate(self.entries) if e.scope == scope)
-
-
-@dataclass(frozen=True, slots=True)
-class OwnedSharing:
-    """An owner with its object's UID and replica count (the object's now, or the template's)."""
-
-    owner: SharingOwner
-    uid: str
-    replicas: int
+    uid: str = ""
+    replicas: int = 0
     identity: CliqueIdentity | None = field(default=None, compare=False)
     """A PodClique's place in its PodCliqueSet (``placement``), which its pods share: None for the
     other levels."""
@@ -91,121 +63,181 @@ class OwnedSharing:
     @property
     def reference(self) -> OwnerReference:
         """The controller reference its claims carry (§4.6)."""
-        return OwnerReference.controlling(self.owner.level.value.kind, self.owner.name, self.uid)
+        return OwnerReference.controlling(self.level.kind, self.name, self.uid)
 
+    def claim_name(self, entry: SharingEntry, replica: int | None) -> str:
+        return naming.claim_name(self.name, entry.name, replica)
 
-# --- the constructors both walks use ---------------------------------------------------------------
+    def owner_labels(self) -> dict[str, str]:
+        """The labels that select this owner's claims (base labels plus the owner's own label)."""
+        result = labels.claim_base_labels(self.pcs_name)
+        if self.level.owner_label:
+            result[self.level.owner_label] = self.name
+        return result
+
+    def claim_labels(self, replica: int | None) -> dict[str, str]:
+        result = self.owner_labels()
+        if replica is not None:
+            result[self.level.replica_label] = str(replica)
+        return result
+
+    def in_scope(self, scope: Scope) -> Iterator[tuple[int, SharingEntry]]:
+        """Entries of one scope with their index; entries of any other scope are skipped, as Grove does."""
+        return ((i, e) for i, e in enumerate(self.entries) if e.scope == scope)
+
 
 PCS_ENTRIES = "spec.template.resourceSharing"
 
 
-def pcs_owner(pcs: PodCliqueSetSharing) -> SharingOwner:
-    return SharingOwner(Level.PODCLIQUESET, pcs.name, pcs.name, pcs.entries, PCS_ENTRIES)
+def entries_source(level: Level, template: int) -> str:
+    """Where the entries of an owner made from the clique or scaling group at ``template`` are."""
+    if level is Level.PODCLIQUESET:
+        return PCS_ENTRIES
+    kind = "cliques" if level is Level.CLIQUE else "podCliqueScalingGroups"
+    return f"spec.template.{kind}[{template}].resourceSharing"
 
 
-def _group_owner(pcs: PodCliqueSetSharing, g: int, name: str) -> SharingOwner:
-    source = f"spec.template.podCliqueScalingGroups[{g}].resourceSharing"
-    return SharingOwner(Level.SCALING_GROUP, name, pcs.name, pcs.scaling_groups[g].entries, source)
+def level_entries(spec: PodCliqueSetSpec, level: Level, template: int) -> Entries:
+    if level is Level.PODCLIQUESET:
+        return spec.entries
+    return spec.cliques[template].entries if level is Level.CLIQUE else spec.scaling_groups[template].entries
 
 
-def _clique_owner(pcs: PodCliqueSetSharing, c: int, name: str, pcs_name: str) -> SharingOwner:
-    source = f"spec.template.cliques[{c}].resourceSharing"
-    return SharingOwner(Level.CLIQUE, name, pcs_name, pcs.cliques[c].entries, source)
+def _owner(pcs: PodCliqueSet, level: Level, template: int, name: str, pcs_name: str, uid: str, replicas: int,
+           identity: CliqueIdentity | None = None) -> Owner:
+    entries = level_entries(pcs.spec, level, template)
+    return Owner(level, name, pcs_name, entries, entries_source(level, template), uid, replicas, identity)
 
 
-# --- the spec's owners -----------------------------------------------------------------------------
+# --- where the spec's owners are -------------------------------------------------------------------
 
-Indices = Callable[[int], Iterable[int]]
-"""The replica indices to walk for a count: ``range`` for concrete owners, or one open index."""
-
-
-def _clique_replicas(replicas: int | None) -> int:
-    """Grove's defaulting turns a clique's 0 replicas into 1."""
-    return max(replicas or 0, 1)
+I = TypeVar("I", int, naming.OpenIndex)
 
 
-def planned_owners(pcs: PodCliqueSetSharing, indices: Indices = range) -> Iterator[OwnedSharing]:
-    """The owners Grove builds from the spec, in its order, with the replicas each starts with: the
-    PodCliqueSet; then for each of its replicas the standalone PodCliques, and each scaling group
-    followed by the PodCliques of each of its replicas. Standalone and member PodCliques start with
-    their template's replicas (at least 1), scaling groups with theirs (1 when unset). UIDs are
-    unknown (empty) but the PodCliqueSet's, when it has one: the others may not exist yet.
-    PodCliques carry their identity, as their pods' labels will give it."""
-    yield OwnedSharing(pcs_owner(pcs), pcs.uid, max(pcs.replicas, 0))
-    members = {name for group in pcs.scaling_groups for name in group.clique_names}
-    standalone = [c for c, clique in enumerate(pcs.cliques) if clique.name not in members]
-    for i in indices(max(pcs.replicas, 0)):
+class Place(NamedTuple, Generic[I]):
+    """Where an owner sits in the spec: its level, the clique or scaling group it is made from (its
+    position in the spec; 0 for the PodCliqueSet), the PodCliqueSet replica and, for a member
+    PodClique, its scaling group's position and replica."""
+
+    level: Level
+    template: int = 0
+    pcs_replica: I | None = None
+    group: int = 0
+    group_replica: I | None = None
+
+
+def planned_replicas(spec: PodCliqueSetSpec, place: Place[I]) -> int:
+    """The replicas the owner starts with: the PodCliqueSet's and scaling groups' as the template
+    gives them (a group's 1 when unset), PodCliques' at least 1 (Grove's defaulting turns 0 into 1)."""
+    if place.level is Level.PODCLIQUESET:
+        return max(spec.replicas, 0)
+    if place.level is Level.SCALING_GROUP:
+        return max(spec.scaling_groups[place.template].template_replicas(), 0)
+    return max(spec.cliques[place.template].replicas or 0, 1)
+
+
+def places(spec: PodCliqueSetSpec, indices: Callable[[int], Iterable[I]]) -> Iterator[Place[I]]:
+    """Every owner of the spec, in Grove's order: the PodCliqueSet; then for each of its replicas
+    the standalone PodCliques, and each scaling group followed by the PodCliques of each of its
+    replicas. ``indices`` gives the replica indices of a count: ``range``, or one open index."""
+    yield Place(Level.PODCLIQUESET)
+    members = {name for group in spec.scaling_groups for name in group.clique_names}
+    standalone = [c for c, clique in enumerate(spec.cliques) if clique.name not in members]
+    for i in indices(max(spec.replicas, 0)):
         for c in standalone:
-            clique = pcs.cliques[c]
-            name = naming.standalone_clique_name(pcs.name, i, clique.name)
-            identity = CliqueIdentity(pcs.namespace, pcs.name, i, name, clique.name)
-            yield OwnedSharing(_clique_owner(pcs, c, name, pcs.name), "", _clique_replicas(clique.replicas), identity)
-        for g, group in enumerate(pcs.scaling_groups):
-            group_name = naming.scaling_group_name(pcs.name, i, group.name)
-            group_replicas = max(1 if group.replicas is None else group.replicas, 0)
-            yield OwnedSharing(_group_owner(pcs, g, group_name), "", group_replicas)
-            for j in indices(group_replicas):
-                for clique_name in group.clique_names:
-                    member = pcs.clique_index(clique_name)
-                    if member is None:
-                        continue
-                    name = naming.member_clique_name(group_name, j, clique_name)
-                    replicas = _clique_replicas(pcs.cliques[member].replicas)
-                    identity = CliqueIdentity(pcs.namespace, pcs.name, i, name, clique_name, group_name, j)
-                    yield OwnedSharing(_clique_owner(pcs, member, name, pcs.name), "", replicas, identity)
+            yield Place(Level.CLIQUE, c, i)
+        for g in range(len(spec.scaling_groups)):
+            group_place: Place[I] = Place(Level.SCALING_GROUP, g, i)
+            yield group_place
+            for j in indices(planned_replicas(spec, group_place)):
+                yield from _members(spec, g, i, j)
+
+
+def _members(spec: PodCliqueSetSpec, g: int, i: I, j: I) -> Iterator[Place[I]]:
+    """The PodCliques of replica ``j`` of scaling group ``g`` in PodCliqueSet replica ``i``: one per
+    member name that names a clique template."""
+    for name in spec.scaling_groups[g].clique_names:
+        member = spec.clique_index(name)
+        if member is not None:
+            yield Place(Level.CLIQUE, member, i, g, j)
+
+
+def _planned(pcs: PodCliqueSet, place: Place[int]) -> Owner:
+    replicas = planned_replicas(pcs.spec, place)
+    if place.level is Level.PODCLIQUESET:
+        return _owner(pcs, place.level, 0, pcs.name, pcs.name, pcs.uid, replicas)
+    i = place.pcs_replica
+    assert i is not None
+    if place.level is Level.SCALING_GROUP:
+        name = naming.scaling_group_name(pcs.name, i, pcs.spec.scaling_groups[place.template].name)
+        return _owner(pcs, place.level, place.template, name, pcs.name, "", replicas)
+    clique = pcs.spec.cliques[place.template].name
+    if place.group_replica is None:
+        identity = CliqueIdentity(pcs.namespace, pcs.name, i, naming.standalone_clique_name(pcs.name, i, clique), clique)
+    else:
+        group = naming.scaling_group_name(pcs.name, i, pcs.spec.scaling_groups[place.group].name)
+        member = naming.member_clique_name(group, place.group_replica, clique)
+        identity = CliqueIdentity(pcs.namespace, pcs.name, i, member, clique, group, place.group_replica)
+    return _owner(pcs, place.level, place.template, identity.clique_fqn, pcs.name, "", replicas, identity)
+
+
+def planned_owners(pcs: PodCliqueSet, indices: Callable[[int], Iterable[int]] = range) -> Iterator[Owner]:
+    """The owners Grove builds from the spec, in its order, with the replicas each starts with, at
+    the replica indices ``indices`` gives for a count (all of them by default). UIDs are unknown
+    (empty) but the PodCliqueSet's, when it has one: the others may not exist yet. PodCliques carry their identity, as their pods'
+    labels will give it."""
+    return (_planned(pcs, place) for place in places(pcs.spec, indices))
 
 
 # --- the owners that exist -------------------------------------------------------------------------
 
+OnError = Callable[[str, str], None]
+
+
+def _live_group(pcs: PodCliqueSet, obj: PodCliqueScalingGroup, on_error: OnError) -> Owner | None:
+    name = obj.metadata.name
+    try:
+        pcs_replica = atoi(obj.metadata.labels.get(labels.PCS_REPLICA_INDEX, ""))
+    except ValueError as err:
+        on_error(name, f"invalid label {labels.PCS_REPLICA_INDEX}: {err}")
+        return None
+    for g, group in enumerate(pcs.spec.scaling_groups):
+        if naming.scaling_group_name(pcs.name, pcs_replica, group.name) == name:
+            return _owner(pcs, Level.SCALING_GROUP, g, name, pcs.name, obj.metadata.uid, obj.spec.replicas or 0)
+    on_error(
+        name,
+        f"no matching PodCliqueScalingGroupConfig in PodCliqueSet {pcs.namespace}/{pcs.name} "
+        f"for PodCliqueScalingGroup {obj.metadata.namespace}/{name}",
+    )
+    return None
+
+
+def _live_clique(pcs: PodCliqueSet, obj: PodClique, on_error: OnError) -> Owner | None:
+    metadata = obj.metadata
+    part_of = metadata.labels.get(labels.PART_OF, pcs.name)
+    try:
+        identity = clique_identity(metadata.namespace, part_of, metadata.name, metadata.labels)
+        clique_of(pcs, identity)
+    except IdentityError as err:
+        on_error(metadata.name, str(err))
+        return None
+    c = pcs.spec.clique_index(identity.clique_name)
+    assert c is not None, "clique_of found it"
+    return _owner(pcs, Level.CLIQUE, c, metadata.name, part_of, metadata.uid, obj.spec.replicas or 0, identity)
+
 
 def live_owners(
-    pcs: PodCliqueSetSharing,
+    pcs: PodCliqueSet,
     scaling_groups: Iterable[PodCliqueScalingGroup],
     cliques: Iterable[PodClique],
-    on_error: Callable[[str, str], None] = lambda _name, _message: None,
-) -> list[OwnedSharing]:
+    on_error: OnError = lambda _name, _message: None,
+) -> list[Owner]:
     """The sharing owners of a PodCliqueSet as they exist: the PodCliqueSet itself plus the given
     scaling-group and PodClique objects (those being deleted are skipped). Objects Grove's labels do
     not place are reported through ``on_error(object name, message)`` and skipped. Replica counts are
     as the objects say, negative ones included: such an owner has no PerReplica claims, and what to
     do about its existing ones is the caller's decision."""
-    owners = [OwnedSharing(pcs_owner(pcs), pcs.uid, pcs.replicas)]
-    for obj in scaling_groups:
-        if obj.metadata.deletion_timestamp:
-            continue
-        try:
-            pcs_replica = atoi(obj.metadata.labels.get(labels.PCS_REPLICA_INDEX, ""))
-        except ValueError as err:
-            on_error(obj.metadata.name, f"invalid label {labels.PCS_REPLICA_INDEX}: {err}")
-            continue
-        g = next(
-            (
-                g
-                for g, group in enumerate(pcs.scaling_groups)
-                if naming.scaling_group_name(pcs.name, pcs_replica, group.name) == obj.metadata.name
-            ),
-            None,
-        )
-        if g is None:
-            on_error(
-                obj.metadata.name,
-                f"no matching PodCliqueScalingGroupConfig in PodCliqueSet {pcs.namespace}/{pcs.name} "
-                f"for PodCliqueScalingGroup {obj.metadata.namespace}/{obj.metadata.name}",
-            )
-            continue
-        owners.append(OwnedSharing(_group_owner(pcs, g, obj.metadata.name), obj.metadata.uid, obj.spec.replicas or 0))
-    for clique in cliques:
-        if clique.metadata.deletion_timestamp:
-            continue
-        part_of = clique.metadata.labels.get(labels.PART_OF, pcs.name)
-        try:
-            identity = clique_identity(clique.metadata.namespace, part_of, clique.metadata.name, clique.metadata.labels)
-            clique_of(pcs, identity)
-        except IdentityError as err:
-            on_error(clique.metadata.name, str(err))
-            continue
-        c = pcs.clique_index(identity.clique_name)
-        assert c is not None, "clique_of found it"
-        owner = _clique_owner(pcs, c, clique.metadata.name, part_of)
-        owners.append(OwnedSharing(owner, clique.metadata.uid, clique.spec.replicas or 0, identity))
-    return owners
+    found: list[Owner | None] = [_owner(pcs, Level.PODCLIQUESET, 0, pcs.name, pcs.name, pcs.uid, pcs.spec.replicas)]
+    found += [_live_group(pcs, g, on_error) for g in scaling_groups if not g.metadata.deletion_timestamp]
+    found += [_live_clique(pcs, c, on_error) for c in cliques if not c.metadata.deletion_timestamp]
+    return [owner for owner in found if owner is not None]

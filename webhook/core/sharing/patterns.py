@@ -8,116 +8,127 @@ replica counts (``spec.replicas`` alone may be two billion); a pattern costs as 
 A pattern is the name split at ``-``: literal segments, and open segments standing for any
 decimal index in ``range(n)``. Indices are always printed between two hyphens with no leading
 zero, so two names are equal exactly when their segments are, which makes "can these two
-families share a name" a segment-by-segment question. The owners and their replica counts are
-those of ``owners.planned_owners``, walked with open indices.
+families share a name" a segment-by-segment question. The owners are those of
+``owners.places`` walked with open indices, named by ``naming``'s formulas.
+
+Every claim name of a PodCliqueSet starts with the PodCliqueSet's name, so the patterns of a spec
+leave it out: their first segment is empty, and a claim's name is the PodCliqueSet's name followed
+by its pattern's name. Which names two families share, and how long they get, is then the same
+whatever the PodCliqueSet is called.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import combinations, islice
+from typing import NamedTuple
 
-from webhook.core.model.podcliqueset import Scope
-from webhook.core.model.projection import PodCliqueSetSharing
-from webhook.core.sharing.desired import claim_count
-from webhook.core.sharing.owners import Level, SharingOwner, planned_owners
-
-_OPEN = "\udc00"
-"""Marks an open index inside a generated name: a lone surrogate, which no decoded JSON or YAML
-string can contain, so it never meets a user's name."""
-_MARKER = re.compile(f"{_OPEN}([0-9]+){_OPEN}")
-_NUMERIC_SEGMENT = re.compile(f"(?:^|(?<=-))(?:{_OPEN}[0-9]+{_OPEN}|0|[1-9][0-9]*)(?=-|$)")
+from webhook.core.model.podcliqueset import Entries, PodCliqueSetSpec, Scope
+from webhook.core.sharing import naming
+from webhook.core.sharing.desired import claims_needed
+from webhook.core.sharing.naming import OpenIndex, Parts
+from webhook.core.sharing.owners import Level, Place, entries_source, level_entries, places, planned_replicas
 
 Segment = str | int
 """A literal segment, or the size ``n`` of an open index (any of ``0 .. n-1``)."""
 
 
-class _Index(int):
-    """An open index of ``size`` values: ``naming`` prints it as a marker instead of a number."""
-
-    size: int
-
-    def __new__(cls, size: int) -> _Index:
-        index = super().__new__(cls, 0)
-        index.size = size
-        return index
-
-    def __format__(self, spec: str) -> str:
-        return f"{_OPEN}{self.size}{_OPEN}"
-
-
-@dataclass(frozen=True, slots=True)
-class NamePattern:
+class NamePattern(NamedTuple):
     """The names one entry produces on one kind of owner."""
 
     source: str
     """The entry's field path, e.g. ``spec.template.cliques[0].resourceSharing[1]``."""
-    text: str
-    """The name with a marker for each open index (``_OPEN<size>_OPEN``)."""
-
-    @classmethod
-    def of(cls, source: str, segments: Iterable[Segment]) -> NamePattern:
-        return cls(source, "-".join(s if isinstance(s, str) else f"{_OPEN}{s}{_OPEN}" for s in segments))
+    segments: tuple[Segment, ...]
 
     @property
     def list_path(self) -> str:
         return self.source.rsplit("[", 1)[0]
 
-    @property
-    def segments(self) -> tuple[Segment, ...]:
-        return tuple(int(s[1:-1]) if s.startswith(_OPEN) else s for s in self.text.split("-"))
-
-    def name(self, indices: Iterable[int] = ()) -> str:
+    def name(self, indices: tuple[int, ...] | list[int] = ()) -> str:
         """One name of the family: open indices from ``indices`` in order (0 for those not given)."""
         given = iter(indices)
-        return _MARKER.sub(lambda _: str(next(given, 0)), self.text)
-
-    def first_name(self) -> str:
-        """The family's first name: every index 0."""
-        return _MARKER.sub("0", self.text)
+        return "-".join(s if isinstance(s, str) else str(next(given, 0)) for s in self.segments)
 
     def open_sizes(self) -> list[int]:
-        return [int(size) for size in _MARKER.findall(self.text)]
+        return [s for s in self.segments if isinstance(s, int)]
 
-    def shape(self) -> str:
-        """The name with every segment that is a number or an open index blanked: two families can
-        only share a name when their shapes are equal."""
-        return _NUMERIC_SEGMENT.sub(_OPEN, self.text)
+    def shape(self) -> tuple[str | None, ...]:
+        """The segments with every number and open index blanked (None): two families can only
+        share a name when their shapes are equal."""
+        return tuple(None if isinstance(s, int) or _is_number(s) else s for s in self.segments)
 
 
-def _open(count: int) -> tuple[_Index, ...]:
+def _is_number(segment: str) -> bool:
+    """Whether a literal segment is a number as an index is printed (no sign, no leading zero)."""
+    return segment.isascii() and segment.isdigit() and (segment == "0" or segment[0] != "0")
+
+
+def _open(count: int) -> tuple[OpenIndex, ...]:
     """One open index standing for all of ``range(count)`` (none when the count is 0)."""
-    return (_Index(count),) if count > 0 else ()
+    return (OpenIndex(count),) if count > 0 else ()
 
 
-def name_patterns(pcs: PodCliqueSetSharing) -> list[NamePattern]:
+PCS_NAME = ""
+"""Where the PodCliqueSet's name stands in a spec's patterns."""
+
+
+def owner_parts(spec: PodCliqueSetSpec, place: Place[OpenIndex]) -> Parts:
+    """The name of the owners at ``place``, by ``naming``'s formulas."""
+    i = place.pcs_replica
+    if place.level is Level.PODCLIQUESET or i is None:
+        return (PCS_NAME,)
+    if place.level is Level.SCALING_GROUP:
+        return naming.scaling_group_parts(PCS_NAME, i, spec.scaling_groups[place.template].name)
+    clique = spec.cliques[place.template].name
+    if place.group_replica is None:
+        return naming.standalone_clique_parts(PCS_NAME, i, clique)
+    group = naming.scaling_group_parts(PCS_NAME, i, spec.scaling_groups[place.group].name)
+    return naming.member_clique_parts(group, place.group_replica, clique)
+
+
+def _segments(parts: Parts) -> tuple[Segment, ...]:
+    segments: list[Segment] = []
+    for part in parts:
+        if isinstance(part, str):
+            segments += part.split("-")
+        else:
+            segments.append(part.size if isinstance(part, OpenIndex) else str(part))
+    return tuple(segments)
+
+
+def name_patterns(spec: PodCliqueSetSpec) -> list[NamePattern]:
     """The patterns of every claim the spec produces, in the order Grove creates them: the owners of
-    ``owners.planned_owners`` walked with open indices, each owner's AllReplicas entries, then its
+    ``owners.places`` walked with open indices, each owner's AllReplicas entries, then its
     PerReplica entries (with an open replica index). Entries without a name (a Required error) or
     with another scope (ignored by Grove) make none."""
-    return [pattern for owned in planned_owners(pcs, _open) for pattern in owner_patterns(owned.owner, owned.replicas)]
+    return [
+        pattern
+        for place in places(spec, _open)
+        for pattern in owner_patterns(
+            owner_parts(spec, place),
+            level_entries(spec, place.level, place.template),
+            entries_source(place.level, place.template),
+            planned_replicas(spec, place),
+        )
+    ]
 
 
-def owner_patterns(owner: SharingOwner, replicas: int) -> list[NamePattern]:
-    """The patterns of one owner's claims at ``replicas``: its AllReplicas entries, then its
-    PerReplica entries with an open replica index."""
+def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -> list[NamePattern]:
+    """The patterns of the claims of the owners named ``owner`` (parts after the PodCliqueSet's
+    name) at ``replicas``: its AllReplicas entries, then its PerReplica entries with an open replica
+    index (none at 0 replicas). A scale (``scaling``) asks for one owner at a new count."""
     patterns = []
-    for scope, replica in ((Scope.ALL_REPLICAS, None), (Scope.PER_REPLICA, _Index(replicas))):
+    for scope, replica in ((Scope.ALL_REPLICAS, None), (Scope.PER_REPLICA, OpenIndex(replicas))):
         if replica is not None and replicas <= 0:
             continue
-        for i, entry in owner.in_scope(scope):
-            if entry.name:
-                patterns.append(NamePattern(f"{owner.source}[{i}]", owner.claim_name(entry, replica)))
+        for i, entry in enumerate(entries):
+            if entry.scope == scope and entry.name:
+                parts = naming.claim_parts(owner, entry.name, replica)
+                patterns.append(NamePattern(f"{source}[{i}]", _segments(parts)))
     return patterns
-
-
-def open_index(size: int) -> int:
-    """An index standing for all of ``range(size)``, for an owner name made with ``naming``."""
-    return _Index(size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,24 +140,25 @@ class PlannedSize:
     pods: int
 
 
-def planned_size(pcs: PodCliqueSetSharing) -> PlannedSize:
+def planned_size(spec: PodCliqueSetSpec) -> PlannedSize:
     """The owners, claims and pods of ``planned_owners``, counted without listing them: the owners
-    are walked with open indices, and each stands for as many owners as its open indices take
-    values. Costs as much as ``name_patterns``, whatever the replica counts."""
+    are walked with open indices, and each place stands for as many owners as its open indices
+    take values. Costs as much as ``name_patterns``, whatever the replica counts."""
     owners = claims = pods = 0
-    for owned in planned_owners(pcs, _open):
-        copies = math.prod(int(size) for size in _MARKER.findall(owned.owner.name))
+    for place in places(spec, _open):
+        copies = math.prod(i.size for i in (place.pcs_replica, place.group_replica) if i is not None)
+        replicas = planned_replicas(spec, place)
         owners += copies
-        claims += copies * claim_count(owned)
-        if owned.owner.level is Level.CLIQUE:
-            pods += copies * max(owned.replicas, 0)
+        claims += copies * claims_needed(level_entries(spec, place.level, place.template), replicas)
+        if place.level is Level.CLIQUE:
+            pods += copies * replicas
     return PlannedSize(owners, claims, pods)
 
 
-def first_longer_than(pattern: NamePattern, limit: int, first: str | None = None) -> str | None:
-    """The first name of the family (indices in creation order) longer than ``limit`` bytes;
-    ``first`` is the family's first name when the caller has it already."""
-    shortest = len((first or pattern.first_name()).encode())
+def first_longer_than(pattern: NamePattern, limit: int, prefix: str = "") -> str | None:
+    """The first name of the family (indices in creation order) longer than ``limit`` bytes, each
+    name following ``prefix`` (the PodCliqueSet's name, for a spec's patterns)."""
+    shortest = len((prefix + pattern.name()).encode())
     extra = [len(str(n - 1)) - 1 for n in pattern.open_sizes()]
     if shortest + sum(extra) <= limit:
         return None
@@ -155,7 +167,7 @@ def first_longer_than(pattern: NamePattern, limit: int, first: str | None = None
         digits = max(0, limit - shortest - used - sum(extra[t + 1 :]) + 1)
         chosen.append(0 if digits == 0 else 10**digits)
         used += digits
-    return pattern.name(chosen)
+    return prefix + pattern.name(chosen)
 
 
 WORK_LIMIT = 20_000
@@ -193,31 +205,29 @@ def shared_names(patterns: list[NamePattern], work_limit: int = WORK_LIMIT) -> S
     """Every two patterns whose families share a name, with one such name, within ``work_limit``.
 
     Patterns can only meet where their literal segments agree, so they are first grouped by their
-    segments with every number and open index blanked out; within a group the numeric positions
-    are split one at a time (a literal number meets the open indices that reach it).
+    shapes; within a group the numeric positions are split one at a time (a literal number meets
+    the open indices that reach it).
     """
-    groups: dict[str, list[int]] = defaultdict(list)
+    groups: dict[tuple[str | None, ...], list[int]] = defaultdict(list)
     for k, p in enumerate(patterns):
         groups[p.shape()].append(k)
     found: set[tuple[int, int]] = set()
-    segments: dict[int, tuple[Segment, ...]] = {}
-    complete = True
     work = _Work(work_limit)
+    complete = True
+    segments = [p.segments for p in patterns]
     try:
         for shape, members in groups.items():
             if len(members) > 1:
-                segments.update((k, patterns[k].segments) for k in members)
-                numeric = [pos for pos, s in enumerate(shape.split("-")) if s == _OPEN]
+                numeric = [pos for pos, s in enumerate(shape) if s is None]
                 _meet(segments, members, numeric, found, work)
     except _OutOfWork:
         complete = False
-    pairs = [(a, b, _shared_name(segments[a], segments[b])) for a, b in sorted(found, key=lambda pair: (pair[1], pair[0]))]
+    ordered = sorted(found, key=lambda pair: (pair[1], pair[0]))
+    pairs = [(a, b, _shared_name(patterns[a].segments, patterns[b].segments)) for a, b in ordered]
     return SharedNames(pairs, complete)
 
 
-def _meet(
-    segments: dict[int, tuple[Segment, ...]], members: list[int], positions: list[int], found: set[tuple[int, int]], work: _Work
-) -> None:
+def _meet(segments: list[tuple[Segment, ...]], members: list[int], positions: list[int], found: set[tuple[int, int]], work: _Work) -> None:
     if len(members) < 2:
         return
     if not positions:
@@ -238,8 +248,13 @@ def _meet(
     _meet(segments, open_members, rest, found, work)
     for value, fixed in by_value.items():
         work.spend(len(open_members))
-        reaching = [k for k in open_members if _reaches(int(segments[k][pos]), value)]
+        reaching = [k for k in open_members if _reaches(_size(segments[k][pos]), value)]
         _meet(segments, fixed + reaching, rest, found, work)
+
+
+def _size(segment: Segment) -> int:
+    assert isinstance(segment, int), "an open index"
+    return segment
 
 
 def _reaches(size: int, value: str) -> bool:
@@ -251,4 +266,4 @@ def _reaches(size: int, value: str) -> bool:
 
 def _shared_name(a: tuple[Segment, ...], b: tuple[Segment, ...]) -> str:
     """The first name two meeting families share: literals where either has one, else index 0."""
-    return "-".join(x if isinstance(x, str) else y if isinstance(y, str) else "0" for x, y in zip(a, b))
+    return "-".join(x if isinstance(x, str) else y if isinstance(y, str) else "0" for x, y in zip(a, b, strict=True))

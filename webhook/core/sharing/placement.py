@@ -8,17 +8,13 @@ PodClique object, both through ``clique_identity``. Error texts are Grove's.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from functools import lru_cache
+from typing import NamedTuple
 
 from webhook.core.gocompat import gojson
 from webhook.core.gocompat.strconv import atoi
 from webhook.core.model import labels
-from webhook.core.model.projection import (
-    CliqueSharing,
-    PodCliqueSetSharing,
-    ScalingGroupSharing,
-)
+from webhook.core.model.meta import ObjectKey
+from webhook.core.model.podcliqueset import CliqueTemplate, PodCliqueSet, ScalingGroupConfig
 from webhook.core.sharing import naming
 
 
@@ -26,8 +22,7 @@ class IdentityError(ValueError):
     """Grove's labels on a PodClique or pod do not place it in its PodCliqueSet."""
 
 
-@dataclass(frozen=True, slots=True)
-class CliqueIdentity:
+class CliqueIdentity(NamedTuple):
     """A PodClique's place: PodCliqueSet replica, clique template and, for members, scaling group."""
 
     namespace: str
@@ -39,9 +34,8 @@ class CliqueIdentity:
     scaling_group_replica: int = 0
 
     @property
-    def key(self) -> str:
-        """``<namespace>/<clique>`` as Go prints a ``client.ObjectKey``."""
-        return f"{self.namespace}/{self.clique_fqn}"
+    def key(self) -> ObjectKey:
+        return ObjectKey(self.namespace, self.clique_fqn)
 
 
 def _pcs_replica_from_fqn(pcs_name: str, clique_fqn: str) -> int:
@@ -63,94 +57,81 @@ def _strip_prefix(fqn: str, owner: str, replica: int) -> str:
     return fqn[len(prefix) :]
 
 
-def _index_label(object_labels: Mapping[str, str], key: str, object_key: str) -> int:
-    if key not in object_labels:
+def _index_label(value: str | None, key: str, object_key: str) -> int:
+    if value is None:
         raise ValueError(f"missing label {key} on PodClique: {object_key}")
     try:
-        return atoi(object_labels[key])
+        return atoi(value)
     except ValueError as err:
         raise ValueError(f"invalid label {key} on PodClique: {object_key}: {err}") from None
+
+
+class Placement(NamedTuple):
+    """All that places a PodClique or one of its pods: where it is, its PodClique's name, and the
+    four labels Grove reads (None where absent). Every pod of a PodClique has the same."""
+
+    namespace: str
+    pcs_name: str
+    clique_fqn: str
+    scaling_group: str | None
+    scaling_group_replica: str | None
+    part_of: str | None
+    pcs_replica: str | None
+
+    @classmethod
+    def of(cls, namespace: str, pcs_name: str, clique_fqn: str, object_labels: Mapping[str, str]) -> Placement:
+        get = object_labels.get
+        return cls(
+            namespace, pcs_name, clique_fqn, get(labels.PCSG), get(labels.PCSG_REPLICA_INDEX), get(labels.PART_OF), get(labels.PCS_REPLICA_INDEX)
+        )
 
 
 def clique_identity(
     namespace: str, pcs_name: str, clique_fqn: str, object_labels: Mapping[str, str]
 ) -> CliqueIdentity:
-    """Place a PodClique named ``clique_fqn`` (or a pod of it) from its labels, as Grove does. Only
-    four labels count, so every pod of a PodClique is placed once and the answer remembered."""
-    placed = _placed(
-        namespace,
-        pcs_name,
-        clique_fqn,
-        object_labels.get(labels.PCSG),
-        object_labels.get(labels.PCSG_REPLICA_INDEX),
-        object_labels.get(labels.PART_OF),
-        object_labels.get(labels.PCS_REPLICA_INDEX),
-    )
-    if isinstance(placed, IdentityError):
-        raise IdentityError(str(placed))
-    return placed
+    """Place a PodClique named ``clique_fqn`` (or a pod of it) from its labels, as Grove does."""
+    return place(Placement.of(namespace, pcs_name, clique_fqn, object_labels))
 
 
-@lru_cache(maxsize=4096)
-def _placed(
-    namespace: str,
-    pcs_name: str,
-    clique_fqn: str,
-    group: str | None,
-    group_index: str | None,
-    part_of: str | None,
-    pcs_index: str | None,
-) -> CliqueIdentity | IdentityError:
-    object_labels = {
-        key: value
-        for key, value in (
-            (labels.PCSG, group), (labels.PCSG_REPLICA_INDEX, group_index), (labels.PART_OF, part_of),
-            (labels.PCS_REPLICA_INDEX, pcs_index),
-        )
-        if value is not None
-    }
+def place(found: Placement) -> CliqueIdentity:
+    """The PodClique's identity; ``IdentityError`` with Grove's text where the labels do not place it."""
+    object_key = f"{found.namespace}/{found.clique_fqn}"
     try:
-        return _place(namespace, pcs_name, clique_fqn, object_labels)
-    except IdentityError as err:
-        return err
-
-
-def _place(namespace: str, pcs_name: str, clique_fqn: str, object_labels: Mapping[str, str]) -> CliqueIdentity:
-    object_key = f"{namespace}/{clique_fqn}"
-    try:
-        pcs_replica = _pcs_replica_from_fqn(pcs_name, clique_fqn)
+        pcs_replica = _pcs_replica_from_fqn(found.pcs_name, found.clique_fqn)
     except ValueError as err:
         raise IdentityError(f"error extracting PCS replica index for PodClique {object_key}: {err}") from None
     try:
-        if labels.PCSG in object_labels:
-            group = object_labels[labels.PCSG]
-            group_replica = _index_label(object_labels, labels.PCSG_REPLICA_INDEX, object_key)
-            clique_name = _strip_prefix(clique_fqn, group, group_replica)
-            return CliqueIdentity(
-                namespace, pcs_name, pcs_replica, clique_fqn, clique_name, group, group_replica
-            )
-        if labels.PART_OF not in object_labels:
-            raise ValueError(f"missing label {labels.PART_OF} on PodClique: {object_key}")
-        replica_in_label = _index_label(object_labels, labels.PCS_REPLICA_INDEX, object_key)
-        clique_name = _strip_prefix(clique_fqn, object_labels[labels.PART_OF], replica_in_label)
+        return _placed(found, pcs_replica, object_key)
     except ValueError as err:
         raise IdentityError(f"failed to get PodClique name: {err}") from None
+
+
+def _placed(found: Placement, pcs_replica: int, object_key: str) -> CliqueIdentity:
+    namespace, pcs_name, clique_fqn = found.namespace, found.pcs_name, found.clique_fqn
+    if found.scaling_group is not None:
+        group_replica = _index_label(found.scaling_group_replica, labels.PCSG_REPLICA_INDEX, object_key)
+        clique_name = _strip_prefix(clique_fqn, found.scaling_group, group_replica)
+        return CliqueIdentity(namespace, pcs_name, pcs_replica, clique_fqn, clique_name, found.scaling_group, group_replica)
+    if found.part_of is None:
+        raise ValueError(f"missing label {labels.PART_OF} on PodClique: {object_key}")
+    replica_in_label = _index_label(found.pcs_replica, labels.PCS_REPLICA_INDEX, object_key)
+    clique_name = _strip_prefix(clique_fqn, found.part_of, replica_in_label)
     return CliqueIdentity(namespace, pcs_name, pcs_replica, clique_fqn, clique_name)
 
 
-def clique_of(pcs: PodCliqueSetSharing, identity: CliqueIdentity) -> CliqueSharing:
+def clique_of(pcs: PodCliqueSet, identity: CliqueIdentity) -> CliqueTemplate:
     """The clique template the PodClique (or its pod) was built from: the first of its name."""
-    clique = pcs.clique(identity.clique_name)
+    clique = pcs.spec.clique(identity.clique_name)
     if clique is None:
         raise template_not_found(identity)
     return clique
 
 
-def scaling_group_of(pcs: PodCliqueSetSharing, identity: CliqueIdentity) -> ScalingGroupSharing | None:
+def scaling_group_of(pcs: PodCliqueSet, identity: CliqueIdentity) -> ScalingGroupConfig | None:
     """The scaling-group config of a member PodClique (None for a standalone one)."""
     if not identity.scaling_group_fqn:
         return None
-    for group in pcs.scaling_groups:
+    for group in pcs.spec.scaling_groups:
         if naming.scaling_group_name(pcs.name, identity.pcs_replica, group.name) == identity.scaling_group_fqn:
             return group
     raise scaling_group_not_found(identity, pcs.name)

@@ -16,26 +16,29 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from webhook.core.model.projection import PodCliqueSetSharing
+from webhook.core.model.podcliqueset import CliqueTemplate, PodCliqueSet, PodCliqueSetSpec, ScalingGroupConfig
 from webhook.core.sharing import naming
-from webhook.core.sharing.owners import Level, SharingOwner
-from webhook.core.sharing.patterns import NamePattern, name_patterns, open_index, owner_patterns
+from webhook.core.sharing.naming import OpenIndex, Parts
+from webhook.core.sharing.owners import Level, entries_source
+from webhook.core.sharing.patterns import NamePattern, name_patterns, owner_patterns
 
 
-def largest(pcs: PodCliqueSetSharing) -> PodCliqueSetSharing:
+def _most_clique(c: CliqueTemplate) -> CliqueTemplate:
+    above = c.max_replicas is not None and c.max_replicas > max(c.replicas or 0, 1)
+    return c._replace(replicas=c.max_replicas) if above else c
+
+
+def _most_group(g: ScalingGroupConfig) -> ScalingGroupConfig:
+    above = g.max_replicas is not None and g.max_replicas > g.template_replicas()
+    return g._replace(replicas=g.max_replicas) if above else g
+
+
+def largest(spec: PodCliqueSetSpec) -> PodCliqueSetSpec:
     """The spec with each clique and scaling group at the most replicas it can reach: the
     autoscaler's ``maxReplicas`` where one is set and above the template's count."""
-    cliques = tuple(
-        c._replace(replicas=c.max_replicas) if c.max_replicas is not None and c.max_replicas > max(c.replicas or 0, 1) else c
-        for c in pcs.cliques
-    )
-    groups = tuple(
-        g._replace(replicas=g.max_replicas)
-        if g.max_replicas is not None and g.max_replicas > (1 if g.replicas is None else g.replicas)
-        else g
-        for g in pcs.scaling_groups
-    )
-    return pcs._replace(cliques=cliques, scaling_groups=groups)
+    if all(c.max_replicas is None for c in spec.cliques) and all(g.max_replicas is None for g in spec.scaling_groups):
+        return spec
+    return spec._replace(cliques=tuple(map(_most_clique, spec.cliques)), scaling_groups=tuple(map(_most_group, spec.scaling_groups)))
 
 
 class ScaleTarget(NamedTuple):
@@ -44,45 +47,44 @@ class ScaleTarget(NamedTuple):
 
     level: Level
     name: str
-    pcs: PodCliqueSetSharing
+    pcs: PodCliqueSet
     config: int = -1
     """Index of the clique template or scaling-group config (-1 for the PodCliqueSet)."""
 
     def patterns(self, replicas: int) -> list[NamePattern]:
-        """The names at ``replicas`` that depend on the count (those with an open index): for a
-        PodClique its PerReplica claims; for a scaling group its PerReplica claims and every claim
-        of its member PodCliques (at their template's replicas); for a PodCliqueSet every claim but
-        its own AllReplicas ones."""
-        pcs = self.pcs
+        """The names at ``replicas`` that depend on the count (those with an open index), after
+        the PodCliqueSet's name as every spec pattern: for a PodClique its PerReplica claims; for a
+        scaling group its PerReplica claims and every claim of its member PodCliques (at their
+        template's replicas); for a PodCliqueSet every claim but its own AllReplicas ones."""
+        spec = self.pcs.spec
         if self.level is Level.PODCLIQUESET:
-            found = name_patterns(pcs._replace(replicas=replicas))
+            found = name_patterns(spec._replace(replicas=replicas))
         elif self.level is Level.CLIQUE:
-            found = owner_patterns(_clique(pcs, self.config, self.name), replicas)
+            found = owner_patterns(self._owner(), spec.cliques[self.config].entries, entries_source(self.level, self.config), replicas)
         else:
             found = self._group_patterns(replicas)
         return [p for p in found if p.open_sizes()]
 
+    def _owner(self) -> Parts:
+        """The object's name after the PodCliqueSet's (``patterns.PCS_NAME`` stands for that)."""
+        return (self.name[len(self.pcs.name) :],)
+
     def _group_patterns(self, replicas: int) -> list[NamePattern]:
-        pcs, g = self.pcs, self.config
-        group = pcs.scaling_groups[g]
-        source = f"spec.template.podCliqueScalingGroups[{g}].resourceSharing"
-        found = owner_patterns(SharingOwner(Level.SCALING_GROUP, self.name, pcs.name, group.entries, source), replicas)
+        spec, g = self.pcs.spec, self.config
+        group = spec.scaling_groups[g]
+        found = owner_patterns(self._owner(), group.entries, entries_source(Level.SCALING_GROUP, g), replicas)
         if replicas <= 0:
             return found
         for clique_name in group.clique_names:
-            c = pcs.clique_index(clique_name)
+            c = spec.clique_index(clique_name)
             if c is not None:
-                member = naming.member_clique_name(self.name, open_index(replicas), clique_name)
-                found += owner_patterns(_clique(pcs, c, member), max(pcs.cliques[c].replicas or 0, 1))
+                member = naming.member_clique_parts(self._owner(), OpenIndex(replicas), clique_name)
+                clique = spec.cliques[c]
+                found += owner_patterns(member, clique.entries, entries_source(Level.CLIQUE, c), max(clique.replicas or 0, 1))
         return found
 
 
-def _clique(pcs: PodCliqueSetSharing, c: int, name: str) -> SharingOwner:
-    source = f"spec.template.cliques[{c}].resourceSharing"
-    return SharingOwner(Level.CLIQUE, name, pcs.name, pcs.cliques[c].entries, source)
-
-
-Lookup = Callable[[str], PodCliqueSetSharing | None]
+Lookup = Callable[[str], PodCliqueSet | None]
 """A PodCliqueSet of the object's namespace by name, or None when unknown."""
 
 _INDEX = re.compile(r"0|[1-9][0-9]*")
@@ -102,7 +104,8 @@ def place(level: Level, name: str, lookup: Lookup) -> ScaleTarget | None:
         if not _INDEX.fullmatch(segments[k]):
             continue
         pcs = lookup("-".join(segments[:k]))
-        if pcs is None or len(segments[k]) > len(str(pcs.replicas)) or int(segments[k]) >= pcs.replicas:
+        replicas = 0 if pcs is None else pcs.spec.replicas
+        if pcs is None or len(segments[k]) > len(str(replicas)) or int(segments[k]) >= replicas:
             continue
         config = _config(level, name, pcs, int(segments[k]))
         if config is not None:
@@ -110,19 +113,25 @@ def place(level: Level, name: str, lookup: Lookup) -> ScaleTarget | None:
     return None
 
 
-def _config(level: Level, name: str, pcs: PodCliqueSetSharing, i: int) -> int | None:
+def _config(level: Level, name: str, pcs: PodCliqueSet, i: int) -> int | None:
     """The index of the config or template that makes ``name`` in replica ``i`` of the PodCliqueSet."""
+    spec = pcs.spec
     if level is Level.SCALING_GROUP:
-        return next((g for g, group in enumerate(pcs.scaling_groups) if naming.scaling_group_name(pcs.name, i, group.name) == name), None)
-    members = {m for group in pcs.scaling_groups for m in group.clique_names}
-    for c, clique in enumerate(pcs.cliques):
+        return next((g for g, group in enumerate(spec.scaling_groups) if naming.scaling_group_name(pcs.name, i, group.name) == name), None)
+    members = {m for group in spec.scaling_groups for m in group.clique_names}
+    for c, clique in enumerate(spec.cliques):
         if clique.name not in members and naming.standalone_clique_name(pcs.name, i, clique.name) == name:
             return c
-    for group in pcs.scaling_groups:
+    return _member(name, pcs, i)
+
+
+def _member(name: str, pcs: PodCliqueSet, i: int) -> int | None:
+    """The clique template of member PodClique ``name`` of a scaling group in replica ``i``."""
+    spec = pcs.spec
+    for group in spec.scaling_groups:
         prefix = naming.scaling_group_name(pcs.name, i, group.name) + "-"
         index, _, clique_name = name.removeprefix(prefix).partition("-")
-        member = pcs.clique_index(clique_name)
+        member = spec.clique_index(clique_name)
         if name.startswith(prefix) and _INDEX.fullmatch(index) and clique_name in group.clique_names and member is not None:
             return member
     return None
-

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.projection import SharingEntry
+from webhook.core.model.meta import ObjectKey
+from webhook.core.model.podcliqueset import PodCliqueSet, SharingEntry
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,18 +21,10 @@ class InternalTemplate:
     claim_spec: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class ExternalTemplate:
-    """A ResourceClaimTemplate object to read; its ``spec.spec`` is the claim spec."""
-
-    namespace: str
-    name: str
-
-
-def template_source(pcs: PodCliqueSet, entry: SharingEntry) -> InternalTemplate | ExternalTemplate:
+def template_source(pcs: PodCliqueSet, entry: SharingEntry) -> InternalTemplate | ObjectKey:
+    """The internal template an entry names, or the ResourceClaimTemplate object to read."""
     if not entry.namespace:
-        internal = pcs.spec.template.internal_template(entry.name)
+        internal = pcs.spec.template(entry.name)
         if internal is not None:
-            spec = internal.template_spec.get("spec")
-            return InternalTemplate(entry.name, spec if isinstance(spec, dict) else {})
-    return ExternalTemplate(entry.namespace or pcs.metadata.namespace, entry.name)
+            return InternalTemplate(entry.name, internal.claim_spec())
+    return ObjectKey(entry.namespace or pcs.namespace, entry.name)

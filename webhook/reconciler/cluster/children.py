@@ -15,11 +15,8 @@ from collections.abc import Iterable
 
 from webhook.core.model import labels
 from webhook.core.model.meta import ObjectMeta, controller_of
-from webhook.core.model.podcliqueset import (
-    PodClique,
-    PodCliqueScalingGroup,
-    PodCliqueSet,
-)
+from webhook.core.model.children import PodClique, PodCliqueScalingGroup
+from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.sharing.placement import index_below
 
 
@@ -35,7 +32,7 @@ def _index_below(metadata: ObjectMeta, label: str, replicas: int | None) -> bool
 def current_children(
     pcs: PodCliqueSet, groups: Iterable[PodCliqueScalingGroup], cliques: Iterable[PodClique]
 ) -> tuple[list[PodCliqueScalingGroup], list[PodClique]]:
-    pcs_uid, pcs_replicas = pcs.metadata.uid, pcs.spec.replicas
+    pcs_uid, pcs_replicas = pcs.uid, pcs.spec.replicas
     live_groups = [
         g
         for g in groups
@@ -44,17 +41,16 @@ def current_children(
         and _index_below(g.metadata, labels.PCS_REPLICA_INDEX, pcs_replicas)
     ]
     by_name = {g.metadata.name: g for g in live_groups}
-    live_cliques = []
-    for clique in cliques:
-        metadata = clique.metadata
-        parent_replicas: int | None
-        group_name = metadata.labels.get(labels.PCSG)
-        if group_name is None:
-            parent_uid, index_label, parent_replicas = pcs_uid, labels.PCS_REPLICA_INDEX, pcs_replicas
-        elif (group := by_name.get(group_name)) is not None:
-            parent_uid, index_label, parent_replicas = group.metadata.uid, labels.PCSG_REPLICA_INDEX, group.spec.replicas
-        else:
-            continue
-        if _controller_uid(metadata) == parent_uid and _index_below(metadata, index_label, parent_replicas):
-            live_cliques.append(clique)
-    return live_groups, live_cliques
+    return live_groups, [c for c in cliques if _current_clique(c.metadata, pcs, by_name)]
+
+
+def _current_clique(metadata: ObjectMeta, pcs: PodCliqueSet, groups: dict[str, PodCliqueScalingGroup]) -> bool:
+    """Whether a PodClique's parent (its scaling group, else the PodCliqueSet) is current, controls
+    it, and still has its replica index."""
+    group_name = metadata.labels.get(labels.PCSG)
+    if group_name is None:
+        return _controller_uid(metadata) == pcs.uid and _index_below(metadata, labels.PCS_REPLICA_INDEX, pcs.spec.replicas)
+    group = groups.get(group_name)
+    if group is None:
+        return False
+    return _controller_uid(metadata) == group.metadata.uid and _index_below(metadata, labels.PCSG_REPLICA_INDEX, group.spec.replicas)

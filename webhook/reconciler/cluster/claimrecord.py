@@ -11,9 +11,11 @@ entry, against 2.5 KB for the parsed metadata kept before.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+import sys
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, TypeVar, cast
 
+from webhook.core.boundedcache import BoundedCache
 from webhook.core.model import labels as grove
 from webhook.core.model.meta import OwnerReference
 
@@ -33,24 +35,24 @@ KEPT_LABELS = frozenset(
 or compared, so they are not kept."""
 INDEX_LABELS = (grove.POD_INDEX, grove.PCSG_REPLICA_INDEX, grove.PCS_REPLICA_INDEX)
 
+_intern = sys.intern
+
 Labels = tuple[tuple[str, str], ...]
 """Labels as sorted (key, value) pairs."""
 
 T = TypeVar("T")
-_SHARED: dict[Any, Any] = {}
-_SHARED_LIMIT = 65536
+SHARED_KEPT = 65536
+_SHARED: BoundedCache[Hashable, Any] = BoundedCache(SHARED_KEPT)
 
 
 def shared(value: T) -> T:
-    """One copy of an equal value for every record that holds it. The table is bounded: once full
-    it starts again, which costs sharing, never correctness."""
+    """One copy of an equal tuple for every record that holds it (texts are interned). Only the
+    most recently used are known: a tuple seen long ago costs sharing, never correctness."""
     found = _SHARED.get(value)
-    if found is not None:
-        return found
-    if len(_SHARED) >= _SHARED_LIMIT:
-        _SHARED.clear()
-    _SHARED[value] = value
-    return value
+    if found is None:
+        _SHARED.put(value, value)
+        return value
+    return cast(T, found)
 
 
 def label_shape(labels: Mapping[str, str]) -> tuple[Labels, str | None, str | None]:
@@ -58,7 +60,7 @@ def label_shape(labels: Mapping[str, str]) -> tuple[Labels, str | None, str | No
     kept = {k: v for k, v in labels.items() if k in KEPT_LABELS}
     index = next((k for k in INDEX_LABELS if k in kept), None)
     value = kept.pop(index) if index is not None else None
-    return shared(tuple(sorted((shared(k), shared(v)) for k, v in kept.items()))), index, value
+    return shared(tuple(sorted((_intern(k), _intern(v)) for k, v in kept.items()))), index, value
 
 
 class ClaimRecord:
@@ -75,7 +77,7 @@ class ClaimRecord:
         owner_references: Sequence[OwnerReference] = (),
         deleting: bool = False,
     ) -> None:
-        self.namespace = shared(namespace)
+        self.namespace = _intern(namespace)
         self.name = name
         self.uid = uid
         self.resource_version = resource_version
@@ -91,11 +93,12 @@ class ClaimRecord:
         references = metadata.get("ownerReferences") or []
         if not isinstance(labels, dict) or not isinstance(references, list):
             raise ValueError("metadata.labels or metadata.ownerReferences is malformed")
+        namespace, name, uid, version = (_text(metadata, member) for member in ("namespace", "name", "uid", "resourceVersion"))
         return cls(
-            str(metadata.get("namespace") or ""),
-            str(metadata.get("name") or ""),
-            str(metadata.get("uid") or ""),
-            str(metadata.get("resourceVersion") or ""),
+            namespace,
+            name,
+            uid,
+            version,
             {str(k): str(v) for k, v in labels.items()},
             [OwnerReference.from_api(r) for r in references if isinstance(r, dict)],
             bool(metadata.get("deletionTimestamp")),
@@ -111,3 +114,7 @@ class ClaimRecord:
 
     def __repr__(self) -> str:
         return f"ClaimRecord({self.namespace}/{self.name}, uid={self.uid}, rv={self.resource_version})"
+
+
+def _text(metadata: Mapping[str, Any], member: str) -> str:
+    return str(metadata.get(member) or "")

@@ -14,34 +14,31 @@ from collections.abc import Mapping
 from typing import Any
 
 from webhook.core.model import labels
-
-PcsKey = tuple[str, str]
-"""(namespace, PodCliqueSet name)"""
-ObjectKey = tuple[str, str]
+from webhook.core.model.meta import ObjectKey
 
 
-def pcs_key_of(obj: Mapping[str, Any]) -> PcsKey | None:
+def pcs_key_of(obj: Mapping[str, Any]) -> ObjectKey | None:
     """The PodCliqueSet an object belongs to: its ``part-of`` label, else a PodCliqueSet owner."""
     metadata = obj.get("metadata") or {}
     namespace = str(metadata.get("namespace") or "")
     part_of = (metadata.get("labels") or {}).get(labels.PART_OF)
     if part_of:
-        return (namespace, str(part_of))
+        return ObjectKey(namespace, str(part_of))
     for reference in metadata.get("ownerReferences") or []:
         if reference.get("kind") == "PodCliqueSet" and str(reference.get("apiVersion", "")).startswith("grove.io/"):
-            return (namespace, str(reference.get("name")))
+            return ObjectKey(namespace, str(reference.get("name")))
     return None
 
 
 class PartOfIndex:
     def __init__(self) -> None:
-        self._pcs_of: dict[ObjectKey, PcsKey] = {}
-        self._members: dict[PcsKey, set[str]] = {}
+        self._pcs_of: dict[ObjectKey, ObjectKey] = {}
+        self._members: dict[ObjectKey, set[str]] = {}
         self._lock = threading.Lock()
-        self._keys: dict[PcsKey, PcsKey] = {}
+        self._keys: dict[ObjectKey, ObjectKey] = {}
         """One tuple per PodCliqueSet for all its members (there may be 200,000 claims)."""
 
-    def update(self, key: ObjectKey, pcs: PcsKey | None) -> PcsKey | None:
+    def update(self, key: ObjectKey, pcs: ObjectKey | None) -> ObjectKey | None:
         """Record where ``key`` belongs now; returns where it belonged before, if elsewhere."""
         with self._lock:
             previous = self._pcs_of.get(key)
@@ -54,13 +51,13 @@ class PartOfIndex:
                 self._members.setdefault(pcs, set()).add(key[1])
             return previous
 
-    def remove(self, key: ObjectKey) -> PcsKey | None:
+    def remove(self, key: ObjectKey) -> ObjectKey | None:
         with self._lock:
             previous = self._pcs_of.get(key)
             self._unlink(key, previous)
             return previous
 
-    def _unlink(self, key: ObjectKey, pcs: PcsKey | None) -> None:
+    def _unlink(self, key: ObjectKey, pcs: ObjectKey | None) -> None:
         if pcs is None:
             return
         del self._pcs_of[key]
@@ -71,7 +68,7 @@ class PartOfIndex:
                 del self._members[pcs]
                 self._keys.pop(pcs, None)
 
-    def names(self, pcs: PcsKey, ordered: bool = True) -> list[str]:
+    def names(self, pcs: ObjectKey, ordered: bool = True) -> list[str]:
         with self._lock:
             members = self._members.get(pcs, ())
             return sorted(members) if ordered else list(members)

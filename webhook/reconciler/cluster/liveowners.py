@@ -14,7 +14,8 @@ from __future__ import annotations
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from webhook.core.sharing.owners import OwnedSharing
+from webhook.core.model.meta import OwnerReference
+from webhook.core.sharing.owners import Owner
 from webhook.kube.apierrors import NOT_FOUND, read_json
 from webhook.kube.resources import PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS
 
@@ -29,17 +30,16 @@ class LiveOwners:
         self._namespace = namespace
         self._replicas: dict[tuple[str, str], int | None] = {}
 
-    def replicas(self, owned: OwnedSharing) -> int | None:
+    def replicas(self, owner: Owner) -> int | None:
         """The owner's replicas now; None when it is gone, re-created (another UID), being deleted
         or unreadable as an owner. API errors other than 404 are raised."""
-        reference = owned.reference
+        reference = owner.reference
         key = (reference.kind, reference.name)
         if key not in self._replicas:
-            self._replicas[key] = self._read(owned)
+            self._replicas[key] = self._read(reference)
         return self._replicas[key]
 
-    def _read(self, owned: OwnedSharing) -> int | None:
-        reference = owned.reference
+    def _read(self, reference: OwnerReference) -> int | None:
         resource = RESOURCES[reference.kind]
         try:
             response = self._api.get_namespaced_custom_object(
@@ -50,12 +50,16 @@ class LiveOwners:
             if err.status == NOT_FOUND:
                 return None
             raise
-        obj = read_json(response)
-        metadata = obj.get("metadata") if isinstance(obj, dict) else None
-        spec = obj.get("spec") if isinstance(obj, dict) else None
-        if not isinstance(metadata, dict) or not isinstance(spec, dict):
-            return None
-        if metadata.get("uid") != reference.uid or metadata.get("deletionTimestamp"):
-            return None
-        replicas = spec.get("replicas", 0)
-        return replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else None
+        return _replicas(read_json(response), reference.uid)
+
+
+def _replicas(obj: object, uid: str) -> int | None:
+    """The replicas of the object read, if it is the owner of ``uid`` and not being deleted."""
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    if not isinstance(metadata, dict) or not isinstance(spec, dict):
+        return None
+    if metadata.get("uid") != uid or metadata.get("deletionTimestamp"):
+        return None
+    replicas = spec.get("replicas", 0)
+    return replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else None

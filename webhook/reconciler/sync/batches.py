@@ -4,8 +4,7 @@ A thousand claims written one request at a time cost a thousand round trips end 
 once, they would hit the API server with a burst, and with the same error a thousand times when
 something is wrong (a quota, an admission webhook that refuses them). client-go's controllers
 (ReplicaSet, Job) start with one request, double the batch after each batch that fully succeeds,
-and stop at the first batch with a failure; so does this. ``ClaimWriter`` holds what the ensurer
-and the cleaner write with.
+and stop at the first batch with a failure; so does this (``sync.writes`` writes with it).
 """
 
 from __future__ import annotations
@@ -14,9 +13,6 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from webhook.reconciler.cluster.cache import Caches
-from webhook.reconciler.metrics import ReconcilerMetrics
-from webhook.reconciler.sync.claimapi import ClaimApi
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -53,22 +49,3 @@ def slow_start(
             return
         start, size = start + size, min(size * 2, LIMIT)
 
-
-class ClaimWriter:
-    """What the ensurer and the cleaner both write with: the claims API, the caches their writes
-    are recorded in, the metrics they count, the pool their batches run on, and the check that
-    stops them between two batches."""
-
-    def __init__(
-        self,
-        claims: ClaimApi,
-        caches: Caches,
-        metrics: ReconcilerMetrics,
-        pool: ThreadPoolExecutor,
-        check_stopping: Callable[[], None],
-    ) -> None:
-        self._claims = claims
-        self._caches = caches
-        self._metrics = metrics
-        self._pool = pool
-        self._check_stopping = check_stopping

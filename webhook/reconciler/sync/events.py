@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import datetime
 import logging
-import threading
 import time
-from collections import OrderedDict
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from webhook.core.boundedcache import BoundedCache
+from webhook.core.model.meta import OwnerReference
 from webhook.kube.apierrors import NOT_FOUND, read_json, status_message
 from webhook.reconciler.sync.claimapi import MERGE_PATCH
 
@@ -36,26 +36,34 @@ SYNC_FAILED = "ResourceClaimSyncFailed"
 LIMIT_EXCEEDED = "ResourceClaimLimitExceeded"
 INVALID_REPLICAS = "ResourceClaimInvalidReplicas"
 
+MESSAGE_BUDGET = 900
 
-@dataclass(frozen=True, slots=True)
-class Regarding:
-    """The object an Event is about."""
 
-    api_version: str
-    kind: str
-    namespace: str
+def event_message(verb: str, names: list[str]) -> str:
+    """``Created ResourceClaim a`` or ``Created 3 ResourceClaims: a, b, c``, naming as many claims
+    as fit in an Event message and counting the rest."""
+    if len(names) == 1:
+        return f"{verb} ResourceClaim {names[0]}"
+    head = f"{verb} {len(names)} ResourceClaims: "
+    shown: list[str] = []
+    for name in names:
+        if len(head) + sum(len(n) + 2 for n in shown) + len(name) > MESSAGE_BUDGET:
+            break
+        shown.append(name)
+    rest = len(names) - len(shown)
+    return head + ", ".join(shown) + (f" and {rest} more" if rest else "")
+
+
+class _Seen(NamedTuple):
+    """The Event written for a key, and how many times it happened."""
+
     name: str
-    uid: str
-
-
-@dataclass(slots=True)
-class _Seen:
-    name: str
-    count: int
-    last: float
+    occurrences: int
 
 
 class EventRecorder:
+    """Events about the owners of shared claims: ``about`` is the owner, in ``namespace``."""
+
     def __init__(
         self,
         api: client.ApiClient,
@@ -66,44 +74,34 @@ class EventRecorder:
     ) -> None:
         self._core = client.CoreV1Api(api)
         self.component, self.instance = component, instance
-        self._window, self._remembered = window, remembered
-        self._seen: OrderedDict[tuple[Regarding, str, str, str], _Seen] = OrderedDict()
-        self._lock = threading.Lock()
+        self._seen: BoundedCache[tuple[str, OwnerReference, str, str, str], _Seen] = BoundedCache(remembered, window)
 
-    def normal(self, regarding: Regarding, reason: str, message: str) -> None:
-        self.record(regarding, NORMAL, reason, message)
+    def normal(self, namespace: str, about: OwnerReference, reason: str, message: str) -> None:
+        self.record(namespace, about, NORMAL, reason, message)
 
-    def warning(self, regarding: Regarding, reason: str, message: str) -> None:
-        self.record(regarding, WARNING, reason, message)
+    def warning(self, namespace: str, about: OwnerReference, reason: str, message: str) -> None:
+        self.record(namespace, about, WARNING, reason, message)
 
-    def record(self, regarding: Regarding, event_type: str, reason: str, message: str) -> None:
-        key = (regarding, event_type, reason, message)
+    def record(self, namespace: str, about: OwnerReference, event_type: str, reason: str, message: str) -> None:
+        key = (namespace, about, event_type, reason, message)
         now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)  # metav1.Time is seconds
-        with self._lock:
-            seen = self._seen.get(key)
-            if seen is not None and time.monotonic() - seen.last > self._window:
-                seen = None
+        seen = self._seen.get(key)
         try:
-            if seen is not None and self._bump(regarding.namespace, seen, now):
+            if seen is not None and self._bump(namespace, seen, now):
+                self._seen.put(key, seen._replace(occurrences=seen.occurrences + 1))
                 return
-            name = self._create(regarding, event_type, reason, message, now)
+            name = self._create(namespace, about, event_type, reason, message, now)
         except ApiException as err:
-            log.warning("cannot record event %s on %s %s/%s: %s", reason, regarding.kind,
-                        regarding.namespace, regarding.name, status_message(err))
+            log.warning("cannot record event %s on %s %s/%s: %s", reason, about.kind, namespace, about.name, status_message(err))
             return
         except Exception as err:  # noqa: BLE001 - a report must never fail the work it reports on
             log.warning("cannot record event %s: %s", reason, err)
             return
-        with self._lock:
-            self._seen[key] = _Seen(name, 1, time.monotonic())
-            self._seen.move_to_end(key)
-            while len(self._seen) > self._remembered:
-                self._seen.popitem(last=False)
+        self._seen.put(key, _Seen(name, 1))
 
     def _bump(self, namespace: str, seen: _Seen, now: datetime.datetime) -> bool:
         """Count one more occurrence on the existing Event; False if it is gone (expired)."""
-        count = seen.count + 1
-        patch = {"count": count, "lastTimestamp": now.isoformat()}
+        patch = {"count": seen.occurrences + 1, "lastTimestamp": now.isoformat()}
         try:
             response = self._core.patch_namespaced_event(
                 seen.name, namespace, patch, _content_type=MERGE_PATCH, _preload_content=False
@@ -113,23 +111,19 @@ class EventRecorder:
                 return False
             raise
         read_json(response)
-        with self._lock:
-            seen.count, seen.last = count, time.monotonic()
         return True
 
     def _create(
-        self, regarding: Regarding, event_type: str, reason: str, message: str, now: datetime.datetime
+        self, namespace: str, about: OwnerReference, event_type: str, reason: str, message: str, now: datetime.datetime
     ) -> str:
         event = client.CoreV1Event(
-            metadata=client.V1ObjectMeta(
-                name=f"{regarding.name}.{time.time_ns():x}", namespace=regarding.namespace
-            ),
+            metadata=client.V1ObjectMeta(name=f"{about.name}.{time.time_ns():x}", namespace=namespace),
             involved_object=client.V1ObjectReference(
-                api_version=regarding.api_version,
-                kind=regarding.kind,
-                namespace=regarding.namespace,
-                name=regarding.name,
-                uid=regarding.uid,
+                api_version=about.api_version,
+                kind=about.kind,
+                namespace=namespace,
+                name=about.name,
+                uid=about.uid,
             ),
             type=event_type,
             reason=reason,
@@ -141,6 +135,6 @@ class EventRecorder:
             last_timestamp=now,
             count=1,
         )
-        response = self._core.create_namespaced_event(regarding.namespace, event, _preload_content=False)
+        response = self._core.create_namespaced_event(namespace, event, _preload_content=False)
         created = read_json(response)
         return str(created["metadata"]["name"])

@@ -3,7 +3,8 @@
 A reconcile works within a budget: once it has written claims for ``BUDGET`` seconds it stops
 between two chunks and says so (``Outcome.partial``), and the PodCliqueSet goes to the back of the
 queue, so one owner of a million claims never holds a worker for long and every other
-PodCliqueSet waiting gets its turn first.
+PodCliqueSet waiting gets its turn first. ``Outcome`` is controller-runtime's ``Result``: done,
+retry (``failed``, ``retry_within``), or come back later (``partial``, ``requeue_after``).
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from dataclasses import dataclass, field
 
 from kubernetes.client.exceptions import ApiException
 
-from webhook.core.sharing.owners import OwnedSharing
+from webhook.core.sharing.owners import Owner
 from webhook.kube.apierrors import status_message
 from webhook.kube.connection import connection_problem, is_connection_error
 from webhook.reconciler.cluster.liveowners import LiveOwners
 from webhook.reconciler.sync import events
-from webhook.reconciler.sync.templatecache import Templates
+from webhook.reconciler.sync.stale import StaleCandidates
+from webhook.reconciler.sync.templates import Templates
 
 BUDGET = 1.0
 """Seconds a reconcile goes on writing before it yields to the PodCliqueSets waiting."""
@@ -56,7 +58,7 @@ def api_failure(err: Exception, claim: str, verb: str = "") -> OwnerFailure:
 class OwnerWork:
     """What one owner's part of a reconcile did."""
 
-    owned: OwnedSharing
+    owner: Owner
     created: list[str] = field(default_factory=list)
     adopted: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
@@ -104,7 +106,7 @@ class Outcome:
         self.deleted += work.deleted
         self.failed += work.failed
         room = FAILURES_KEPT - len(self.failures)
-        self.failures += [f"{work.owned.owner.name}: {f}" for f in work.failures[: max(room, 0)]]
+        self.failures += [f"{work.owner.name}: {f}" for f in work.failures[: max(room, 0)]]
 
 
 @dataclass(slots=True)
@@ -118,6 +120,8 @@ class Pass:
     started: float = field(default_factory=time.monotonic)
     budget: float = BUDGET
     wrote: bool = False
+    candidates: StaleCandidates | None = None
+    """The PodCliqueSet's cached claims that may be stale, grouped when the first owner needs them."""
 
     def spent(self) -> bool:
         """Claims were written and the budget is gone: time to yield. A reconcile that wrote

@@ -60,7 +60,7 @@ class MetadataChange:
         return {"metadata": metadata}
 
 
-def plan(
+def plan_change(
     labels: Mapping[str, str], references: Sequence[OwnerReference], desired: DesiredClaim
 ) -> MetadataChange | OwnedByOther | None:
     """What to change on an existing claim so that it matches ``desired``; None when nothing."""

@@ -1,0 +1,193 @@
+"""The bounded caches every remembered answer in this project goes through.
+
+At most ``size`` entries, the least recently used dropped first; an entry may expire (``ttl``
+seconds, the cache's or its own). Callers that need a value nobody has yet ask it to ``load`` it:
+however many threads (``load``) or coroutines of one event loop (``load_async``) ask at the same
+moment, one read is made and the others wait for it; what a read raises is handed to its askers and
+not remembered. ``Memo`` wraps a function of one argument with the least-recently-used part alone
+(a function's answer neither expires nor needs one read for all), so that a decision step stays
+the plain function and the remembering is beside it.
+
+Safe to share between threads: every change is made under the cache's lock, and a read is one
+step of the dictionary's at a time (each atomic under the interpreter's lock), so it takes none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Any, Generic, TypeVar, cast
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+A = TypeVar("A")
+
+NEVER = math.inf
+READ_WAIT = 60.0
+"""Longest wait for another thread's read of the same key before looking again."""
+
+_ABSENT: Any = object()
+
+
+class BoundedCache(Generic[K, V]):
+    def __init__(self, size: int, ttl: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.size = size
+        self.ttl = ttl
+        self._clock = clock
+        self._entries: OrderedDict[K, tuple[float, V]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._reading: dict[K, threading.Event] = {}
+        self._pending: dict[K, asyncio.Future[V]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: K) -> bool:
+        return self.get(key, _ABSENT) is not _ABSENT
+
+    def get(self, key: K, default: Any = None) -> Any:
+        """The value remembered for ``key`` (now the most recently used), or ``default``."""
+        found = self._entries.get(key)
+        if found is None:
+            return default
+        if found[0] != NEVER and found[0] <= self._clock():
+            self._entries.pop(key, None)
+            return default
+        try:
+            self._entries.move_to_end(key)
+        except KeyError:
+            pass  # dropped for room by another thread meanwhile: the value found is still good
+        return found[1]
+
+    def put(self, key: K, value: V, ttl: float | None = None) -> None:
+        """Remember ``value`` for ``ttl`` seconds (the cache's by default; none: until dropped for
+        room; zero or less: not at all)."""
+        ttl = self.ttl if ttl is None else ttl
+        if ttl is not None and ttl <= 0:
+            self.discard(key)
+            return
+        now = self._clock() if ttl is not None else None
+        with self._lock:
+            self._entries[key] = (NEVER if now is None or ttl is None else now + ttl, value)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+            if now is not None:
+                self._drop_expired(now)
+
+    def _drop_expired(self, now: float) -> None:
+        """Entries that expired, from the least recently used on: with one ``ttl`` for all they are
+        the oldest, so a cache that is written to keeps only what is still alive."""
+        while self._entries:
+            key, (deadline, _) = next(iter(self._entries.items()))
+            if deadline > now:
+                return
+            del self._entries[key]
+
+    def discard(self, key: K) -> V | None:
+        """Forget ``key``; the value it had, if any."""
+        with self._lock:
+            found = self._entries.pop(key, None)
+        return None if found is None else found[1]
+
+    def load(self, key: K, read: Callable[[], V], ttl_of: Callable[[V], float | None] | None = None) -> V:
+        """The value for ``key``: remembered, else read (once, whoever else asks meanwhile) and
+        remembered for ``ttl_of(value)`` seconds (the cache's ``ttl`` without it)."""
+        while True:
+            with self._lock:
+                found = self.get(key, _ABSENT)
+                if found is not _ABSENT:
+                    return cast(V, found)
+                reading = self._reading.get(key)
+                if reading is None:
+                    self._reading[key] = threading.Event()
+            if reading is None:
+                break
+            reading.wait(READ_WAIT)
+        try:
+            value = read()
+            self.put(key, value, None if ttl_of is None else ttl_of(value))
+            return value
+        finally:
+            with self._lock:
+                self._reading.pop(key).set()
+
+    async def load_async(self, key: K, read: Callable[[], Awaitable[V]], ttl_of: Callable[[V], float | None] | None = None) -> V:
+        """``load`` for coroutines of one event loop: one read however many ask; an asker that is
+        cancelled leaves the read to the others."""
+        found = self.get(key, _ABSENT)
+        if found is not _ABSENT:
+            return cast(V, found)
+        pending = self._pending.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(self._read_async(key, read, ttl_of))
+            self._pending[key] = pending
+            pending.add_done_callback(lambda done: self._settled(key, done))
+        return await asyncio.shield(pending)
+
+    async def _read_async(self, key: K, read: Callable[[], Awaitable[V]], ttl_of: Callable[[V], float | None] | None) -> V:
+        value = await read()
+        self.put(key, value, None if ttl_of is None else ttl_of(value))
+        return value
+
+    def _settled(self, key: K, done: asyncio.Future[V]) -> None:
+        self._pending.pop(key, None)
+        if not done.cancelled():
+            done.exception()  # retrieved here: every asker may have gone (their requests cut off)
+
+
+class Memo(Generic[A, V]):
+    """``function`` with its answers remembered, the last ``size`` of them, by ``key(argument)``:
+    by default the argument itself (a hashable value); an argument whose key is None is answered
+    by ``function`` each time. ``by_identity`` remembers by the very object instead.
+
+    A bounded cache without a time to live or a shared read: what it remembers is what the function
+    gives for the key, now and later, so a lookup is one dictionary read (a decision step calls it
+    on every review) and concurrent callers that both miss both compute the same answer."""
+
+    def __init__(self, function: Callable[[A], V], size: int, key: Callable[[A], Hashable | None] | None = None) -> None:
+        self.function = function
+        self.key = key
+        self.size = size
+        self._entries: OrderedDict[Hashable, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, argument: A) -> V:
+        key = argument if self.key is None else self.key(argument)
+        if key is None:
+            return self.function(argument)
+        found = self._entries.get(key, _ABSENT)
+        if found is _ABSENT:
+            found = self.function(argument)
+            self._put(key, found)
+            return found
+        try:
+            self._entries.move_to_end(key)
+        except KeyError:
+            pass  # dropped for room by another thread meanwhile: the value found is still good
+        return cast(V, found)
+
+    def _put(self, key: Hashable, value: V) -> None:
+        with self._lock:
+            self._entries[key] = value
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+    @staticmethod
+    def by_identity(function: Callable[[A], V], size: int) -> Callable[[A], V]:
+        """``function`` remembered by the very argument (one that is not hashable, or not cheaply):
+        the cache keeps each argument alive with its answer, so that its ``id`` stays its own."""
+        remembered: Memo[A, tuple[A, V]] = Memo(lambda argument: (argument, function(argument)), size, key=id)
+
+        def answer(argument: A) -> V:
+            found = remembered(argument)
+            if found[0] is not argument:  # another object now has the id of one remembered
+                found = (argument, function(argument))
+                remembered._put(id(argument), found)
+            return found[1]
+
+        return answer

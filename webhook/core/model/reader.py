@@ -1,0 +1,289 @@
+"""A PodCliqueSet read out of its JSON, as strictly as Go's decoder reads it.
+
+Every member resource sharing declares is checked for the type Go gives it (``null`` reads as the
+zero value of a string or a list; a number where Go expects a string, or the reverse, is refused),
+whether or not a decision reads it, and every other member is ignored. The usual object, every
+member of the type it should be, is read directly from the parsed JSON. Anything unusual is read
+through the pydantic schema instead (``schema.PodCliqueSetSchema``), whose first complaint is the
+message Go's refusal gets; it gives the same PodCliqueSet for the objects both read.
+
+The spec is read on its own (``read_spec``), so that a caller may remember what it read by the
+spec's JSON (``spec_text``): many PodCliqueSets are one workload under several names.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from webhook.core.model.meta import read_owner_references
+from webhook.core.model.podcliqueset import (
+    ClaimTemplate,
+    CliqueTemplate,
+    Entries,
+    EntryFilter,
+    PodCliqueSet,
+    PodCliqueSetSpec,
+    ScalingGroupConfig,
+    SharingEntry,
+)
+from webhook.core.model.schema import (
+    AutoScalingConfig,
+    PCSGResourceSharingSpec,
+    PCSResourceSharingSpec,
+    PodCliqueSetSchema,
+    ResourceSharingSpec,
+)
+
+_intern = sys.intern
+INT32 = range(-(2**31), 2**31)
+
+
+class Unusual(Exception):
+    """A member the direct reading does not take as it is: the schema reads the object."""
+
+
+SpecReader = Callable[[dict[str, Any]], PodCliqueSetSpec]
+
+
+def read_podcliqueset(obj: Any, spec_reader: SpecReader | None = None) -> PodCliqueSet:
+    """The PodCliqueSet ``obj`` holds, its spec read by ``spec_reader`` (``read_spec`` by default,
+    or one that remembers it); raises pydantic's ``ValidationError`` (a ``ValueError``) where Go's
+    decoder would refuse it."""
+    try:
+        return _direct(obj, spec_reader or read_spec)
+    except Unusual:
+        return _from_schema(PodCliqueSetSchema.model_validate(obj))
+
+
+LARGEST_KEY = 64 * 1024
+"""Bytes of spec JSON, at most, worth remembering a spec by."""
+
+
+def spec_text(spec: dict[str, Any]) -> bytes | None:
+    """The spec's JSON, as a key to remember what was read of it by: None for one larger than
+    ``LARGEST_KEY``, or nested too deep to write (it is read every time)."""
+    try:
+        text = orjson.dumps(spec)
+    except orjson.JSONEncodeError:
+        return None
+    return text if len(text) <= LARGEST_KEY else None
+
+
+# --- the usual object, read directly --------------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    if type(value) is str:
+        return value
+    if value is None:
+        return ""
+    raise Unusual
+
+
+def _member(parent: dict[str, Any], name: str) -> dict[str, Any]:
+    """A nested object: absent reads as empty, anything but an object (``null`` too) is unusual."""
+    value = parent.get(name, _EMPTY)
+    if type(value) is not dict:
+        raise Unusual
+    return value
+
+
+_EMPTY: dict[str, Any] = {}
+
+
+def _list(value: Any) -> list[Any]:
+    if type(value) is list:
+        return value
+    if value is None:
+        return []
+    raise Unusual
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    return tuple([_intern(_text(name)) for name in _list(value)])
+
+
+def _int32(value: Any) -> int:
+    if type(value) is not int or value not in INT32:
+        raise Unusual
+    return value
+
+
+def _labels(value: Any) -> None:
+    if value is None:
+        return
+    if type(value) is not dict:
+        raise Unusual
+    for key, text in value.items():
+        if type(key) is not str or (type(text) is not str and text is not None):
+            raise Unusual
+
+
+def _metadata(obj: dict[str, Any]) -> tuple[str, str, str, bool]:
+    """(namespace, name, uid, being deleted); the other members declared are only checked."""
+    metadata = _member(obj, "metadata")
+    namespace, name, uid = _text(metadata.get("namespace")), _text(metadata.get("name")), _text(metadata.get("uid"))
+    _text(metadata.get("generateName"))
+    _text(metadata.get("resourceVersion"))
+    _labels(metadata.get("labels"))
+    deletion = metadata.get("deletionTimestamp")
+    if deletion is not None and type(deletion) is not str:
+        raise Unusual
+    references = metadata.get("ownerReferences")
+    if references is not None:
+        try:
+            read_owner_references(references)
+        except ValueError:
+            raise Unusual from None
+    return _intern(namespace), name, uid, bool(deletion)
+
+
+def _filter(value: Any, scaling_groups: bool) -> EntryFilter | None:
+    if value is None:
+        return None
+    if type(value) is not dict:
+        raise Unusual
+    groups = _names(value.get("childScalingGroupNames")) if scaling_groups else ()
+    return EntryFilter(_names(value.get("childCliqueNames")), groups)
+
+
+def _entries(value: Any, level: str) -> Entries:
+    """``level``: ``pcs`` and ``group`` entries have a filter (a group's names only cliques)."""
+    entries = []
+    for entry in _list(value):
+        if type(entry) is not dict:
+            raise Unusual
+        name, namespace, scope = (_intern(_text(entry.get(m))) for m in ("name", "namespace", "scope"))
+        flt = None if level == "clique" else _filter(entry.get("filter"), level == "pcs")
+        entries.append(SharingEntry(name, scope, namespace, flt))
+    return tuple(entries)
+
+
+def _clique(value: Any) -> CliqueTemplate:
+    if type(value) is not dict:
+        raise Unusual
+    _labels(value.get("labels"))
+    spec = _member(value, "spec")
+    replicas = spec.get("replicas")
+    return CliqueTemplate(
+        _intern(_text(value.get("name"))),
+        None if replicas is None else _int32(replicas),
+        _entries(value.get("resourceSharing"), "clique"),
+        "resourceSharing" in value,
+        _max_replicas(spec.get("autoScalingConfig")),
+    )
+
+
+def _scaling_group(value: Any) -> ScalingGroupConfig:
+    if type(value) is not dict:
+        raise Unusual
+    replicas = value.get("replicas")
+    return ScalingGroupConfig(
+        _intern(_text(value.get("name"))),
+        _names(value.get("cliqueNames")),
+        None if replicas is None else _int32(replicas),
+        _entries(value.get("resourceSharing"), "group"),
+        "resourceSharing" in value,
+        _max_replicas(value.get("scaleConfig")),
+    )
+
+
+def _max_replicas(config: Any) -> int | None:
+    """``maxReplicas`` of an ``autoScalingConfig`` or ``scaleConfig`` (None when either is absent)."""
+    if config is None:
+        return None
+    if type(config) is not dict:
+        raise Unusual
+    most = config.get("maxReplicas")
+    return None if most is None else _int32(most)
+
+
+def _template(value: Any) -> ClaimTemplate:
+    if type(value) is not dict:
+        raise Unusual
+    return ClaimTemplate(_text(value.get("name")), _member(value, "templateSpec"))
+
+
+def read_spec(spec: dict[str, Any]) -> PodCliqueSetSpec:
+    """A ``spec`` read directly; raises ``Unusual`` for anything the schema must read."""
+    template = _member(spec, "template")
+    return PodCliqueSetSpec(
+        _int32(spec.get("replicas", 0)),
+        _entries(template.get("resourceSharing"), "pcs"),
+        tuple([_clique(c) for c in _list(template.get("cliques"))]),
+        tuple([_scaling_group(g) for g in _list(template.get("podCliqueScalingGroups"))]),
+        tuple([_template(t) for t in _list(template.get("resourceClaimTemplates"))]),
+        "resourceSharing" in template,
+        "resourceClaimTemplates" in template,
+    )
+
+
+def _direct(obj: Any, spec_reader: SpecReader) -> PodCliqueSet:
+    if type(obj) is not dict:
+        raise Unusual
+    _text(obj.get("apiVersion"))
+    _text(obj.get("kind"))
+    namespace, name, uid, deleting = _metadata(obj)
+    return PodCliqueSet(namespace, name, uid, spec_reader(_member(obj, "spec")), deleting)
+
+
+# --- anything else, read through the schema -------------------------------------------------------
+
+
+def _schema_entry(spec: ResourceSharingSpec) -> SharingEntry:
+    entry_filter = None
+    if isinstance(spec, PCSResourceSharingSpec) and spec.filter is not None:
+        entry_filter = EntryFilter(_schema_names(spec.filter.child_clique_names), _schema_names(spec.filter.child_scaling_group_names))
+    elif isinstance(spec, PCSGResourceSharingSpec) and spec.filter is not None:
+        entry_filter = EntryFilter(_schema_names(spec.filter.child_clique_names))
+    return SharingEntry(_intern(spec.name), _intern(spec.scope), _intern(spec.namespace), entry_filter)
+
+
+def _schema_names(names: list[str]) -> tuple[str, ...]:
+    return tuple(map(_intern, names))
+
+
+def _schema_most(config: AutoScalingConfig | None) -> int | None:
+    return None if config is None else config.max_replicas
+
+
+def _from_schema(pcs: PodCliqueSetSchema) -> PodCliqueSet:
+    metadata = pcs.metadata
+    spec = _spec_from_schema(pcs)
+    return PodCliqueSet(_intern(metadata.namespace), metadata.name, metadata.uid, spec, bool(metadata.deletion_timestamp))
+
+
+def _spec_from_schema(pcs: PodCliqueSetSchema) -> PodCliqueSetSpec:
+    template = pcs.spec.template
+    return PodCliqueSetSpec(
+        pcs.spec.replicas,
+        tuple(map(_schema_entry, template.resource_sharing)),
+        tuple(
+            CliqueTemplate(
+                _intern(c.name),
+                c.spec.replicas,
+                tuple(map(_schema_entry, c.resource_sharing)),
+                "resource_sharing" in c.model_fields_set,
+                _schema_most(c.spec.auto_scaling_config),
+            )
+            for c in template.cliques
+        ),
+        tuple(
+            ScalingGroupConfig(
+                _intern(g.name),
+                _schema_names(g.clique_names),
+                g.replicas,
+                tuple(map(_schema_entry, g.resource_sharing)),
+                "resource_sharing" in g.model_fields_set,
+                _schema_most(g.scale_config),
+            )
+            for g in template.pod_clique_scaling_groups
+        ),
+        tuple(ClaimTemplate(t.name, t.template_spec) for t in template.resource_claim_templates),
+        "resource_sharing" in template.model_fields_set,
+        "resource_claim_templates" in template.model_fields_set,
+    )

@@ -1,0 +1,44 @@
+"""What a PodCliqueSet's spec says, whoever's name the PodCliqueSet carries.
+
+Every check of the validating webhook but those of the claim names' first part (the PodCliqueSet's
+name) and of the claim limit depends on the spec alone: whether Go's decoder takes the templates,
+Grove's create-time rules, the claim-name families and their collisions, the filters that match no
+pod. The validating webhook finds them once per spec (a workload applied under several names, an
+UPDATE that changes only metadata, a retried request) and puts the name in front.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from webhook.core.gocompat import dra
+from webhook.core.model.podcliqueset import PodCliqueSetSpec
+from webhook.core.pcs.claimnames import NameFamilies, name_families
+from webhook.core.pcs.immutability import templates_text
+from webhook.core.pcs.rules import validate_create
+from webhook.core.pcs.warnings import most_claims, unmatched_filters
+
+
+class SpecChecks(NamedTuple):
+    templates_problem: str | None
+    """Where Go's decoder would refuse the templates (``path: problem``), or None."""
+    errors: tuple[str, ...]
+    """Grove's create-time errors, as messages."""
+    families: NameFamilies
+    unmatched: tuple[str, ...]
+    """Warnings about filters that match no pod."""
+    templates_text: bytes | None
+    """The templates as sent (``immutability.templates_text``)."""
+    most_claims: int
+    """At least as many claims as any owner needs (``warnings.most_claims``)."""
+
+
+def check_spec(spec: PodCliqueSetSpec) -> SpecChecks:
+    return SpecChecks(
+        dra.templates_problem(spec.templates),
+        tuple(str(e) for e in validate_create(spec)),
+        name_families(spec),
+        tuple(unmatched_filters(spec)),
+        templates_text(spec),
+        most_claims(spec),
+    )

@@ -1,0 +1,151 @@
+"""What one owner's claims need, as actions computed from what the caches hold, without a client.
+
+The plan of an owner is a list of actions: ``Create`` a missing claim, ``Recreate`` one deleted a
+moment ago (only if a read of its owner says it still needs it), ``Adopt`` an existing one (merge
+Grove's labels, take control), ``Report`` one another object controls, ``Defer`` one deleted an
+instant ago, ``Delete`` a stale one. Claims come a chunk of positions at a time (``claim_slots``),
+so a plan never holds more than a chunk of an owner of a million replicas; a claim the cache holds
+exactly as desired costs a comparison of shared tuples and no action. The executor applies the
+actions and owns everything else: API calls, the time budget, writes not yet seen, Events.
+
+Which claims are stale depends on the owner's replicas, which the executor confirms with a read of
+the owner before deleting: it asks for the plan again with the count it read (``cleanup``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple, Protocol
+
+from webhook.core.model.meta import ObjectKey
+from webhook.core.model.podcliqueset import SharingEntry
+from webhook.core.sharing.desired import DesiredClaim, claim_count, claim_slots, desired_claim, over_limit
+from webhook.core.sharing.owners import Owner
+from webhook.reconciler.cluster.claimhistory import RecentDeletions
+from webhook.reconciler.cluster.claimrecord import ClaimRecord, label_shape, shared
+from webhook.reconciler.sync import events
+from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, plan_change
+from webhook.reconciler.sync.stale import StaleCandidates
+
+
+class Create(NamedTuple):
+    claim: DesiredClaim
+
+
+class Recreate(NamedTuple):
+    """A claim deleted within the last seconds: created only if its owner, read now, still needs it
+    (the owner's cache may not have seen a scale-in yet)."""
+
+    claim: DesiredClaim
+
+
+class Adopt(NamedTuple):
+    claim: DesiredClaim
+    existing: ClaimRecord
+    change: MetadataChange
+
+
+class Report(NamedTuple):
+    """Something to say on the owner with a Warning Event; the owner's claims are not all as desired."""
+
+    reason: str
+    message: str
+
+
+class Defer(NamedTuple):
+    """A claim deleted an instant ago: not re-created for ``seconds`` (its owner may be going too)."""
+
+    seconds: float
+
+
+class Delete(NamedTuple):
+    claim: ClaimRecord
+
+
+Action = Create | Recreate | Adopt | Report | Defer | Delete
+
+
+class ClaimView(Protocol):
+    """What the plan reads of the claims: the claim cache as this reconciler last wrote or saw it."""
+
+    recently_deleted: RecentDeletions
+
+    def claim(self, namespace: str, name: str) -> ClaimRecord | None: ...
+
+
+class _Shape:
+    """What a claim of one owner looks like when it is exactly as desired, in the claim record's
+    shared pieces."""
+
+    def __init__(self, owner: Owner) -> None:
+        self.base = label_shape(owner.owner_labels())[0]
+        self.index_label = owner.level.replica_label
+        self.references = shared((shared(owner.reference),))
+
+    def matches(self, record: ClaimRecord, replica: int | None) -> bool:
+        if record.references != self.references or record.base_labels != self.base:
+            return False
+        if replica is None:
+            return record.index_label is None
+        return record.index_label == self.index_label and record.index_value == str(replica)
+
+
+def claims(owner: Owner, namespace: str, view: ClaimView, start: int, stop: int) -> list[Action]:
+    """The actions for the owner's claims at positions ``start`` to ``stop``, in Grove's order."""
+    shape = _Shape(owner)
+    actions: list[Action] = []
+    for index, entry, replica in claim_slots(owner, start, stop):
+        record = view.claim(namespace, owner.claim_name(entry, replica))
+        if record is None:
+            actions.append(_missing(owner, namespace, view.recently_deleted, index, entry, replica))
+        elif not shape.matches(record, replica):
+            actions += adoption(desired_claim(owner, index, entry, replica), record, namespace)
+    return actions
+
+
+def _missing(owner: Owner, namespace: str, deletions: RecentDeletions, index: int, entry: SharingEntry, replica: int | None) -> Action:
+    key = ObjectKey(namespace, owner.claim_name(entry, replica))
+    wait = deletions.remaining(key)
+    if wait:
+        return Defer(wait)
+    desired = desired_claim(owner, index, entry, replica)
+    return Recreate(desired) if deletions.recent(key) else Create(desired)
+
+
+def adoption(desired: DesiredClaim, existing: ClaimRecord, namespace: str) -> list[Action]:
+    """What makes an existing claim the desired one: nothing, a change of its metadata, or a report
+    when another object controls it."""
+    change = plan_change(existing.labels, existing.references, desired)
+    if change is None:
+        return []
+    if isinstance(change, OwnedByOther):
+        return [Report(events.OWNED_BY_OTHER, change.message(namespace, desired.name))]
+    return [Adopt(desired, existing, change)]
+
+
+def still_needed(recreated: list[Recreate], replicas: int | None) -> list[DesiredClaim]:
+    """Of claims deleted a moment ago, those an owner of ``replicas`` now (None: gone) needs."""
+    if replicas is None:
+        return []
+    return [r.claim for r in recreated if r.claim.replica is None or r.claim.replica < replicas]
+
+
+def cleanup(owner: Owner, candidates: StaleCandidates, replicas: int | None = None) -> list[Delete]:
+    """The owner's stale claims at its cached replicas, or at ``replicas`` (a count read from the
+    API server: stale both ways, when the cache is behind)."""
+    count = owner.replicas if replicas is None else max(replicas, owner.replicas)
+    return [Delete(record) for record in candidates.stale(dataclasses.replace(owner, replicas=count), count)]
+
+
+def owner_reports(owner: Owner, limit: int) -> list[Report]:
+    """What is said on an owner whose sharing cannot be reconciled in full."""
+    if owner.replicas < 0:
+        return [
+            Report(
+                events.INVALID_REPLICAS,
+                f"spec.replicas is {owner.replicas}: no ResourceClaims are created or deleted for this "
+                f"{owner.level.kind} until it is 0 or more",
+            )
+        ]
+    count = claim_count(owner)
+    return [Report(events.LIMIT_EXCEEDED, over_limit(owner, count, limit))] if count > limit else []
