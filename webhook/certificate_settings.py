@@ -121,8 +121,11 @@ class CertsSettings(CommandSettings):
     )
     cert_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["localhost", "127.0.0.1"],
-        description="Comma-separated DNS names and IP addresses the serving certificate is valid for.",
-        json_schema_extra={"metavar": "HOSTS", "comma_list": True},
+        description=(
+            "Comma-separated DNS names and IP addresses the serving certificate is valid for (--hosts, "
+            "its former name, is still taken)."
+        ),
+        json_schema_extra={"metavar": "HOSTS", "comma_list": True, "former": ("--hosts",)},
     )
     days: int = Field(365, ge=1, description="Days the certificates are valid.")
     key_type: Literal["ecdsa", "rsa"] = Field(

@@ -57,6 +57,12 @@ class Option:
         return (str(short), self.flag) if short else (self.flag,)
 
     @property
+    def former(self) -> tuple[str, ...]:
+        """Names the option had before, still taken on the command line (and listed in its help
+        beside the name) so that scripts written for them keep working."""
+        return tuple(str(name) for name in self.extra.get("former", ()))
+
+    @property
     def repeatable(self) -> bool:
         return typing.get_origin(_unwrap(self.field.annotation)) is list and not self.extra.get("comma_list")
 
@@ -123,7 +129,7 @@ def add_arguments(parser: argparse.ArgumentParser, model: type[BaseSettings]) ->
             if option.choices:
                 kwargs["choices"] = option.choices
                 kwargs["metavar"] = "|".join(option.choices)
-        parser.add_argument(*option.flags, **kwargs)
+        parser.add_argument(*option.flags, *option.former, **kwargs)
 
 
 def load(model: type[SettingsT], arguments: argparse.Namespace) -> SettingsT:

@@ -138,3 +138,9 @@ def test_a_bad_host_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert main(["certs", "--out", str(tmp_path), "--cert-hosts", "bad host"]) == 2
     err = capsys.readouterr().err
     assert err == "webhook certs: error: invalid value 'bad host' for --cert-hosts: 'bad host' is neither an IP address nor a DNS name\n"
+
+
+def test_the_former_name_of_cert_hosts_is_still_taken(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Scripts written before the rename (``--hosts``) make the same certificates."""
+    assert main(["certs", "--out", str(tmp_path), "--hosts", "localhost,127.0.0.1"]) == 0
+    assert "for localhost, 127.0.0.1" in capsys.readouterr().out
