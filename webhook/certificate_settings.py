@@ -125,7 +125,7 @@ class CertsSettings(CommandSettings):
             "Comma-separated DNS names and IP addresses the serving certificate is valid for (--hosts, "
             "its former name, is still taken)."
         ),
-        json_schema_extra={"metavar": "HOSTS", "comma_list": True, "former": ("--hosts",)},
+        json_schema_extra={"metavar": "HOSTS", "comma_list": True, "former": ["--hosts"]},
     )
     days: int = Field(365, ge=1, description="Days the certificates are valid.")
     key_type: Literal["ecdsa", "rsa"] = Field(
