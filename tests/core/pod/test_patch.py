@@ -213,3 +213,26 @@ POD = st.one_of(
         )}
     ),
 )
+
+
+def names(entries: Any) -> list[str]:
+    return [e["name"] for e in entries or []]
+
+
+@settings(max_examples=300, deadline=None)
+@given(POD)
+def test_any_pod_shape_ends_with_every_claim_once_and_a_second_patch_adds_nothing(pod: dict[str, Any]) -> None:
+    """Whatever lists a pod already has (null, empty, holding some of the names or others), the
+    patch leaves the pod and each container but ``grove-initc`` among the init containers with
+    every claim exactly once, keeps what was there, and is idempotent."""
+    before = orjson.loads(orjson.dumps(pod))
+    _, patched = apply(pod, CLAIMS)
+    spec = patched["spec"]
+    had = names(before.get("spec", {}).get("resourceClaims"))
+    assert names(spec["resourceClaims"]) == had + [c for c in CLAIMS if c not in had]
+    for key in ("containers", "initContainers"):
+        for old, new in zip(before.get("spec", {}).get(key) or [], spec.get(key) or [], strict=True):
+            old_claims = names((old.get("resources") or {}).get("claims"))
+            expected = old_claims if key == "initContainers" and old["name"] == "grove-initc" else old_claims + [c for c in CLAIMS if c not in old_claims]
+            assert names(((new.get("resources") or {}).get("claims"))) == expected
+    assert apply(patched, CLAIMS)[0] == []
