@@ -200,7 +200,7 @@ CONTAINER = st.fixed_dictionaries(
     {"name": st.sampled_from(["c", "grove-initc"])},
     optional={"resources": st.one_of(st.none(), st.fixed_dictionaries({}, optional={"claims": CLAIM_LISTS}))},
 )
-POD = st.one_of(
+POD: st.SearchStrategy[dict[str, Any]] = st.one_of(
     st.just({}),
     st.fixed_dictionaries(
         {"spec": st.fixed_dictionaries(
