@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import time
 from typing import Any
 
 import orjson
@@ -71,6 +72,8 @@ class TextFormatter(logging.Formatter):
 
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+        self._second = -1
+        self._second_text = ""
 
     def format(self, record: logging.LogRecord) -> str:
         if isinstance(record.args, tuple) and any(isinstance(arg, str) and len(arg) > VALUE_LIMIT for arg in record.args):
@@ -81,24 +84,45 @@ class TextFormatter(logging.Formatter):
         record.message = escape(record.message)
         return super().formatMessage(record)
 
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        return self.time_text(record.created)
+
+    def time_text(self, created: float) -> str:
+        """``2026-01-01 12:00:00,123`` in local time, as ``logging`` writes it; the part before the
+        comma is made once a second."""
+        second = int(created)
+        if second != self._second:
+            self._second, self._second_text = second, time.strftime("%Y-%m-%d %H:%M:%S", self.converter(second))
+        return f"{self._second_text},{int((created - second) * 1000):03d}"
+
+    def line(self, created: float, level: int, name: str, template: str, args: tuple[Any, ...], fields: dict[str, Any]) -> str:
+        """What ``format`` makes of a record of these values (``fields`` are not shown)."""
+        message = escape(template % tuple(_shown(arg) for arg in args))
+        return f"{self.time_text(created)} {logging.getLevelName(level)} {name}: {message}"
+
 
 class JsonFormatter(logging.Formatter):
     """One JSON object per line; ``extra={...}`` fields (e.g. ``uid``) become top-level keys."""
 
     def format(self, record: logging.LogRecord) -> str:
-        entry: dict[str, Any] = {
-            "time": datetime.datetime.fromtimestamp(record.created, datetime.timezone.utc).isoformat(
-                timespec="milliseconds"
-            ),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        for key, value in vars(record).items():
-            if key not in _STANDARD_ATTRIBUTES:
-                entry[key] = value
+        fields = {key: value for key, value in vars(record).items() if key not in _STANDARD_ATTRIBUTES}
         if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
+            fields["exception"] = self.formatException(record.exc_info)
+        return self._json(record.created, record.levelname, record.name, record.getMessage(), fields)
+
+    def line(self, created: float, level: int, name: str, template: str, args: tuple[Any, ...], fields: dict[str, Any]) -> str:
+        """What ``format`` makes of a record of these values, ``fields`` given as ``extra``."""
+        return self._json(created, logging.getLevelName(level), name, template % args, fields)
+
+    @staticmethod
+    def _json(created: float, level: str, name: str, message: str, fields: dict[str, Any]) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.datetime.fromtimestamp(created, datetime.timezone.utc).isoformat(timespec="milliseconds"),
+            "level": level.lower(),
+            "logger": name,
+            "message": message,
+        }
+        entry.update(fields)
         return orjson.dumps(entry, default=str).decode()
 
 
@@ -117,13 +141,51 @@ class ProjectNames(logging.Filter):
         return True
 
 
+class ProjectHandler(logging.StreamHandler):
+    """The handler ``configure`` installs: standard error, in the format asked for.
+
+    A busy webhook writes a line per patched pod. ``write_line`` writes one without the standard
+    library's LogRecord, filters and formatting steps (``direct``), the same text ``format`` would
+    make of the record."""
+
+    formatter: TextFormatter | JsonFormatter
+
+    def __init__(self, formatter: TextFormatter | JsonFormatter) -> None:
+        super().__init__()
+        self.setFormatter(formatter)
+        self.names = ProjectNames()
+        self.addFilter(self.names)
+
+    def write_line(self, level: int, name: str, template: str, args: tuple[Any, ...], fields: dict[str, Any]) -> None:
+        text = self.formatter.line(time.time(), level, name, template, args, fields)
+        with self.lock:  # type: ignore[union-attr]
+            self.stream.write(text + self.terminator)
+            self.stream.flush()
+
+
+def direct(logger: logging.Logger, level: int) -> ProjectHandler | None:
+    """The handler a record of ``logger`` at ``level`` (enabled) reaches, when it is ``configure``'s
+    alone and nothing on the way would change the record: then ``write_line`` may write it. None
+    when anything else takes the records too (a test's capture, another handler, a filter)."""
+    node: logging.Logger | None = logger
+    while node is not None and node.parent is not None:
+        if node.handlers or node.filters:
+            return None
+        node = node.parent if node.propagate else None
+    root = logging.root
+    if node is not root or root.filters or len(root.handlers) != 1:
+        return None
+    handler = root.handlers[0]
+    if not isinstance(handler, ProjectHandler) or handler.level > level or handler.filters != [handler.names]:
+        return None
+    return handler
+
+
 def configure(level: str, log_format: str) -> None:
-    handler = logging.StreamHandler()
-    if log_format == "json":
-        handler.setFormatter(JsonFormatter())
-    else:
-        handler.setFormatter(TextFormatter())
-    handler.addFilter(ProjectNames())
+    """One handler on the root logger. Records carry no thread or process names: no format shows
+    them, and the standard library documents turning them off to make records cheaper."""
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
+    handler = ProjectHandler(JsonFormatter() if log_format == "json" else TextFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -84,3 +84,35 @@ def test_json_lines_keep_whole_values(capsys: pytest.CaptureFixture[str]) -> Non
     [line] = capsys.readouterr().err.splitlines()
     entry = orjson.loads(line)
     assert (entry["message"], entry["object"]) == (f"cannot read {forged}", forged)
+
+
+@pytest.mark.parametrize("log_format", ["text", "json"])
+def test_a_line_written_directly_is_the_line_the_record_would_make(log_format: str) -> None:
+    """The decision lines skip the standard library's record (``logs.direct``): for the same values,
+    cut and escaped arguments included, the text is the formatter's."""
+    logs.configure("info", log_format)
+    [handler] = logging.getLogger().handlers
+    assert isinstance(handler, logs.ProjectHandler)
+    log = logging.getLogger("webhook.server.decisions")
+    assert logs.direct(log, logging.INFO) is handler
+    template, args = "%s %s: %s, code %d, %.2f ms: %s", ("mutate-pod", "ns/\x1bname\n", "patched", 200, 0.25, logs.Message("d" * 3000))
+    fields = {"uid": "u" * 300, "code": 200, "duration_ms": 0.25}
+    record = log.makeRecord(log.name, logging.INFO, __file__, 0, template, args, None, extra=fields)
+    assert handler.formatter.line(record.created, logging.INFO, log.name, template, args, fields) == handler.format(record)
+
+
+def test_records_go_the_standard_way_when_another_handler_takes_them() -> None:
+    logs.configure("info", "text")
+    log = logging.getLogger("webhook.server.decisions")
+    root = logging.getLogger()
+    root.addHandler(other := logging.NullHandler())
+    try:
+        assert logs.direct(log, logging.INFO) is None  # a capture, say, takes the records too
+    finally:
+        root.removeHandler(other)
+    log.addFilter(filtered := logging.Filter("elsewhere"))
+    try:
+        assert logs.direct(log, logging.INFO) is None  # a filter on the way may drop or change records
+    finally:
+        log.removeFilter(filtered)
+    assert logs.direct(log, logging.INFO) is not None

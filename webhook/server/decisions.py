@@ -71,9 +71,14 @@ def text(entry: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:
 
 
 def log_decision(level: int, webhook: str, decision: Answer, seconds: float) -> None:
-    """Writes the line (the caller has checked the level). The record is made here rather than by
-    ``log.log``, which would walk the stack for the caller's file and line: the same line of this
-    module every time."""
+    """Writes the line (the caller has checked the level): straight to the configured handler when
+    nothing else takes the records (``logs.direct``), else as a record. The record is made here
+    rather than by ``log.log``, which would walk the stack for the caller's file and line: the same
+    line of this module every time."""
     entry = fields(webhook, decision, seconds)
     template, args = text(entry)
-    log.handle(log.makeRecord(log.name, level, __file__, 0, template, args, None, extra=entry))
+    handler = logs.direct(log, level)
+    if handler is not None:
+        handler.write_line(level, log.name, template, args, entry)
+    else:
+        log.handle(log.makeRecord(log.name, level, __file__, 0, template, args, None, extra=entry))
