@@ -30,6 +30,11 @@ def _none_to_empty_dict(value: Any) -> Any:
     return {} if value is None else value
 
 
+class Unusual(Exception):
+    """A member a direct reading of parsed JSON does not take as it is (``null``, another type):
+    the pydantic schema reads the object instead, and its first complaint is Go's refusal."""
+
+
 GoStr = Annotated[str, BeforeValidator(_none_to_empty_str)]
 GoList = Annotated[list[T], BeforeValidator(_none_to_empty_list)]
 GoStrList = GoList[GoStr]

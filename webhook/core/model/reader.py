@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from webhook.core.model.meta import read_owner_references
+from webhook.core.model.meta import Unusual, read_owner_references
 from webhook.core.model.podcliqueset import (
     ClaimTemplate,
     CliqueTemplate,
@@ -40,10 +40,6 @@ from webhook.core.model.schema import (
 
 _intern = sys.intern
 INT32 = range(-(2**31), 2**31)
-
-
-class Unusual(Exception):
-    """A member the direct reading does not take as it is: the schema reads the object."""
 
 
 SpecReader = Callable[[dict[str, Any]], PodCliqueSetSpec]
