@@ -29,6 +29,56 @@ from webhook.server.lifecycle import GRACE, Lifecycle
 from webhook.server.limits import WRITE_HIGH_WATER, Limits
 
 
+class CoalescedWrites:
+    """The connection's transport, a response's head sent with what follows it.
+
+    uvicorn writes a response's head and its body apart; over TLS each write is its own record and
+    its own ``send``. A small write (a head) is held until the next write or the end of the loop's
+    turn, whichever comes first, and goes out with it: one record and one system call per ordinary
+    answer. Only one write is ever held, so a large answer written in pieces meets the transport's
+    flow control as before. Anything that ends the connection hands over what is held first."""
+
+    __slots__ = ("transport", "loop", "held")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self.transport = transport
+        self.loop = loop
+        self.held: bytes | None = None
+
+    def write(self, data: bytes) -> None:
+        if self.held is not None:
+            data, self.held = self.held + data, None
+            self.transport.write(data)
+        elif len(data) <= HELD_WRITE:
+            self.held = data
+            self.loop.call_soon(self.flush)
+        else:
+            self.transport.write(data)
+
+    def flush(self) -> None:
+        if self.held is not None:
+            data, self.held = self.held, None
+            self.transport.write(data)
+
+    def close(self) -> None:
+        self.flush()
+        self.transport.close()
+
+    def abort(self) -> None:
+        self.held = None
+        self.transport.abort()
+
+    def is_closing(self) -> bool:
+        return self.transport.is_closing()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
+HELD_WRITE = 4096
+"""Bytes a write may have and be held for the next: a response head."""
+
+
 class ServerProtocol(HeadLimits):
     def __init__(self, *args: Any, lifecycle: Lifecycle, budget: Budget, limits: Limits, **kwargs: Any) -> None:
         super().__init__(*args, lifecycle=lifecycle, budget=budget, limits=limits, **kwargs)
@@ -68,6 +118,7 @@ class ServerProtocol(HeadLimits):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         transport.set_write_buffer_limits(WRITE_HIGH_WATER)
+        self.transport = CoalescedWrites(transport, self.loop)  # type: ignore[assignment]
         if self.lifecycle.closed:
             self._arm(min(GRACE, self.limits.header_timeout), grace=True)
         else:

@@ -1,0 +1,53 @@
+"""A response's head goes out with its body (one TLS record, one ``send``), a large answer still in
+pieces under the transport's flow control, and nothing held is lost or reordered."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from webhook.server.connections import HELD_WRITE, CoalescedWrites
+
+
+class Recording(asyncio.Transport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[Any] = []
+
+    def write(self, data: Any) -> None:
+        self.events.append(bytes(data))
+
+    def close(self) -> None:
+        self.events.append("close")
+
+    def abort(self) -> None:
+        self.events.append("abort")
+
+
+def _on_a_loop(steps: Any) -> list[Any]:
+    async def run() -> list[Any]:
+        recording = Recording()
+        steps(CoalescedWrites(recording, asyncio.get_running_loop()))
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        return recording.events
+
+    return asyncio.run(run())
+
+
+def test_a_head_and_its_body_are_one_write() -> None:
+    assert _on_a_loop(lambda t: (t.write(b"HEAD"), t.write(b"body"))) == [b"HEADbody"]
+
+
+def test_a_head_alone_goes_out_at_the_end_of_the_loops_turn() -> None:
+    assert _on_a_loop(lambda t: t.write(b"HEAD")) == [b"HEAD"]
+
+
+def test_a_large_answer_in_pieces_is_held_no_further_than_its_first_piece() -> None:
+    piece = b"x" * (HELD_WRITE + 1)
+    assert _on_a_loop(lambda t: [t.write(b"HEAD"), *(t.write(piece) for _ in range(3))]) == [b"HEAD" + piece, piece, piece]
+
+
+def test_a_close_sends_what_is_held_first_and_an_abort_drops_it() -> None:
+    assert _on_a_loop(lambda t: (t.write(b"HEAD"), t.close())) == [b"HEAD", "close"]
+    assert _on_a_loop(lambda t: (t.write(b"HEAD"), t.abort())) == ["abort"]
