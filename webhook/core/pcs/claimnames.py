@@ -59,10 +59,10 @@ class NameFamilies(NamedTuple):
     """A spec's claim names, whatever the PodCliqueSet is called."""
 
     patterns: list[NamePattern]
-    label_ends: bool
-    """Every family's names end as a DNS-1123 label does after a name that starts as one."""
-    longest: int
-    """Bytes the longest claim name takes after the PodCliqueSet's name."""
+    label_ends: list[bool]
+    """Per pattern: its names end as a DNS-1123 label does after a name that starts as one."""
+    longest: list[int]
+    """Per pattern: bytes its longest name takes after the PodCliqueSet's name."""
     collisions: list[Collision]
     complete: bool
     """Every collision is listed."""
@@ -73,9 +73,9 @@ def name_families(spec: PodCliqueSetSpec) -> NameFamilies:
     scaling a clique from 9 to 10 replicas must not make its names invalid."""
     patterns = name_patterns(largest(spec))
     firsts = [p.name() for p in patterns]
-    longest = max((len(f.encode()) + sum(len(str(n - 1)) - 1 for n in p.open_sizes()) for p, f in zip(patterns, firsts, strict=True)), default=0)
+    longest = [len(f.encode()) + sum(len(str(n - 1)) - 1 for n in p.open_sizes()) for p, f in zip(patterns, firsts, strict=True)]
     collisions, complete = _collisions(patterns)
-    return NameFamilies(patterns, all(_LABEL_END.fullmatch(f) for f in firsts), longest, collisions, complete)
+    return NameFamilies(patterns, [bool(_LABEL_END.fullmatch(f)) for f in firsts], longest, collisions, complete)
 
 
 def name_warnings(pcs_name: str, families: NameFamilies) -> list[str]:
@@ -89,14 +89,16 @@ def name_warnings(pcs_name: str, families: NameFamilies) -> list[str]:
 
 
 def _invalid_names(pcs_name: str, families: NameFamilies) -> list[str]:
-    """One warning per entry whose names include one that is not a DNS-1123 label: none at all when
-    the PodCliqueSet's name starts one, every family ends one and the longest name fits."""
-    fits = len(pcs_name.encode()) + families.longest <= MAX_LABEL_LENGTH
-    if fits and families.label_ends and _LABEL_START.fullmatch(pcs_name):
-        return []
+    """One warning per entry whose names include one that is not a DNS-1123 label. A family whose
+    longest name fits after a PodCliqueSet name that starts a label, and whose names end one, has
+    none: only the others are looked at name by name."""
+    room = MAX_LABEL_LENGTH - len(pcs_name.encode())
+    starts = bool(_LABEL_START.fullmatch(pcs_name))
     warnings: dict[str, str] = {}
-    for pattern in families.patterns:
-        invalid = None if pattern.source in warnings else first_invalid(pcs_name, pattern)
+    for pattern, ends, longest in zip(families.patterns, families.label_ends, families.longest, strict=True):
+        if (starts and ends and longest <= room) or pattern.source in warnings:
+            continue
+        invalid = first_invalid(pcs_name, pattern)
         if invalid:
             name, problem = invalid
             warnings[pattern.source] = (
