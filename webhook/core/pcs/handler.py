@@ -33,7 +33,7 @@ from webhook.core.pcs.authorization import TemplateAuthorization, User
 from webhook.core.pcs.claimnames import name_warnings
 from webhook.core.pcs.immutability import validate_update
 from webhook.core.pcs.missingtemplates import TemplateLookup, warn_missing
-from webhook.core.pcs.specchecks import SpecChecks, check_spec
+from webhook.core.pcs.specchecks import TemplateChecks, check_spec, check_templates
 from webhook.core.pcs.warnings import limit_warnings
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 
@@ -78,6 +78,7 @@ class PodCliqueSetValidator:
         """Asks whether the external templates a CREATE names exist (DECISIONS.md §3.4)."""
         self.read_spec = Memo(read_spec, SPECS, key=spec_text)
         self.check_spec = Memo.by_identity(check_spec, SPECS)
+        self.check_templates = Memo.by_identity(check_templates, SPECS)
 
     def read(self, obj: Any) -> PodCliqueSet:
         return read_podcliqueset(obj, self.read_spec)
@@ -114,11 +115,10 @@ class PodCliqueSetValidator:
 
     def validate(self, new: PodCliqueSet, old: PodCliqueSet | None) -> AdmissionResponse:
         """A CREATE (``old`` None) or an UPDATE from ``old``."""
-        checks = self.check_spec(new.spec)
-        old_checks = None if old is None else self.check_spec(old.spec)
-        undecodable = _undecodable_templates(checks, old_checks)
+        undecodable = _undecodable_templates(self.check_templates(new.spec), None if old is None else self.check_templates(old.spec))
         if undecodable is not None:
             return undecodable
+        checks = self.check_spec(new.spec)
         messages = list(checks.errors)
         warnings = [*name_warnings(new.name, checks.families), *checks.unmatched]
         if self.strict:
@@ -133,12 +133,12 @@ class PodCliqueSetValidator:
         return response.denied(message, warnings)
 
 
-def _undecodable_templates(new: SpecChecks, old: SpecChecks | None) -> AdmissionResponse | None:
+def _undecodable_templates(new: TemplateChecks, old: TemplateChecks | None) -> AdmissionResponse | None:
     """Code 400 for templates Go's decoder would refuse: the new object's, then the old one's
     (unless sent as the same JSON)."""
-    if new.templates_problem:
-        return _undecodable("object", new.templates_problem)
-    same = old is not None and new.templates_text is not None and new.templates_text == old.templates_text
-    if old is not None and not same and old.templates_problem:
-        return _undecodable("oldObject", old.templates_problem)
+    if new.problem:
+        return _undecodable("object", new.problem)
+    same = old is not None and new.text is not None and new.text == old.text
+    if old is not None and not same and old.problem:
+        return _undecodable("oldObject", old.problem)
     return None

@@ -19,26 +19,35 @@ from webhook.core.pcs.rules import validate_create
 from webhook.core.pcs.warnings import most_claims, unmatched_filters
 
 
-class SpecChecks(NamedTuple):
-    templates_problem: str | None
+class TemplateChecks(NamedTuple):
+    """What an UPDATE needs of the old spec too: whether Go's decoder takes its templates."""
+
+    problem: str | None
     """Where Go's decoder would refuse the templates (``path: problem``), or None."""
+    text: bytes | None
+    """The templates as sent (``immutability.templates_text``): an old spec's templates sent as
+    the new one's are not looked at twice."""
+
+
+class SpecChecks(NamedTuple):
     errors: tuple[str, ...]
     """Grove's create-time errors, as messages."""
     families: NameFamilies
     unmatched: tuple[str, ...]
     """Warnings about filters that match no pod."""
-    templates_text: bytes | None
-    """The templates as sent (``immutability.templates_text``)."""
     most_claims: int
     """At least as many claims as any owner needs (``warnings.most_claims``)."""
 
 
+def check_templates(spec: PodCliqueSetSpec) -> TemplateChecks:
+    return TemplateChecks(dra.templates_problem(spec.templates), templates_text(spec))
+
+
 def check_spec(spec: PodCliqueSetSpec) -> SpecChecks:
+    """Everything but the templates, which an UPDATE's old spec needs alone."""
     return SpecChecks(
-        dra.templates_problem(spec.templates),
         tuple(str(e) for e in validate_create(spec)),
         name_families(spec),
         tuple(unmatched_filters(spec)),
-        templates_text(spec),
         most_claims(spec),
     )
