@@ -38,9 +38,13 @@ def pointer(*tokens: str | int) -> str:
     return "".join(f"/{t}" if isinstance(t, int) else f"/{escape(t)}" for t in tokens)
 
 
+SPEC = pointer("spec")
 POD_CLAIMS = pointer("spec", "resourceClaims")
 CONTAINERS = pointer("spec", "containers")
 INIT_CONTAINERS = pointer("spec", "initContainers")
+METADATA = pointer("metadata")
+ANNOTATIONS = pointer("metadata", "annotations")
+CLAIMS_ANNOTATION_PATH = pointer("metadata", "annotations", CLAIMS_ANNOTATION)
 
 
 ContainerClaims = tuple[str, ...] | None
@@ -123,7 +127,7 @@ def claim_patch(shape: PodShape, claims: Sequence[str]) -> list[Operation]:
         return []
     if shape.claims is None:
         values = [{"name": n, "resourceClaimName": n} for n in unique]
-        return [{"op": "add", "path": pointer("spec"), "value": {"resourceClaims": values}}, _annotation(shape, unique)]
+        return [{"op": "add", "path": SPEC, "value": {"resourceClaims": values}}, _annotation(shape, unique)]
     new = _new(unique, shape.claims)
     operations = _extend(POD_CLAIMS, shape.claims, [{"name": n, "resourceClaimName": n} for n in new])
     references = [{"name": n} for n in unique]
@@ -148,10 +152,10 @@ def _annotation(shape: PodShape, added: list[str]) -> Operation:
     """Records ``added`` in the pod's annotation, after the names an earlier pass recorded."""
     value = ",".join(dict.fromkeys([*filter(None, shape.recorded.split(",")), *added]))
     if shape.annotations is None:
-        return {"op": "add", "path": pointer("metadata"), "value": {"annotations": {CLAIMS_ANNOTATION: value}}}
+        return {"op": "add", "path": METADATA, "value": {"annotations": {CLAIMS_ANNOTATION: value}}}
     if not shape.annotations:
-        return {"op": "add", "path": pointer("metadata", "annotations"), "value": {CLAIMS_ANNOTATION: value}}
-    return {"op": "add", "path": pointer("metadata", "annotations", CLAIMS_ANNOTATION), "value": value}
+        return {"op": "add", "path": ANNOTATIONS, "value": {CLAIMS_ANNOTATION: value}}
+    return {"op": "add", "path": CLAIMS_ANNOTATION_PATH, "value": value}
 
 
 class PatchInput(NamedTuple):
