@@ -12,6 +12,7 @@ neither: the encoding escapes, and a collector keeps whole values as fields.
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import logging
 import time
@@ -146,7 +147,9 @@ class ProjectHandler(logging.StreamHandler):
 
     A busy webhook writes a line per patched pod. ``write_line`` writes one without the standard
     library's LogRecord, filters and formatting steps (``direct``), the same text ``format`` would
-    make of the record."""
+    make of the record; on the event loop the lines of one turn of the loop go out in one write at
+    its end. A record written the standard way, or a flush, hands over the lines held first, so the
+    order is kept."""
 
     formatter: TextFormatter | JsonFormatter
 
@@ -155,12 +158,30 @@ class ProjectHandler(logging.StreamHandler):
         self.setFormatter(formatter)
         self.names = ProjectNames()
         self.addFilter(self.names)
+        self.held: list[str] = []
 
     def write_line(self, level: int, name: str, template: str, args: tuple[Any, ...], fields: dict[str, Any]) -> None:
         text = self.formatter.line(time.time(), level, name, template, args, fields)
         with self.lock:  # type: ignore[union-attr]
-            self.stream.write(text + self.terminator)
-            self.stream.flush()
+            self.held.append(text)
+            if len(self.held) > 1:
+                return
+        try:
+            asyncio.get_running_loop().call_soon(self.flush)
+        except RuntimeError:  # not on the event loop
+            self.flush()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.held:
+            self.flush()
+        super().emit(record)
+
+    def flush(self) -> None:
+        with self.lock:  # type: ignore[union-attr]
+            if self.held:
+                lines, self.held = self.held, []
+                self.stream.write(self.terminator.join(lines) + self.terminator)
+            super().flush()
 
 
 def direct(logger: logging.Logger, level: int) -> ProjectHandler | None:

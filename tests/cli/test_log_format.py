@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import orjson
@@ -116,3 +117,21 @@ def test_records_go_the_standard_way_when_another_handler_takes_them() -> None:
     finally:
         log.removeFilter(filtered)
     assert logs.direct(log, logging.INFO) is not None
+
+
+def test_lines_written_on_the_loop_go_out_at_the_end_of_its_turn_in_order(capsys: pytest.CaptureFixture[str]) -> None:
+    logs.configure("info", "text")
+    [handler] = logging.getLogger().handlers
+    assert isinstance(handler, logs.ProjectHandler)
+
+    async def turn() -> list[str]:
+        handler.write_line(logging.INFO, "webhook.server.decisions", "first %s", ("a",), {})
+        handler.write_line(logging.INFO, "webhook.server.decisions", "second %s", ("b",), {})
+        held = capsys.readouterr().err.splitlines()
+        logging.getLogger("webhook.server.tls").warning("third")  # the standard way: after the lines held
+        handler.write_line(logging.INFO, "webhook.server.decisions", "fourth", (), {})
+        await asyncio.sleep(0)
+        return held
+
+    assert asyncio.run(turn()) == []
+    assert [line.rsplit(": ", 1)[1] for line in capsys.readouterr().err.splitlines()] == ["first a", "second b", "third", "fourth"]
