@@ -72,10 +72,9 @@ def name_families(spec: PodCliqueSetSpec) -> NameFamilies:
     """The families at the most replicas each owner can reach (``scaling.largest``): an autoscaler
     scaling a clique from 9 to 10 replicas must not make its names invalid."""
     patterns = name_patterns(largest(spec))
-    firsts = [p.name() for p in patterns]
-    longest = [len(f.encode()) + sum(len(str(n - 1)) - 1 for n in p.open_sizes()) for p, f in zip(patterns, firsts, strict=True)]
     collisions, complete = _collisions(patterns)
-    return NameFamilies(patterns, [bool(_LABEL_END.fullmatch(f)) for f in firsts], longest, collisions, complete)
+    ends = [bool(_LABEL_END.fullmatch(p.name())) for p in patterns]
+    return NameFamilies(patterns, ends, [p.longest() for p in patterns], collisions, complete)
 
 
 def name_warnings(pcs_name: str, families: NameFamilies) -> list[str]:

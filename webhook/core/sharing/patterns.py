@@ -49,21 +49,27 @@ class NamePattern(NamedTuple):
 
     def name(self, indices: tuple[int, ...] | list[int] = ()) -> str:
         """One name of the family: open indices from ``indices`` in order (0 for those not given)."""
+        if not indices:
+            return "-".join([s if type(s) is str else "0" for s in self.segments])
         given = iter(indices)
-        return "-".join(s if isinstance(s, str) else str(next(given, 0)) for s in self.segments)
+        return "-".join([s if type(s) is str else str(next(given, 0)) for s in self.segments])
 
     def open_sizes(self) -> list[int]:
-        return [s for s in self.segments if isinstance(s, int)]
+        return [s for s in self.segments if type(s) is int]
+
+    def longest(self) -> int:
+        """Bytes the family's longest name takes: its first, each open index at its largest."""
+        return len(self.name().encode()) + sum([len(str(s - 1)) - 1 for s in self.segments if type(s) is int])
 
     def shape(self) -> tuple[str | None, ...]:
         """The segments with every number and open index blanked (None): two families can only
         share a name when their shapes are equal."""
-        return tuple(None if isinstance(s, int) or _is_number(s) else s for s in self.segments)
+        return tuple([None if isinstance(s, int) or _is_number(s) else s for s in self.segments])
 
 
 def _is_number(segment: str) -> bool:
     """Whether a literal segment is a number as an index is printed (no sign, no leading zero)."""
-    return segment.isascii() and segment.isdigit() and (segment == "0" or segment[0] != "0")
+    return segment.isdigit() and segment.isascii() and (segment == "0" or segment[0] != "0")
 
 
 def _open(count: int) -> tuple[OpenIndex, ...]:
