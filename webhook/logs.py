@@ -188,18 +188,23 @@ def direct(logger: logging.Logger, level: int) -> ProjectHandler | None:
     """The handler a record of ``logger`` at ``level`` (enabled) reaches, when it is ``configure``'s
     alone and nothing on the way would change the record: then ``write_line`` may write it. None
     when anything else takes the records too (a test's capture, another handler, a filter)."""
-    node: logging.Logger | None = logger
-    while node is not None and node.parent is not None:
-        if node.handlers or node.filters:
-            return None
-        node = node.parent if node.propagate else None
     root = logging.root
-    if node is not root or root.filters or len(root.handlers) != 1:
+    if not _reaches_root_alone(logger) or root.filters or len(root.handlers) != 1:
         return None
     handler = root.handlers[0]
     if not isinstance(handler, ProjectHandler) or handler.level > level or handler.filters != [handler.names]:
         return None
     return handler
+
+
+def _reaches_root_alone(logger: logging.Logger) -> bool:
+    """Whether ``logger``'s records reach the root logger with no handler or filter on the way."""
+    node: logging.Logger | None = logger
+    while node is not None and node.parent is not None:
+        if node.handlers or node.filters:
+            return False
+        node = node.parent if node.propagate else None
+    return node is logging.root
 
 
 def configure(level: str, log_format: str) -> None:

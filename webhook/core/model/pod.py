@@ -117,9 +117,11 @@ def _check_header(obj: Any) -> None:
     for member in ("apiVersion", "kind"):
         if member in obj:
             _text(obj[member])
-    meta = obj.get("metadata", _ABSENT)
-    if meta is _ABSENT:
-        return
+    if "metadata" in obj:
+        _check_metadata(obj["metadata"])
+
+
+def _check_metadata(meta: Any) -> None:
     if type(meta) is not dict:
         raise Unusual
     for member in ("name", "generateName", "namespace"):
@@ -170,8 +172,6 @@ def _check_references(references: Any) -> None:
         if type(reference) is not dict or ("name" in reference and type(reference["name"]) is not str):
             raise Unusual
 
-
-_ABSENT = object()
 
 
 def metadata(pod: PodHeader) -> PodMeta:
