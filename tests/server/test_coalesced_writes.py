@@ -13,12 +13,17 @@ class Recording(asyncio.Transport):
     def __init__(self) -> None:
         super().__init__()
         self.events: list[Any] = []
+        self.closing = False
+
+    def is_closing(self) -> bool:
+        return self.closing
 
     def write(self, data: Any) -> None:
         self.events.append(bytes(data))
 
     def close(self) -> None:
         self.events.append("close")
+        self.closing = True
 
     def abort(self) -> None:
         self.events.append("abort")
@@ -51,3 +56,11 @@ def test_a_large_answer_in_pieces_is_held_no_further_than_its_first_piece() -> N
 def test_a_close_sends_what_is_held_first_and_an_abort_drops_it() -> None:
     assert _on_a_loop(lambda t: (t.write(b"HEAD"), t.close())) == [b"HEAD", "close"]
     assert _on_a_loop(lambda t: (t.write(b"HEAD"), t.abort())) == ["abort"]
+
+
+def test_what_is_held_is_dropped_when_the_connection_has_gone() -> None:
+    def head_then_gone(t: CoalescedWrites) -> None:
+        t.write(b"HEAD")
+        t.transport.closing = True  # type: ignore[attr-defined]  # the peer went away
+
+    assert _on_a_loop(head_then_gone) == []

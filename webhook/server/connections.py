@@ -56,9 +56,11 @@ class CoalescedWrites:
             self.transport.write(data)
 
     def flush(self) -> None:
+        """Hands over what is held, unless the connection has gone meanwhile."""
         if self.held is not None:
             data, self.held = self.held, None
-            self.transport.write(data)
+            if not self.transport.is_closing():
+                self.transport.write(data)
 
     def close(self) -> None:
         self.flush()
