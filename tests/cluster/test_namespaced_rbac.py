@@ -1,5 +1,5 @@
 """Namespaced RBAC suffices, on the real API server: a release told its workloads live in one
-namespace (``server.namespaces``, ``reconciler.namespace``: ``rs-tenant``) gets its access there as
+namespace (``server.namespaces``, ``reconciler.namespaces``: ``rs-tenant``) gets its access there as
 Roles, and only what cannot be namespaced as ClusterRoles. Its webhook and reconciler, each running
 as the release's ServiceAccount, play Grove's end-to-end scenario (BEHAVIOUR.md §7.2, every step of
 the reconciler's tests) in that namespace, its external template in another: after every step the
@@ -41,7 +41,7 @@ def tenant(control_plane: ControlPlane, admin: client.ApiClient, helm: Tool, rec
     """The tenant's release, its webhook and reconciler running; the session's reconciler stopped."""
     values = tmp_path / "values.yaml"
     values.write_text(yaml.safe_dump(selecting(WORKLOADS) | {"server": {"namespaces": [WORKLOADS]},
-                                                             "reconciler": {"namespace": WORKLOADS}}))
+                                                             "reconciler": {"namespaces": [WORKLOADS]}}))
     for namespace in (WORKLOADS, "rs-shared"):
         kube.create_namespace(admin, namespace)
     release = install(helm, admin, control_plane, "tenant", NAMESPACE, tmp_path, "-f", str(values))

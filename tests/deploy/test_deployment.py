@@ -135,13 +135,13 @@ def test_the_reconciler_container_environment_is_what_reconcile_accepts(default_
 def test_reconciler_values_reach_the_reconciler(render, monkeypatch):
     installed = render({"reconciler": {
         "leaderElect": False, "healthPort": 9090, "resyncPeriod": 60, "workers": 8, "logLevel": "debug",
-        "logFormat": "text", "namespace": "team-a", "maxClaimsPerOwner": 200_000,
+        "logFormat": "text", "namespaces": ["team-a", "team-b"], "maxClaimsPerOwner": 200_000,
     }})
     container = installed.container("reconciler")
     settings = settings_from_env(container, ReconcileSettings, monkeypatch)
     assert (settings.health_port, port_named(container, "reconciler")) == (9090, 9090)
     assert (settings.leader_elect, settings.resync_period, settings.workers) == (False, 60, 8)
-    assert (settings.log_level, settings.log_format, settings.namespace) == ("debug", "text", ["team-a"])
+    assert (settings.log_level, settings.log_format, settings.namespace) == ("debug", "text", ["team-a", "team-b"])
     assert settings.max_claims_per_owner == 200_000
     assert settings_from_env(installed.container("webhook"), ServeSettings, monkeypatch).max_claims_per_owner == 200_000
 

@@ -41,7 +41,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "reconciler deployment, monitors, NetworkPolicy": {
         "reconciler": {"mode": "deployment", "podDisruptionBudget": {"maxUnavailable": 1}},
         "serviceMonitor": {"enabled": True}, "podMonitor": {"enabled": True}, "networkPolicy": {"enabled": True}},
-    "namespaced RBAC": {"server": {"namespaces": ["team-a", "team-b"]}, "reconciler": {"namespace": "team-a"}},
+    "namespaced RBAC": {"server": {"namespaces": ["team-a", "team-b"]}, "reconciler": {"namespaces": ["team-a"]}},
     "no RBAC, no hook": {"rbac": {"create": False}, "unregisterHook": {"enabled": False}},
     "a server outside the cluster": {"webhooks": {"url": "https://127.0.0.1:9443"}},
     "the ValidatingAdmissionPolicy alone": {"validation": {"mode": "policy", "policy": {"failurePolicy": "Ignore"}}},

@@ -63,14 +63,14 @@ def test_each_component_s_roles_are_its_access_table(default_install, component)
     assert rendered_for(default_install, component) == expected(component, [])
 
 
-NAMESPACED = {"server": {"namespaces": ["team-a", "team-b"]}, "reconciler": {"namespace": "team-a"}}
+NAMESPACED = {"server": {"namespaces": ["team-a", "team-b"]}, "reconciler": {"namespaces": ["team-a", "team-c"]}}
 
 
 @pytest.mark.parametrize("component", IN_CHART, ids=str)
 def test_told_their_namespaces_the_components_get_roles_there_and_only_the_cluster_scoped_rest_cluster_wide(render, component):
     """SubjectAccessReviews are cluster-scoped, and PodCliqueSets may name templates of any
     namespace: those stay in ClusterRoles; the rest of the workload access is in Roles."""
-    workload = {Component.WEBHOOK: ["team-a", "team-b"], Component.RECONCILER: ["team-a"]}.get(component, [])
+    workload = {Component.WEBHOOK: ["team-a", "team-b"], Component.RECONCILER: ["team-a", "team-c"]}.get(component, [])
     assert rendered_for(render(NAMESPACED), component) == expected(component, workload)
 
 

@@ -391,9 +391,9 @@ The reconciler container's environment: its options, as a sidecar and in its own
   value: {{ .Values.reconciler.logLevel | quote }}
 - name: WEBHOOK_LOG_FORMAT
   value: {{ .Values.reconciler.logFormat | quote }}
-{{- with .Values.reconciler.namespace }}
+{{- with .Values.reconciler.namespaces }}
 - name: WEBHOOK_NAMESPACE
-  value: {{ . | quote }}
+  value: {{ join "," . | quote }}
 {{- end }}
 {{- with .Values.reconciler.extraEnv }}
 {{ toYaml . }}
