@@ -10,15 +10,16 @@ of one name is one option, with one variable, wherever it appears.
 from __future__ import annotations
 
 import argparse
+import re
 import types
 import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import Field, ValidationError
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
 from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 
@@ -167,6 +168,28 @@ def split_list(value: Any, separator: str) -> Any:
     if isinstance(value, str):
         return [part.strip() for part in value.split(separator) if part.strip()]
     return value
+
+
+_NAMESPACE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def namespace_name(value: str) -> str:
+    """A namespace name as the API server takes one (a DNS label), refused here rather than by the
+    first request that names it."""
+    if not _NAMESPACE_NAME.fullmatch(value):
+        raise ValueError(f"{value!r} is not one namespace name (a DNS label: lower-case letters, digits and '-')")
+    return value
+
+
+def _namespace_names(values: list[str]) -> list[str]:
+    return list(dict.fromkeys(map(namespace_name, values)))
+
+
+Namespaces = Annotated[
+    list[str], NoDecode, BeforeValidator(lambda value: split_list(value, ",")), AfterValidator(_namespace_names)
+]
+"""A repeatable namespace option (``--namespace``, ``--exclude-namespace``): comma-separated in the
+environment, each a namespace name, repeats dropped."""
 
 
 class CommandSettings(BaseSettings):

@@ -19,7 +19,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import NoDecode
 
 from webhook.certificate_settings import CertificateSettings
-from webhook.options import KiB, MiB, ClaimLimitSettings, ContextSettings, LoggingSettings, split_list
+from webhook.options import KiB, MiB, ClaimLimitSettings, ContextSettings, LoggingSettings, Namespaces, split_list
 
 class DecisionSettings(ClaimLimitSettings):
     """What changes a webhook's decision: shared by ``serve`` and ``review``."""
@@ -133,7 +133,7 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, Cont
         ),
         json_schema_extra={"metavar": "FILE", "default_text": "none"},
     )
-    namespace: Annotated[list[str], NoDecode] = Field(
+    namespace: Namespaces = Field(
         default_factory=list,
         description="Limit the cluster store to this namespace. Repeatable; comma-separated in the environment.",
         json_schema_extra={"default_text": "all namespaces", "short": "-n", "metavar": "NAMESPACE"},
@@ -211,11 +211,6 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, Cont
             "warning; off does not ask. Always off with the embedded store."
         ),
     )
-
-    @field_validator("namespace", mode="before")
-    @classmethod
-    def _split_namespaces(cls, value: Any) -> Any:
-        return split_list(value, ",")
 
     @model_validator(mode="after")
     def _a_body_fits_the_budget(self) -> ServeSettings:

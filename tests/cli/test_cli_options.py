@@ -162,6 +162,30 @@ def test_usage_errors_are_one_line_and_exit_2(
     assert capsys.readouterr().err == error + "\n"
 
 
+NOT_A_NAMESPACE = "is not one namespace name (a DNS label: lower-case letters, digits and '-')"
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "source"),
+    [
+        pytest.param(["serve", "-n", "Team_A"], {}, "--namespace", id="serve"),
+        pytest.param(["status", "-n", "Team_A"], {}, "--namespace", id="status"),
+        pytest.param(["reconcile", "-n", "Team_A"], {}, "--namespace", id="reconcile"),
+        pytest.param(["policy", "--exclude-namespace", "Team_A"], {}, "--exclude-namespace", id="policy"),
+        pytest.param(["serve"], {"WEBHOOK_NAMESPACE": "team-b,Team_A"}, "WEBHOOK_NAMESPACE", id="environment"),
+    ],
+)
+def test_every_command_refuses_a_namespace_name_the_api_server_would_not_take(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str], env: dict[str, str], source: str
+) -> None:
+    """One rule for every namespace option, before anything reaches an API server."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert f" for {source}: 'Team_A' {NOT_A_NAMESPACE}\n" in error and error.count("\n") == 1
+
+
 @pytest.mark.parametrize(
     ("missing", "error"),
     [

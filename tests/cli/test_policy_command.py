@@ -60,7 +60,7 @@ def test_json_is_one_list_kubectl_applies(capsys: pytest.CaptureFixture[str]) ->
     ("args", "error"),
     [
         pytest.param(["--name", "Grove_Policy"], "invalid value 'Grove_Policy' for --name: must be a DNS subdomain", id="name"),
-        pytest.param(["--exclude-namespace", "kube.system"], "'kube.system' is not a namespace name (a DNS label)", id="namespace"),
+        pytest.param(["--exclude-namespace", "kube.system"], "'kube.system' is not one namespace name (a DNS label", id="namespace"),
         pytest.param(["--failure-policy", "Deny"], "argument --failure-policy: invalid choice: 'Deny'", id="failure-policy"),
     ],
 )

@@ -4,15 +4,13 @@ from ``WEBHOOK_<OPTION>``, as every command's, e.g. ``WEBHOOK_EXCLUDE_NAMESPACE`
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator
-from pydantic_settings import NoDecode
 
-from webhook.options import CommandSettings, split_list
+from webhook.options import CommandSettings, Namespaces
 
 DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 class PolicySettings(CommandSettings):
@@ -27,7 +25,7 @@ class PolicySettings(CommandSettings):
             "budget exceeded): Fail denies it, Ignore admits it unchecked."
         ),
     )
-    exclude_namespace: Annotated[list[str], NoDecode] = Field(
+    exclude_namespace: Namespaces = Field(
         default_factory=lambda: ["kube-system"],
         description=(
             "A namespace whose PodCliqueSets the binding leaves alone. Repeatable; comma-separated in "
@@ -47,16 +45,3 @@ class PolicySettings(CommandSettings):
         if len(value) > 253 or not DNS_SUBDOMAIN.fullmatch(value):
             raise ValueError("must be a DNS subdomain (lower case letters, digits, '-' and '.')")
         return value
-
-    @field_validator("exclude_namespace", mode="before")
-    @classmethod
-    def _split(cls, value: Any) -> Any:
-        return split_list(value, ",")
-
-    @field_validator("exclude_namespace")
-    @classmethod
-    def _namespaces(cls, value: list[str]) -> list[str]:
-        for namespace in value:
-            if not DNS_LABEL.fullmatch(namespace):
-                raise ValueError(f"{namespace!r} is not a namespace name (a DNS label)")
-        return list(dict.fromkeys(value))

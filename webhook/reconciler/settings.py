@@ -3,23 +3,11 @@ read from ``WEBHOOK_<OPTION>``, e.g. ``WEBHOOK_LEADER_ELECT=true``."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Annotated, Any
 
 from pydantic import Field, field_validator, model_validator
-from pydantic_settings import NoDecode
 
-from webhook.options import ClaimLimitSettings, ContextSettings, LoggingSettings, split_list
-
-NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-
-
-def _namespace_name(value: str) -> str:
-    if not NAMESPACE.fullmatch(value):
-        raise ValueError(f"{value!r} is not one namespace name (lower-case letters, digits and '-')")
-    return value
-
+from webhook.options import ClaimLimitSettings, ContextSettings, LoggingSettings, Namespaces, namespace_name
 
 class ReconcileSettings(ClaimLimitSettings, LoggingSettings, ContextSettings):
     kubeconfig: Path | None = Field(
@@ -30,7 +18,7 @@ class ReconcileSettings(ClaimLimitSettings, LoggingSettings, ContextSettings):
         ),
         json_schema_extra={"metavar": "FILE", "default_text": "in-cluster or default kubeconfig"},
     )
-    namespace: Annotated[list[str], NoDecode] = Field(
+    namespace: Namespaces = Field(
         default_factory=list,
         description=(
             "Watch and reconcile PodCliqueSets in this namespace only. Repeatable; comma-separated in "
@@ -106,20 +94,10 @@ class ReconcileSettings(ClaimLimitSettings, LoggingSettings, ContextSettings):
         2, ge=1, description="Seconds between attempts to acquire or renew the lease.", json_schema_extra={"metavar": "SECONDS"}
     )
 
-    @field_validator("namespace", mode="before")
-    @classmethod
-    def _split_namespaces(cls, value: Any) -> Any:
-        return split_list(value, ",")
-
-    @field_validator("namespace")
-    @classmethod
-    def _namespaces(cls, value: list[str]) -> list[str]:
-        return list(dict.fromkeys(map(_namespace_name, value)))
-
     @field_validator("leader_election_namespace")
     @classmethod
     def _one_namespace(cls, value: str | None) -> str | None:
-        return _namespace_name(value) if value else None
+        return namespace_name(value) if value else None
 
     @model_validator(mode="after")
     def _lease_timing(self) -> ReconcileSettings:

@@ -4,12 +4,11 @@ per owner (so that the claims expected are those it makes) and ``claims``' bound
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
-from pydantic_settings import NoDecode
+from pydantic import Field, model_validator
 
-from webhook.options import ClaimLimitSettings, ContextSettings, split_list
+from webhook.options import ClaimLimitSettings, ContextSettings, Namespaces
 
 
 class StatusSettings(ClaimLimitSettings, ContextSettings):
@@ -23,7 +22,7 @@ class StatusSettings(ClaimLimitSettings, ContextSettings):
         description="Kubeconfig of the cluster; without it KUBECONFIG or ~/.kube/config, as kubectl.",
         json_schema_extra={"metavar": "FILE", "default_text": "KUBECONFIG or ~/.kube/config"},
     )
-    namespace: Annotated[list[str], NoDecode] = Field(
+    namespace: Namespaces = Field(
         default_factory=list,
         description="Read this namespace. Repeatable; comma-separated in the environment.",
         json_schema_extra={"default_text": "the context's namespace", "short": "-n", "metavar": "NAMESPACE"},
@@ -45,11 +44,6 @@ class StatusSettings(ClaimLimitSettings, ContextSettings):
         ),
         json_schema_extra={"metavar": "N"},
     )
-
-    @field_validator("namespace", mode="before")
-    @classmethod
-    def _split_namespaces(cls, value: Any) -> Any:
-        return split_list(value, ",")
 
     @model_validator(mode="after")
     def _one_scope(self) -> StatusSettings:
