@@ -107,6 +107,7 @@ def connected(settings: ServeSettings, app: Any) -> tuple[ServerProtocol, Counti
     protocol = ServerProtocol(
         config=config, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop(),
         lifecycle=Lifecycle(), budget=Budget(settings.max_held_bytes), limits=Limits.of(settings),
+        webhooks={path.encode(): endpoint for path, endpoint in getattr(app, "webhook_endpoints", {}).items()},
     )
     transport = CountingTransport()
     protocol.connection_made(transport)
@@ -114,8 +115,11 @@ def connected(settings: ServeSettings, app: Any) -> tuple[ServerProtocol, Counti
 
 
 async def answered(protocol: ServerProtocol, transport: CountingTransport, request: bytes) -> None:
+    """Hands over ``request`` and waits for its answer's write, the loop turning at least once (as
+    it does for each read a server makes): what is done at a turn's end is counted too."""
     written = transport.writes
     protocol.data_received(request)
+    await asyncio.sleep(0)
     while transport.writes == written:  # the head and the body go out as one write
         await asyncio.sleep(0)
 

@@ -29,6 +29,9 @@ class Recording(asyncio.Transport):
         self.events.append("abort")
 
 
+HEAD = b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\n"
+
+
 def _on_a_loop(steps: Any) -> list[Any]:
     async def run() -> list[Any]:
         recording = Recording()
@@ -41,26 +44,35 @@ def _on_a_loop(steps: Any) -> list[Any]:
 
 
 def test_a_head_and_its_body_are_one_write() -> None:
-    assert _on_a_loop(lambda t: (t.write(b"HEAD"), t.write(b"body"))) == [b"HEADbody"]
+    assert _on_a_loop(lambda t: (t.write(HEAD), t.write(b"body"))) == [HEAD + b"body"]
+
+
+def test_a_whole_answer_goes_out_at_once() -> None:
+    async def run() -> list[Any]:
+        recording = Recording()
+        CoalescedWrites(recording, asyncio.get_running_loop()).write(HEAD + b"body")
+        return recording.events
+
+    assert asyncio.run(run()) == [HEAD + b"body"]
 
 
 def test_a_head_alone_goes_out_at_the_end_of_the_loops_turn() -> None:
-    assert _on_a_loop(lambda t: t.write(b"HEAD")) == [b"HEAD"]
+    assert _on_a_loop(lambda t: t.write(HEAD)) == [HEAD]
 
 
 def test_a_large_answer_in_pieces_is_held_no_further_than_its_first_piece() -> None:
     piece = b"x" * (HELD_WRITE + 1)
-    assert _on_a_loop(lambda t: [t.write(b"HEAD"), *(t.write(piece) for _ in range(3))]) == [b"HEAD" + piece, piece, piece]
+    assert _on_a_loop(lambda t: [t.write(HEAD), *(t.write(piece) for _ in range(3))]) == [HEAD + piece, piece, piece]
 
 
 def test_a_close_sends_what_is_held_first_and_an_abort_drops_it() -> None:
-    assert _on_a_loop(lambda t: (t.write(b"HEAD"), t.close())) == [b"HEAD", "close"]
-    assert _on_a_loop(lambda t: (t.write(b"HEAD"), t.abort())) == ["abort"]
+    assert _on_a_loop(lambda t: (t.write(HEAD), t.close())) == [HEAD, "close"]
+    assert _on_a_loop(lambda t: (t.write(HEAD), t.abort())) == ["abort"]
 
 
 def test_what_is_held_is_dropped_when_the_connection_has_gone() -> None:
     def head_then_gone(t: CoalescedWrites) -> None:
-        t.write(b"HEAD")
+        t.write(HEAD)
         t.transport.closing = True  # type: ignore[attr-defined]  # the peer went away
 
     assert _on_a_loop(head_then_gone) == []

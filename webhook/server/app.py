@@ -50,7 +50,7 @@ def create_app(
     lifecycle: Lifecycle | None = None,
     budget: Budget | None = None,
     readiness: Callable[[], str | None] | None = None,
-) -> FastAPI:
+) -> AdmissionApp:
     """The webhooks and probes; ``/metrics`` too unless ``--metrics-port`` gives it a listener of its
     own (``create_metrics_app``). ``readiness`` says why the server may not be called yet (the
     certificate controller's), None when it may."""

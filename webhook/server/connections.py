@@ -21,10 +21,12 @@ dropped. A request already under way is always answered.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from webhook.server.budget import Budget
-from webhook.server.heads import HeadLimits
+from webhook.server.endpoint import WebhookEndpoint
+from webhook.server.exchanges import WebhookExchanges
 from webhook.server.lifecycle import GRACE, Lifecycle
 from webhook.server.limits import WRITE_HIGH_WATER, Limits
 
@@ -33,9 +35,10 @@ class CoalescedWrites:
     """The connection's transport, a response's head sent with what follows it.
 
     uvicorn writes a response's head and its body apart; over TLS each write is its own record and
-    its own ``send``. A small write (a head) is held until the next write or the end of the loop's
-    turn, whichever comes first, and goes out with it: one record and one system call per ordinary
-    answer. Only one write is ever held, so a large answer written in pieces meets the transport's
+    its own ``send``. A head alone (a small write ending in the blank line that ends a head) is
+    held until the next write or the end of the loop's turn, whichever comes first, and goes out
+    with it: one record and one system call per ordinary answer. A whole answer (the webhooks',
+    ``webhook.server.exchanges``) goes out at once. Only one write is ever held, so a large answer written in pieces meets the transport's
     flow control as before. Anything that ends the connection hands over what is held first."""
 
     __slots__ = ("transport", "loop", "held")
@@ -49,7 +52,7 @@ class CoalescedWrites:
         if self.held is not None:
             data, self.held = self.held + data, None
             self.transport.write(data)
-        elif len(data) <= HELD_WRITE:
+        elif len(data) <= HELD_WRITE and data[-4:] == b"\r\n\r\n":
             self.held = data
             self.loop.call_soon(self.flush)
         else:
@@ -81,9 +84,17 @@ HELD_WRITE = 4096
 """Bytes a write may have and be held for the next: a response head."""
 
 
-class ServerProtocol(HeadLimits):
-    def __init__(self, *args: Any, lifecycle: Lifecycle, budget: Budget, limits: Limits, **kwargs: Any) -> None:
-        super().__init__(*args, lifecycle=lifecycle, budget=budget, limits=limits, **kwargs)
+class ServerProtocol(WebhookExchanges):
+    def __init__(
+        self,
+        *args: Any,
+        lifecycle: Lifecycle,
+        budget: Budget,
+        limits: Limits,
+        webhooks: Mapping[bytes, WebhookEndpoint] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, lifecycle=lifecycle, budget=budget, limits=limits, webhooks=webhooks or {}, **kwargs)
         # Made when the connection is accepted, before the TLS handshake: the head is due from now.
         self.accepted = self.loop.time()
         lifecycle.last_accepted = self.accepted
@@ -109,7 +120,7 @@ class ServerProtocol(HeadLimits):
         """No complete head in time, or the grace is over: dropped at once. There is no answer to
         send, and a peer that does not read would otherwise hold a TLS close open."""
         self.head_timer = None
-        if self._idle():
+        if self.idle():
             self.lifecycle.dropped["drained_idle" if self.in_grace else "header_timeout"] += 1
             self.transport.abort()
         else:
@@ -132,7 +143,7 @@ class ServerProtocol(HeadLimits):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        HeadLimits.data_received(self, data)
+        WebhookExchanges.data_received(self, data)
         if self.in_grace and self.in_head:
             # A request begun within the grace gets the whole header timeout to finish its head.
             self._disarm()
@@ -141,14 +152,14 @@ class ServerProtocol(HeadLimits):
         if (
             self.head_timer is None
             and self.timeout_keep_alive_task is None
-            and (self.in_head or self._idle())
+            and (self.in_head or self.idle())
             and not self.transport.is_closing()
         ):
             self._arm(self.limits.header_timeout)
 
     def on_headers_complete(self) -> None:
         self._disarm()
-        HeadLimits.on_headers_complete(self)
+        WebhookExchanges.on_headers_complete(self)
         if self.lifecycle.draining and self.cycle is not None:
             self.cycle.keep_alive = False
 
@@ -195,7 +206,7 @@ class ServerProtocol(HeadLimits):
     def drain(self) -> None:
         """The listener has closed. A request under way is answered and its connection closes after
         it; a head under way keeps its timer; an idle connection gets the grace."""
-        if not self._idle():
+        if not self.idle():
             self._close_after_response()
         elif not self.in_head:
             self._arm(min(GRACE, self.limits.header_timeout), grace=True)

@@ -24,12 +24,13 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import uvicorn
 
 from webhook.server.budget import Budget
 from webhook.server.connections import ServerProtocol
+from webhook.server.endpoint import WebhookEndpoint
 from webhook.server.lifecycle import GRACE, Lifecycle
 from webhook.server.limits import Limits
 
@@ -43,8 +44,18 @@ returns at once) before those still deciding are cancelled."""
 
 
 class Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, lifecycle: Lifecycle, budget: Budget, limits: Limits, drain_timeout: float) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        lifecycle: Lifecycle,
+        budget: Budget,
+        limits: Limits,
+        drain_timeout: float,
+        webhooks: Mapping[bytes, WebhookEndpoint] | None = None,
+    ) -> None:
         super().__init__(config)
+        self.webhooks = webhooks or {}
+        """The endpoints each connection answers itself (``webhook.server.exchanges``), by path."""
         self.lifecycle = lifecycle
         self.budget = budget
         self.limits = limits
@@ -77,6 +88,7 @@ class Server(uvicorn.Server):
                 lifecycle=self.lifecycle,
                 budget=self.budget,
                 limits=self.limits,
+                webhooks=self.webhooks,
             )
 
         self.servers = [
@@ -100,17 +112,22 @@ class Server(uvicorn.Server):
         for sock in sockets or []:
             sock.close()
         self.lifecycle.closed = True
-        connections, tasks = self.server_state.connections, self.server_state.tasks
-        log.info("listener closed; draining %d connections (%d requests under way)", len(connections), len(tasks))
+        connections = self.server_state.connections
+        log.info("listener closed; draining %d connections (%d requests under way)", len(connections), self._under_way())
         for connection in list(connections):
             if isinstance(connection, ServerProtocol):
                 connection.drain()
         if await self._drained(deadline):
             return
         why = "forced to stop" if self.force_exit else f"drain not finished after {self.drain_timeout:g} s"
-        log.warning("%s: %d connections aborted, %d requests cancelled", why, len(connections), len(tasks))
+        log.warning("%s: %d connections aborted, %d requests cancelled", why, len(connections), self._under_way())
         self.lifecycle.dropped["drain_timeout"] += len(connections)
         await self._cut()
+
+    def _under_way(self) -> int:
+        """Connections with a request being read, decided or answered: a webhook's request waiting
+        for the rest of its body is not a task (``webhook.server.exchanges``), a probe's is."""
+        return sum(not connection.idle() for connection in self.server_state.connections if isinstance(connection, ServerProtocol))
 
     async def _drained(self, deadline: float) -> bool:
         """Whether every connection and request ended (and no connection was accepted within

@@ -173,10 +173,10 @@ def _too_large(limit: int) -> BodyRefused:
     return BodyRefused(Rejection(413, f"request body is larger than the limit of {limit} bytes"))
 
 
-def check_length(scope: Scope, limit: int, budget: Budget) -> None:
+def check_length(headers: list[tuple[bytes, bytes]], limit: int, budget: Budget) -> None:
     """Refuses a body whose Content-Length is over ``limit``, or a large one the budget cannot take
     now, before any of it is read."""
-    for name, value in scope["headers"]:
+    for name, value in headers:
         if name == b"content-length":
             if not value.isdigit():
                 return
@@ -193,11 +193,20 @@ def check_length(scope: Scope, limit: int, budget: Budget) -> None:
             return
 
 
+def take_chunk(size: int, chunk: int, limit: int, budget: Budget) -> None:
+    """Takes ``chunk`` more bytes of a body that has ``size`` in the budget, or refuses the body:
+    over ``limit``, or past what the budget can hold now (nothing taken then)."""
+    if size + chunk > limit:
+        raise _too_large(limit)
+    if not budget.take(chunk, size):
+        raise BodyRefused(Rejection(503, BUSY))
+
+
 async def read_body(scope: Scope, receive: Receive, limit: int, budget: Budget) -> bytes:
     """The whole body, held in ``budget`` as it arrives (the caller releases it), refused as soon as
     it is known to be over ``limit`` or past the budget: from Content-Length before reading
     anything, else as it streams in."""
-    check_length(scope, limit, budget)
+    check_length(scope["headers"], limit, budget)
     chunks: list[bytes] = []
     size = 0
     try:
@@ -206,10 +215,7 @@ async def read_body(scope: Scope, receive: Receive, limit: int, budget: Budget) 
             if message["type"] == "http.disconnect":
                 raise ClientGone
             chunk = message.get("body", b"")
-            if size + len(chunk) > limit:
-                raise _too_large(limit)
-            if not budget.take(len(chunk), size):
-                raise BodyRefused(Rejection(503, BUSY))
+            take_chunk(size, len(chunk), limit, budget)
             size += len(chunk)
             chunks.append(chunk)
             if not message.get("more_body", False):

@@ -65,7 +65,7 @@ class HeadLimits(HttpToolsProtocol):
         self.linger: asyncio.TimerHandle | None = None
         """Cuts a refused connection off once its client has had time to read the refusal."""
 
-    def _idle(self) -> bool:
+    def idle(self) -> bool:
         """No request is being answered or waits to be (a pipelined one)."""
         return (self.cycle is None or self.cycle.response_complete) and not self.pipeline
 
@@ -108,6 +108,10 @@ class HeadLimits(HttpToolsProtocol):
         self.head_bytes = 0
         if self.head_held:
             self._release_head()
+        self._start_request()
+
+    def _start_request(self) -> None:
+        """The request whose head is complete and within the limits is handed on."""
         HttpToolsProtocol.on_headers_complete(self)
 
     def on_message_complete(self) -> None:
@@ -231,7 +235,7 @@ class HeadLimits(HttpToolsProtocol):
         self._release_head()
         self.parser = httptools.HttpRequestParser(self)
         self.headers, self.url = [], b""
-        if self._idle() and not self.in_body:
+        if self.idle() and not self.in_body:
             self.transport.write(refusal(status, message))
             self.transport.close()
             self.linger = self.loop.call_later(REFUSAL_LINGER, self.transport.abort)

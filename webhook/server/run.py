@@ -31,7 +31,7 @@ from fastapi import FastAPI
 from webhook import logs
 from webhook.errors import CommandError
 from webhook.certificates.controller import CertificateCollector, CertificateController, controller_for
-from webhook.server.app import create_app, create_metrics_app
+from webhook.server.app import AdmissionApp, create_app, create_metrics_app
 from webhook.server.budget import Budget
 from webhook.server.connections import ServerProtocol
 from webhook.server.drain import Server
@@ -67,12 +67,14 @@ def uvicorn_config(settings: ServeSettings, app: FastAPI, port: int | None = Non
     )
 
 
-def build_server(settings: ServeSettings, app: FastAPI, lifecycle: Lifecycle, budget: Budget | None = None) -> Server:
-    """The server for ``app`` as ``webhook serve`` runs it (``lifecycle`` and ``budget`` are the app's)."""
+def build_server(settings: ServeSettings, app: AdmissionApp, lifecycle: Lifecycle, budget: Budget | None = None) -> Server:
+    """The server for ``app`` as ``webhook serve`` runs it (``lifecycle`` and ``budget`` are the
+    app's): its connections answer the app's webhooks themselves."""
     config = uvicorn_config(settings, app)
     config.load()
     budget = budget or Budget(settings.max_held_bytes)
-    return Server(config, lifecycle, budget, Limits.of(settings), settings.drain_timeout)
+    webhooks = {path.encode(): endpoint for path, endpoint in app.webhook_endpoints.items()}
+    return Server(config, lifecycle, budget, Limits.of(settings), settings.drain_timeout, webhooks)
 
 
 def build_metrics_server(settings: ServeSettings, metrics: ServerMetrics, listener: Server) -> Server:
