@@ -98,7 +98,10 @@ class TextFormatter(logging.Formatter):
 
     def line(self, created: float, level: int, name: str, template: str, args: tuple[Any, ...], fields: dict[str, Any]) -> str:
         """What ``format`` makes of a record of these values (``fields`` are not shown)."""
-        message = escape(template % tuple(_shown(arg) for arg in args))
+        return self.prefixed(created, level, name, escape(template % tuple(_shown(arg) for arg in args)))
+
+    def prefixed(self, created: float, level: int, name: str, message: str) -> str:
+        """The line of ``message``, made already (its values cut, escaped)."""
         return f"{self.time_text(created)} {logging.getLevelName(level)} {name}: {message}"
 
 
@@ -161,7 +164,14 @@ class ProjectHandler(logging.StreamHandler):
         self.held: list[str] = []
 
     def write_line(self, level: int, name: str, template: str, args: tuple[Any, ...], fields: dict[str, Any]) -> None:
-        text = self.formatter.line(time.time(), level, name, template, args, fields)
+        self._hold(self.formatter.line(time.time(), level, name, template, args, fields))
+
+    def write_text(self, level: int, name: str, message: str) -> None:
+        """A text line of ``message``, made already (``TextFormatter.prefixed``)."""
+        assert isinstance(self.formatter, TextFormatter)
+        self._hold(self.formatter.prefixed(time.time(), level, name, message))
+
+    def _hold(self, text: str) -> None:
         with self.lock:  # type: ignore[union-attr]
             self.held.append(text)
             if len(self.held) > 1:

@@ -70,14 +70,30 @@ def text(entry: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:
     return template, tuple(args)
 
 
+def sentence(entry: dict[str, Any]) -> str:
+    """The text line's message made at once: what the text formatter makes of ``text(entry)``
+    (values cut, the line escaped; a test holds the two equal), for the handler ``logs.direct``
+    finds, without the template and arguments a record needs."""
+    subject = " ".join(logs.cut(part, logs.VALUE_LIMIT) for part in (entry["webhook"], entry["operation"], entry["object"]) if part)
+    line = f"{subject}: {logs.cut(entry['decision'], logs.VALUE_LIMIT)}, code {entry['code']:d}, {entry['duration_ms']:.2f} ms"
+    if entry["uid"]:
+        line += f", uid {logs.cut(entry['uid'], logs.VALUE_LIMIT)}"
+    if "detail" in entry:
+        line += f": {logs.cut(entry['detail'], logs.MESSAGE_LIMIT)}"
+    return logs.escape(line)
+
+
 def log_decision(level: int, webhook: str, decision: Answer, seconds: float) -> None:
     """Writes the line (the caller has checked the level): straight to the configured handler when
     nothing else takes the records (``logs.direct``), else as a record. The record is made here
     rather than by ``log.log``, which would walk the stack for the caller's file and line: the same
     line of this module every time."""
     entry = fields(webhook, decision, seconds)
-    template, args = text(entry)
     handler = logs.direct(log, level)
+    if handler is not None and isinstance(handler.formatter, logs.TextFormatter):
+        handler.write_text(level, log.name, sentence(entry))
+        return
+    template, args = text(entry)
     if handler is not None:
         handler.write_line(level, log.name, template, args, entry)
     else:
