@@ -1,7 +1,8 @@
 """The validating webhook's latency with the Grove end-to-end workload, and what the route costs.
 
 Compares, with one fixed decision so that only the HTTP/ASGI stack differs, the production app
-(webhook POSTs dispatched to the ASGI endpoint before FastAPI's middleware stack) with the same
+(in-process, webhook POSTs dispatched to the ASGI endpoint before FastAPI's middleware stack; over
+TLS, answered by the connection itself, ``webhook.server.exchanges``) with the same
 endpoint as a route in FastAPI's router, with an ordinary FastAPI route (``request: Request`` +
 ``await request.body()``) and with the bare endpoint (no FastAPI at all, the lower bound),
 in-process and over TLS with keep-alive. Run: ``python bench/routes.py [--n N]``.
@@ -108,7 +109,7 @@ def core_only(body: bytes, n: int) -> Stats:
 
 def compare_routes(settings: ServeSettings, body: bytes, n: int) -> None:
     variants = {
-        "production: ASGI endpoint reached before FastAPI's middleware": lambda: create_app(settings, EmbeddedStore.of([])),
+        "production (in-process: the ASGI endpoint before FastAPI's middleware; over TLS: answered by the connection)": lambda: create_app(settings, EmbeddedStore.of([])),
         "ASGI endpoint as a route in FastAPI's router": lambda: router_route_app(settings),
         "FastAPI route (Request.body())": lambda: fastapi_route_app(settings),
         "bare ASGI endpoint, no FastAPI": lambda: bare_endpoint(settings),

@@ -67,13 +67,14 @@ def uvicorn_config(settings: ServeSettings, app: FastAPI, port: int | None = Non
     )
 
 
-def build_server(settings: ServeSettings, app: AdmissionApp, lifecycle: Lifecycle, budget: Budget | None = None) -> Server:
+def build_server(settings: ServeSettings, app: FastAPI, lifecycle: Lifecycle, budget: Budget | None = None) -> Server:
     """The server for ``app`` as ``webhook serve`` runs it (``lifecycle`` and ``budget`` are the
-    app's): its connections answer the app's webhooks themselves."""
+    app's): the connections answer the webhooks of an ``AdmissionApp`` themselves."""
     config = uvicorn_config(settings, app)
     config.load()
     budget = budget or Budget(settings.max_held_bytes)
-    webhooks = {path.encode(): endpoint for path, endpoint in app.webhook_endpoints.items()}
+    endpoints = app.webhook_endpoints if isinstance(app, AdmissionApp) else {}
+    webhooks = {path.encode(): endpoint for path, endpoint in endpoints.items()}
     return Server(config, lifecycle, budget, Limits.of(settings), settings.drain_timeout, webhooks)
 
 
