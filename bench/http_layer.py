@@ -34,9 +34,9 @@ from webhook import logs
 from webhook.certs import ensure
 from webhook.server.app import create_app
 from webhook.server.budget import Budget
-from webhook.server.connections import ServerProtocol
+from webhook.server.connection.connections import ServerProtocol
 from webhook.server.lifecycle import Lifecycle
-from webhook.server.limits import Limits
+from webhook.server.connection.limits import Limits
 from webhook.server.run import uvicorn_config
 from webhook.settings import ServeSettings
 from webhook.stores import EmbeddedStore

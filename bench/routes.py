@@ -2,7 +2,7 @@
 
 Compares, with one fixed decision so that only the HTTP/ASGI stack differs, the production app
 (in-process, webhook POSTs dispatched to the ASGI endpoint before FastAPI's middleware stack; over
-TLS, answered by the connection itself, ``webhook.server.exchanges``) with the same
+TLS, answered by the connection itself, ``webhook.server.connection.exchanges``) with the same
 endpoint as a route in FastAPI's router, with an ordinary FastAPI route (``request: Request`` +
 ``await request.body()``) and with the bare endpoint (no FastAPI at all, the lower bound),
 in-process and over TLS with keep-alive. Run: ``python bench/routes.py [--n N]``.

@@ -1,4 +1,4 @@
-"""A coroutine run at once until it first waits (``webhook.server.eager``): one that waits for
+"""A coroutine run at once until it first waits (``webhook.server.connection.eager``): one that waits for
 nothing is done before the call returns; one that waits goes on in a task exactly as a task of it
 would have, results, exceptions and cancellation included."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import pytest
 
-from webhook.server.eager import run_eagerly
+from webhook.server.connection.eager import run_eagerly
 
 
 def test_a_coroutine_that_waits_for_nothing_is_done_before_the_call_returns() -> None:

@@ -1,4 +1,4 @@
-"""Webhook requests answered by the connection itself (``webhook.server.exchanges``): what a client
+"""Webhook requests answered by the connection itself (``webhook.server.connection.exchanges``): what a client
 sees on the wire, in order, under the endpoint's limits, and what the server lets go afterwards.
 
 The connection is the production protocol over a transport that records what is written, so each
@@ -18,10 +18,10 @@ from uvicorn.server import ServerState
 
 from webhook.core.admission.handling import Answer
 from webhook.server.budget import Budget
-from webhook.server.connections import ServerProtocol
+from webhook.server.connection.connections import ServerProtocol
 from webhook.server.endpoint import WebhookEndpoint
 from webhook.server.lifecycle import Lifecycle
-from webhook.server.limits import Limits
+from webhook.server.connection.limits import Limits
 from webhook.server.metrics import ServerMetrics
 from webhook.stores.embedded import EmbeddedStore
 

@@ -29,10 +29,10 @@ from collections.abc import Iterator, Mapping
 import uvicorn
 
 from webhook.server.budget import Budget
-from webhook.server.connections import ServerProtocol
+from webhook.server.connection.connections import ServerProtocol
 from webhook.server.endpoint import WebhookEndpoint
 from webhook.server.lifecycle import GRACE, Lifecycle
-from webhook.server.limits import Limits
+from webhook.server.connection.limits import Limits
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class Server(uvicorn.Server):
     ) -> None:
         super().__init__(config)
         self.webhooks = webhooks or {}
-        """The endpoints each connection answers itself (``webhook.server.exchanges``), by path."""
+        """The endpoints each connection answers itself (``webhook.server.connection.exchanges``), by path."""
         self.lifecycle = lifecycle
         self.budget = budget
         self.limits = limits
@@ -126,7 +126,7 @@ class Server(uvicorn.Server):
 
     def _under_way(self) -> int:
         """Connections with a request being read, decided or answered: a webhook's request waiting
-        for the rest of its body is not a task (``webhook.server.exchanges``), a probe's is."""
+        for the rest of its body is not a task (``webhook.server.connection.exchanges``), a probe's is."""
         return sum(not connection.idle() for connection in self.server_state.connections if isinstance(connection, ServerProtocol))
 
     async def _drained(self, deadline: float) -> bool:

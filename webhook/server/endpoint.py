@@ -9,7 +9,7 @@ its body to the last byte of its answer handed to the connection; a body the bud
 answered 503. The body and the decision are let go before the answer is written, so that a client
 slow to take its answer holds the answer's bytes only. An answer larger than a connection's write
 buffer is handed over in pieces: a client that does not read it then pauses the connection, whose
-write timeout drops it (``webhook.server.connections``), rather than all of it waiting unseen in the
+write timeout drops it (``webhook.server.connection.connections``), rather than all of it waiting unseen in the
 transport.
 """
 
@@ -26,7 +26,7 @@ from webhook.core.admission.request import Rejection
 from webhook.server import decisions
 from webhook.server.budget import BUSY, RETRY_AFTER, SMALL, Budget
 from webhook.server.lifecycle import Lifecycle
-from webhook.server.limits import WRITE_HIGH_WATER
+from webhook.server.connection.limits import WRITE_HIGH_WATER
 from webhook.server.metrics import ServerMetrics
 from webhook.webhooks import Respond
 

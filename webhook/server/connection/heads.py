@@ -36,7 +36,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from webhook.server.budget import BUSY, Budget
 from webhook.server.lifecycle import Lifecycle
-from webhook.server.limits import REFUSAL_LINGER, HeadRefused, Limits, refusal
+from webhook.server.connection.limits import REFUSAL_LINGER, HeadRefused, Limits, refusal
 
 
 class HeadLimits(HttpToolsProtocol):

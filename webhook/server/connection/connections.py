@@ -1,5 +1,5 @@
 """Each connection's HTTP protocol: uvicorn's httptools protocol with its heads bounded
-(``webhook.server.heads``), bounds on the time a client can hold it, and its part in a graceful
+(``webhook.server.connection.heads``), bounds on the time a client can hold it, and its part in a graceful
 shutdown.
 
 uvicorn times out a connection only while it is idle between requests (``--keep-alive-timeout``).
@@ -26,9 +26,9 @@ from typing import Any
 
 from webhook.server.budget import Budget
 from webhook.server.endpoint import WebhookEndpoint
-from webhook.server.exchanges import WebhookExchanges
+from webhook.server.connection.exchanges import WebhookExchanges
 from webhook.server.lifecycle import GRACE, Lifecycle
-from webhook.server.limits import WRITE_HIGH_WATER, Limits
+from webhook.server.connection.limits import WRITE_HIGH_WATER, Limits
 
 
 class CoalescedWrites:
@@ -38,7 +38,7 @@ class CoalescedWrites:
     its own ``send``. A head alone (a small write ending in the blank line that ends a head) is
     held until the next write or the end of the loop's turn, whichever comes first, and goes out
     with it: one record and one system call per ordinary answer. A whole answer (the webhooks',
-    ``webhook.server.exchanges``) goes out at once. Only one write is ever held, so a large answer written in pieces meets the transport's
+    ``webhook.server.connection.exchanges``) goes out at once. Only one write is ever held, so a large answer written in pieces meets the transport's
     flow control as before. Anything that ends the connection hands over what is held first."""
 
     __slots__ = ("transport", "loop", "held")
