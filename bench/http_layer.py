@@ -18,6 +18,7 @@ import asyncio
 import logging
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -35,41 +36,16 @@ from webhook.certs import ensure
 from webhook.server.app import create_app
 from webhook.server.budget import Budget
 from webhook.server.connection.connections import ServerProtocol
-from webhook.server.lifecycle import Lifecycle
 from webhook.server.connection.limits import Limits
+from webhook.server.lifecycle import Lifecycle
 from webhook.server.run import uvicorn_config
 from webhook.settings import ServeSettings
 from webhook.stores import EmbeddedStore
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from server.wire import Wire  # noqa: E402  (the suite's in-process transport)
 MUTATE = "/webhooks/mutate-pod"
-
-
-class CountingTransport(asyncio.Transport):
-    def __init__(self) -> None:
-        super().__init__()
-        self.writes = 0
-
-    def write(self, data: Any) -> None:
-        self.writes += 1
-
-    def is_closing(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        pass
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return default
-
-    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
-        pass
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
 
 
 def pod_review() -> bytes:
@@ -101,7 +77,7 @@ async def bare(scope: Any, receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"{}"})
 
 
-def connected(settings: ServeSettings, app: Any) -> tuple[ServerProtocol, CountingTransport]:
+def connected(settings: ServeSettings, app: Any) -> tuple[ServerProtocol, Wire]:
     config = uvicorn_config(settings, app)
     config.load()
     protocol = ServerProtocol(
@@ -109,12 +85,12 @@ def connected(settings: ServeSettings, app: Any) -> tuple[ServerProtocol, Counti
         lifecycle=Lifecycle(), budget=Budget(settings.max_held_bytes), limits=Limits.of(settings),
         webhooks={path.encode(): endpoint for path, endpoint in getattr(app, "webhook_endpoints", {}).items()},
     )
-    transport = CountingTransport()
+    transport = Wire(record=False)
     protocol.connection_made(transport)
     return protocol, transport
 
 
-async def answered(protocol: ServerProtocol, transport: CountingTransport, request: bytes) -> None:
+async def answered(protocol: ServerProtocol, transport: Wire, request: bytes) -> None:
     """Hands over ``request`` and waits for its answer's write, the loop turning at least once (as
     it does for each read a server makes): what is done at a turn's end is counted too."""
     written = transport.writes

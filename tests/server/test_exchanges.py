@@ -14,50 +14,20 @@ from typing import Any
 import orjson
 import pytest
 import uvicorn
+from server.wire import Wire
 from uvicorn.server import ServerState
 
 from webhook.core.admission.handling import Answer
 from webhook.server.budget import Budget
 from webhook.server.connection.connections import ServerProtocol
+from webhook.server.connection.limits import Limits
 from webhook.server.endpoint import WebhookEndpoint
 from webhook.server.lifecycle import Lifecycle
-from webhook.server.connection.limits import Limits
 from webhook.server.metrics import ServerMetrics
 from webhook.stores.embedded import EmbeddedStore
 
 LIMIT = 1000
 DEADLINE = 5.0
-
-
-class Wire(asyncio.Transport):
-    def __init__(self) -> None:
-        super().__init__()
-        self.data = bytearray()
-        self.closed = False
-
-    def write(self, data: Any) -> None:
-        self.data += data
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def close(self) -> None:
-        self.closed = True
-
-    def abort(self) -> None:
-        self.closed = True
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return default
-
-    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
-        pass
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
 
 
 async def echo(body: bytes) -> Answer:

@@ -30,9 +30,9 @@ import uvicorn
 
 from webhook.server.budget import Budget
 from webhook.server.connection.connections import ServerProtocol
+from webhook.server.connection.limits import Limits
 from webhook.server.endpoint import WebhookEndpoint
 from webhook.server.lifecycle import GRACE, Lifecycle
-from webhook.server.connection.limits import Limits
 
 log = logging.getLogger(__name__)
 

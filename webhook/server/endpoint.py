@@ -25,8 +25,8 @@ from webhook.core.admission.handling import Answer
 from webhook.core.admission.request import Rejection
 from webhook.server import decisions
 from webhook.server.budget import BUSY, RETRY_AFTER, SMALL, Budget
-from webhook.server.lifecycle import Lifecycle
 from webhook.server.connection.limits import WRITE_HIGH_WATER
+from webhook.server.lifecycle import Lifecycle
 from webhook.server.metrics import ServerMetrics
 from webhook.webhooks import Respond
 

@@ -29,14 +29,14 @@ import uvloop
 from fastapi import FastAPI
 
 from webhook import logs
-from webhook.errors import CommandError
 from webhook.certificates.controller import CertificateCollector, CertificateController, controller_for
+from webhook.errors import CommandError
 from webhook.server.app import AdmissionApp, create_app, create_metrics_app
 from webhook.server.budget import Budget
 from webhook.server.connection.connections import ServerProtocol
+from webhook.server.connection.limits import Limits
 from webhook.server.drain import Server
 from webhook.server.lifecycle import Lifecycle
-from webhook.server.connection.limits import Limits
 from webhook.server.metrics import ServerMetrics
 from webhook.server.tls import CertificateReloader, check_files
 from webhook.settings import ServeSettings

@@ -25,10 +25,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from webhook.server.budget import Budget
-from webhook.server.endpoint import WebhookEndpoint
 from webhook.server.connection.exchanges import WebhookExchanges
-from webhook.server.lifecycle import GRACE, Lifecycle
 from webhook.server.connection.limits import WRITE_HIGH_WATER, Limits
+from webhook.server.endpoint import WebhookEndpoint
+from webhook.server.lifecycle import GRACE, Lifecycle
 
 
 class CoalescedWrites:

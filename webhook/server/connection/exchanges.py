@@ -31,9 +31,9 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from webhook.core.admission.handling import Answer
 from webhook.core.admission.request import Rejection
-from webhook.server.endpoint import PIECE, REFUSAL_HEADERS, BodyRefused, WebhookEndpoint, check_length, take_chunk
 from webhook.server.connection.eager import run_eagerly
 from webhook.server.connection.heads import HeadLimits
+from webhook.server.endpoint import PIECE, REFUSAL_HEADERS, BodyRefused, WebhookEndpoint, check_length, take_chunk
 
 log = logging.getLogger(__name__)
 

@@ -35,8 +35,8 @@ import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from webhook.server.budget import BUSY, Budget
-from webhook.server.lifecycle import Lifecycle
 from webhook.server.connection.limits import REFUSAL_LINGER, HeadRefused, Limits, refusal
+from webhook.server.lifecycle import Lifecycle
 
 
 class HeadLimits(HttpToolsProtocol):
