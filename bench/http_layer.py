@@ -35,7 +35,7 @@ from webhook import logs
 from webhook.certs import ensure
 from webhook.server.app import create_app
 from webhook.server.budget import Budget
-from webhook.server.connection.connections import ServerProtocol
+from webhook.server.connection.protocol import ServerProtocol
 from webhook.server.connection.limits import Limits
 from webhook.server.lifecycle import Lifecycle
 from webhook.server.run import uvicorn_config

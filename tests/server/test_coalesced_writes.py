@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from webhook.server.connection.connections import HELD_WRITE, CoalescedWrites
+from webhook.server.connection.protocol import HELD_WRITE, CoalescedWrites
 
 
 class Recording(asyncio.Transport):

@@ -19,7 +19,7 @@ from uvicorn.server import ServerState
 
 from webhook.core.admission.handling import Answer
 from webhook.server.budget import Budget
-from webhook.server.connection.connections import ServerProtocol
+from webhook.server.connection.protocol import ServerProtocol
 from webhook.server.connection.limits import Limits
 from webhook.server.endpoint import WebhookEndpoint
 from webhook.server.lifecycle import Lifecycle

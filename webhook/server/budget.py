@@ -1,7 +1,7 @@
 """The bytes the server holds for its clients, all connections together, and the ceiling on them.
 
 Every byte a client makes the server hold counts here while it is held: a request head still
-arriving (``webhook.server.connection.connections``), a body being read and the answer being written
+arriving (``webhook.server.connection.protocol``), a body being read and the answer being written
 (``webhook.server.endpoint``). A request that would take the server past ``--max-held-bytes`` is
 refused with 503 and ``Retry-After`` rather than read, so that a replica's memory is bounded by
 what its pod may use, whatever its clients send and however slowly they read.

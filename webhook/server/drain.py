@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping
 import uvicorn
 
 from webhook.server.budget import Budget
-from webhook.server.connection.connections import ServerProtocol
+from webhook.server.connection.protocol import ServerProtocol
 from webhook.server.connection.limits import Limits
 from webhook.server.endpoint import WebhookEndpoint
 from webhook.server.lifecycle import GRACE, Lifecycle

@@ -9,7 +9,7 @@ its body to the last byte of its answer handed to the connection; a body the bud
 answered 503. The body and the decision are let go before the answer is written, so that a client
 slow to take its answer holds the answer's bytes only. An answer larger than a connection's write
 buffer is handed over in pieces: a client that does not read it then pauses the connection, whose
-write timeout drops it (``webhook.server.connection.connections``), rather than all of it waiting unseen in the
+write timeout drops it (``webhook.server.connection.protocol``), rather than all of it waiting unseen in the
 transport.
 """
 

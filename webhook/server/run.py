@@ -33,7 +33,7 @@ from webhook.certificates.controller import CertificateCollector, CertificateCon
 from webhook.errors import CommandError
 from webhook.server.app import AdmissionApp, create_app, create_metrics_app
 from webhook.server.budget import Budget
-from webhook.server.connection.connections import ServerProtocol
+from webhook.server.connection.protocol import ServerProtocol
 from webhook.server.connection.limits import Limits
 from webhook.server.drain import Server
 from webhook.server.lifecycle import Lifecycle

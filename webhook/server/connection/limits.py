@@ -1,6 +1,6 @@
 """What one connection may take of the server's time and memory, and the answer past a limit.
 
-The limits are ``webhook serve``'s options; ``webhook.server.connection.connections`` applies them to each
+The limits are ``webhook serve``'s options; ``webhook.server.connection.protocol`` applies them to each
 connection before any application code sees a request, and refuses with ``refusal``'s answer.
 """
 

@@ -1,6 +1,6 @@
 """Each connection's HTTP protocol: uvicorn's httptools protocol with its heads bounded
-(``webhook.server.connection.heads``), bounds on the time a client can hold it, and its part in a graceful
-shutdown.
+(``heads``), the webhook requests it answers itself (``exchanges``), bounds on the time a client
+can hold it, and its part in a graceful shutdown.
 
 uvicorn times out a connection only while it is idle between requests (``--keep-alive-timeout``).
 One that never completes a request head (it sends nothing after the TLS handshake, or half a
@@ -38,8 +38,9 @@ class CoalescedWrites:
     its own ``send``. A head alone (a small write ending in the blank line that ends a head) is
     held until the next write or the end of the loop's turn, whichever comes first, and goes out
     with it: one record and one system call per ordinary answer. A whole answer (the webhooks',
-    ``webhook.server.connection.exchanges``) goes out at once. Only one write is ever held, so a large answer written in pieces meets the transport's
-    flow control as before. Anything that ends the connection hands over what is held first."""
+    ``exchanges``) goes out at once. Only one write is ever held, so a large answer written in
+    pieces meets the transport's flow control as before. Anything that ends the connection hands
+    over what is held first."""
 
     __slots__ = ("transport", "loop", "held")
 
