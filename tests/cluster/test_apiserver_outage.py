@@ -1,4 +1,4 @@
-"""The real kube-apiserver stopped for 30 s in the middle of a scale-out, then started again on the
+"""The real kube-apiserver stopped for 15 s in the middle of a scale-out, then started again on the
 same etcd: the reconciler converges within 5 s of its return, with every claim there exactly once,
 as Grove would have it, and says what happened in a bounded number of log lines."""
 
@@ -20,7 +20,7 @@ from reconciler.expected import Expect, actual
 
 NAMESPACE = "rs-outage"
 REPLICAS = 20
-OUTAGE = 30.0
+OUTAGE = 15.0
 CONVERGED = 5.0
 MOST_LINES = 40
 
