@@ -20,6 +20,7 @@ class Recording:
     """A handler that remembers what it was asked and answers as told (or raises)."""
 
     kind = KIND
+    objects = None
 
     def __init__(self, answer: response.AdmissionResponse | Exception) -> None:
         self.answer = answer

@@ -1,6 +1,7 @@
 """One review, from the bytes of its body to the bytes of its answer: the seam every webhook uses.
 
-The body is decoded once (``request.decode``); a review of another kind than the handler's is
+The body is decoded once (``request.decode``), as far as the handler reads it
+(``Handler.objects``, ``envelope``); a review of another kind than the handler's is
 answered without it; otherwise the handler decides (``Handler.handle``, controller-runtime's
 ``Handle(ctx, Request) Response``). A handler that raises is a bug of ours, not the caller's: the
 review is answered not allowed, code 500, with the uid already decoded, and the exception is
@@ -15,6 +16,7 @@ from typing import Any, NamedTuple, Protocol
 import orjson
 
 from webhook.core.admission import response
+from webhook.core.admission.envelope import Envelope
 from webhook.core.admission.request import (
     DEFAULT_API_VERSION,
     AdmissionRequest,
@@ -23,13 +25,17 @@ from webhook.core.admission.request import (
     decode,
     kind_mismatch,
 )
-from webhook.core.model.meta import GroupVersionKind
+from webhook.core.model.meta import GroupVersionKind, NotJson
 
 
 class Handler(Protocol):
     @property
     def kind(self) -> GroupVersionKind:
         """The one kind the handler decides."""
+
+    @property
+    def objects(self) -> Envelope | None:
+        """How much of a body the handler reads (``envelope``); None for the whole body."""
 
     async def handle(self, request: AdmissionRequest) -> response.AdmissionResponse:
         """The answer to one request of ``kind``."""
@@ -68,7 +74,16 @@ async def answer(handler: Handler, webhook: str, body: bytes) -> Answer:
     """The answer of ``handler`` (the webhook named ``webhook``) to ``body``. Never raises: a bug
     of ours is answered code 500 and handed back in ``Answer.error``."""
     try:
-        review = decode(body)
+        return await _answer(handler, webhook, body, handler.objects)
+    except NotJson:
+        # A member kept as JSON text that orjson then refused (a number past a double's range):
+        # answered as the body decoded whole is, the same as before it was read in parts.
+        return await _answer(handler, webhook, body, None)
+
+
+async def _answer(handler: Handler, webhook: str, body: bytes, objects: Envelope | None) -> Answer:
+    try:
+        review = decode(body, objects)
     except Exception as err:  # noqa: BLE001 - decoding has no such bug known; answered all the same
         return Answer(200, response.review_body(DEFAULT_API_VERSION, "", _internal(webhook)), outcome="error", error=err)
     if isinstance(review, Rejection):
@@ -84,6 +99,8 @@ async def answer_review(handler: Handler, webhook: str, review: AdmissionReview)
     if decided is None:
         try:
             decided = await handler.handle(request)
+        except NotJson:
+            raise
         except Exception as err:  # noqa: BLE001 - a bug of ours: answered, and handed back to be logged
             decided, error = _internal(webhook), err
     return Answer(

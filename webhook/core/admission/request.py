@@ -16,7 +16,8 @@ from typing import Any, NamedTuple, TypeVar
 import orjson
 from pydantic import Field, ValidationError
 
-from webhook.core.admission import response
+from webhook.core.admission import envelope, response
+from webhook.core.admission.envelope import Envelope
 from webhook.core.admission.response import AdmissionResponse
 from webhook.core.model.meta import GoStr, GroupVersionKind, KubeModel
 
@@ -130,8 +131,28 @@ def first_problem(err: ValidationError) -> str:
     return f"{where}: {first['msg']}" if where else str(first["msg"])
 
 
-def decode(body: bytes) -> AdmissionReview | Rejection:
-    """The review in ``body``, or why there is none to answer."""
+def decode(body: bytes, objects: Envelope | None = None) -> AdmissionReview | Rejection:
+    """The review in ``body``, or why there is none to answer: decoded by ``objects`` (the shape a
+    webhook reads, ``envelope``) when the body is the usual one, else whole."""
+    if objects is not None:
+        data = envelope.read(objects, body)
+        review = None if data is None else _usual(data)
+        if review is not None:
+            return review
+    return _whole(body)
+
+
+def _usual(data: dict[str, Any]) -> AdmissionReview | None:
+    """The review of a decoded body when it is as the API server sends it, else None."""
+    api_version, request = data.get("apiVersion", DEFAULT_API_VERSION), data.get("request")
+    if api_version not in SUPPORTED_API_VERSIONS or data.get("kind", REVIEW_KIND) != REVIEW_KIND:
+        return None
+    if not isinstance(request, dict) or type(request.get("uid")) is not str or not request["uid"]:
+        return None
+    return _common_shape(api_version, request)
+
+
+def _whole(body: bytes) -> AdmissionReview | Rejection:
     if not body.strip():
         return Rejection(400, "request body is empty: expected an AdmissionReview")
     try:

@@ -35,6 +35,11 @@ class Unusual(Exception):
     the pydantic schema reads the object instead, and its first complaint is Go's refusal."""
 
 
+class NotJson(Exception):
+    """A member handed over as its JSON text (``msgspec.Raw``) that orjson refuses to read: the body
+    must be decoded whole, which refuses it with orjson's message (``admission.envelope``)."""
+
+
 GoStr = Annotated[str, BeforeValidator(_none_to_empty_str)]
 GoList = Annotated[list[T], BeforeValidator(_none_to_empty_list)]
 GoStrList = GoList[GoStr]

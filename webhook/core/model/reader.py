@@ -8,7 +8,9 @@ through the pydantic schema instead (``schema.PodCliqueSetSchema``), whose first
 message Go's refusal gets; it gives the same PodCliqueSet for the objects both read.
 
 The spec is read on its own (``read_spec``), so that a caller may remember what it read by the
-spec's JSON (``spec_text``): many PodCliqueSets are one workload under several names.
+spec's JSON (``spec_text``): many PodCliqueSets are one workload under several names. A spec may
+come as that JSON (``msgspec.Raw``, as the validating webhook decodes a review) and is then parsed
+only when it is not remembered.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import orjson
 
-from webhook.core.model.meta import Unusual, read_owner_references
+from webhook.core.model.meta import NotJson, Unusual, read_owner_references
 from webhook.core.model.podcliqueset import (
     ClaimTemplate,
     CliqueTemplate,
@@ -42,31 +45,43 @@ _intern = sys.intern
 INT32 = range(-(2**31), 2**31)
 
 
-SpecReader = Callable[[dict[str, Any]], PodCliqueSetSpec]
+SpecJson = dict[str, Any] | msgspec.Raw
+"""A spec parsed, or as its JSON text."""
+SpecReader = Callable[[SpecJson], PodCliqueSetSpec]
 
 
 def read_podcliqueset(obj: Any, spec_reader: SpecReader | None = None) -> PodCliqueSet:
-    """The PodCliqueSet ``obj`` holds, its spec read by ``spec_reader`` (``read_spec`` by default,
-    or one that remembers it); raises pydantic's ``ValidationError`` (a ``ValueError``) where Go's
-    decoder would refuse it."""
+    """The PodCliqueSet ``obj`` holds (parsed JSON, its spec possibly as its JSON text), its spec read by
+    ``spec_reader`` (``read_spec`` by default, or one that remembers it); raises pydantic's
+    ``ValidationError`` (a ``ValueError``) where Go's decoder would refuse it."""
     try:
         return _direct(obj, spec_reader or read_spec)
     except Unusual:
-        return _from_schema(PodCliqueSetSchema.model_validate(obj))
+        spec = obj.get("spec") if type(obj) is dict else None
+        return _from_schema(PodCliqueSetSchema.model_validate({**obj, "spec": _parsed(spec)} if type(spec) is msgspec.Raw else obj))
 
 
 LARGEST_KEY = 64 * 1024
 """Bytes of spec JSON, at most, worth remembering a spec by."""
 
 
-def spec_text(spec: dict[str, Any]) -> bytes | None:
+def spec_text(spec: SpecJson) -> bytes | None:
     """The spec's JSON, as a key to remember what was read of it by: None for one larger than
     ``LARGEST_KEY``, or nested too deep to write (it is read every time)."""
+    if type(spec) is msgspec.Raw:
+        return bytes(spec) if len(spec) <= LARGEST_KEY else None
     try:
         text = orjson.dumps(spec)
     except orjson.JSONEncodeError:
         return None
     return text if len(text) <= LARGEST_KEY else None
+
+
+def _parsed(spec: msgspec.Raw) -> Any:
+    try:
+        return orjson.loads(spec)
+    except orjson.JSONDecodeError:
+        raise NotJson from None
 
 
 # --- the usual object, read directly --------------------------------------------------------------
@@ -204,8 +219,12 @@ def _template(value: Any) -> ClaimTemplate:
     return ClaimTemplate(_text(value.get("name")), _member(value, "templateSpec"))
 
 
-def read_spec(spec: dict[str, Any]) -> PodCliqueSetSpec:
+def read_spec(spec: SpecJson) -> PodCliqueSetSpec:
     """A ``spec`` read directly; raises ``Unusual`` for anything the schema must read."""
+    if type(spec) is msgspec.Raw:
+        spec = _parsed(spec)
+        if type(spec) is not dict:
+            raise Unusual
     template = _member(spec, "template")
     return PodCliqueSetSpec(
         _int32(spec.get("replicas", 0)),
@@ -224,7 +243,8 @@ def _direct(obj: Any, spec_reader: SpecReader) -> PodCliqueSet:
     _text(obj.get("apiVersion"))
     _text(obj.get("kind"))
     namespace, name, uid, deleting = _metadata(obj)
-    return PodCliqueSet(namespace, name, uid, spec_reader(_member(obj, "spec")), deleting)
+    spec = obj.get("spec")
+    return PodCliqueSet(namespace, name, uid, spec_reader(spec if type(spec) is msgspec.Raw else _member(obj, "spec")), deleting)
 
 
 # --- anything else, read through the schema -------------------------------------------------------

@@ -12,15 +12,19 @@ rules allow may still be refused for templates of other namespaces the user may 
 (``missingtemplates``).
 
 What a spec says is found once per spec (``specchecks``): the validator remembers the specs it read
-by their JSON and the checks of each, the last ``SPECS`` of them.
+by their JSON and the checks of each, the last ``SPECS`` of them. A review's spec is taken as its
+JSON text (``objects``) and parsed only when it is not one of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
+
+import msgspec
 
 from webhook.core.admission import response
+from webhook.core.admission.envelope import envelope
 from webhook.core.admission.request import NO_CONTENT, AdmissionRequest, read_objects
 from webhook.core.admission.response import AdmissionResponse
 from webhook.core.boundedcache import Memo
@@ -39,6 +43,16 @@ from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 
 PODCLIQUESET = GroupVersionKind("grove.io", "v1alpha1", "PodCliqueSet")
 SPECS = 512
+
+
+class PodCliqueSetJson(TypedDict, total=False):
+    """The members of a PodCliqueSet the validator reads, as a review's body is decoded for it
+    (``admission.envelope``): the spec as its JSON text, read only when it is not remembered."""
+
+    apiVersion: Any
+    kind: Any
+    metadata: Any
+    spec: msgspec.Raw
 
 
 def _undecodable(field: str, problem: str) -> AdmissionResponse:
@@ -60,6 +74,7 @@ def _operation_answer(operation: str, new: PodCliqueSet | None, old: PodCliqueSe
 
 class PodCliqueSetValidator:
     kind = PODCLIQUESET
+    objects = envelope(PodCliqueSetJson)
 
     def __init__(
         self,

@@ -105,6 +105,8 @@ class ScaleValidator:
     grows into claim names pods cannot use; everything else allowed untouched."""
 
     kind = SCALE
+    objects = None
+    """A Scale is small: its reviews are decoded whole."""
 
     def __init__(self, store: PodCliqueSetLookup, strict: bool = False) -> None:
         self.store = store

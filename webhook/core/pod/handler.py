@@ -23,6 +23,7 @@ from functools import partial
 from typing import Any, Literal, Protocol
 
 from webhook.core.admission import response
+from webhook.core.admission.envelope import envelope
 from webhook.core.admission.request import NO_CONTENT, AdmissionRequest, read_objects
 from webhook.core.admission.response import AdmissionResponse
 from webhook.core.boundedcache import Memo
@@ -83,6 +84,8 @@ def _small(patching: PatchInput) -> PatchInput | None:
 
 class PodMutator:
     kind = POD
+    objects = envelope(Pod)
+    """A review is decoded no further than the members of a pod ``model.pod`` reads."""
 
     def __init__(self, store: PodCliqueSetSource, on_missing_pcs: Literal["deny", "allow"] = "deny") -> None:
         self.store = store

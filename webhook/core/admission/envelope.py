@@ -1,0 +1,58 @@
+"""A review's body decoded no further than its webhook reads it.
+
+A review is mostly its object, and a webhook reads little of it: the pod webhook a pod's labels,
+names and claim lists, not its images, env or volumes; the PodCliqueSet webhook a spec it has
+most often seen before (many PodCliqueSets are one workload under several names). Decoding the whole
+body into Python objects costs more than anything the webhooks then do with it. So each webhook
+declares the shape of the objects it reads (``Handler.objects``: typed dicts, as the models of
+``model.pod`` are), and the body is decoded into that shape by msgspec, which skips every other
+member without making an object of it, and hands a member declared ``msgspec.Raw`` over as its JSON
+text (the PodCliqueSet webhook remembers specs by theirs, and reads one only when it is new).
+
+Only the usual body is read so: ASCII (skipped text is not checked as UTF-8) and of the declared
+types. For any other, ``read`` gives None and the caller decodes the body whole
+(``request.decode``), so that every refusal keeps its message and every unusual member its reading.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+import msgspec
+
+Envelope = msgspec.json.Decoder[dict[str, Any]]
+"""Decodes an AdmissionReview whose objects have one declared shape."""
+
+
+def envelope(objects: Any) -> Envelope:
+    """The decoder of a review whose ``object`` and ``oldObject`` have the shape ``objects``, and
+    whose request members are read as ``request.decode`` reads them (any JSON, checked after)."""
+    Request = TypedDict(  # noqa: UP013 - a shape made for each webhook's objects, named as the body names it
+        "Request",
+        {
+            "uid": Any,
+            "kind": Any,
+            "resource": Any,
+            "subResource": Any,
+            "name": Any,
+            "namespace": Any,
+            "operation": Any,
+            "dryRun": Any,
+            "userInfo": Any,
+            "object": objects | None,
+            "oldObject": objects | None,
+        },
+        total=False,
+    )
+    Review = TypedDict("Review", {"apiVersion": Any, "kind": Any, "request": Request}, total=False)  # noqa: UP013
+    return msgspec.json.Decoder(Review)
+
+
+def read(decoder: Envelope, body: bytes) -> dict[str, Any] | None:
+    """The body in the declared shape, or None when it is not the usual body."""
+    if not body.isascii():
+        return None
+    try:
+        return decoder.decode(body)
+    except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
+        return None
