@@ -49,6 +49,9 @@ class AdmissionRequest(NamedTuple):
     of a subresource needs, its object being of another kind (a ``Scale``)."""
     sub_resource: str = ""
     """``subResource``, e.g. ``scale``; empty for the resource itself."""
+    typed: bool = False
+    """The objects were decoded into the shape the handler declares (``envelope``): every member it
+    declares is of the declared type."""
 
 
 class AdmissionReview(NamedTuple):
@@ -149,7 +152,7 @@ def _usual(data: dict[str, Any]) -> AdmissionReview | None:
         return None
     if not isinstance(request, dict) or type(request.get("uid")) is not str or not request["uid"]:
         return None
-    return _common_shape(api_version, request)
+    return _common_shape(api_version, request, typed=True)
 
 
 def _whole(body: bytes) -> AdmissionReview | Rejection:
@@ -182,7 +185,7 @@ def _whole(body: bytes) -> AdmissionReview | Rejection:
 _ABSENT = object()
 
 
-def _common_shape(api_version: str, request: dict[str, Any]) -> AdmissionReview | None:
+def _common_shape(api_version: str, request: dict[str, Any], typed: bool = False) -> AdmissionReview | None:
     """The review read directly when every member has the type it should (as the API server sends
     it): no pydantic model is built on the request path. None when anything is unusual."""
     name, namespace, operation = request.get("name", ""), request.get("namespace", ""), request.get("operation", "")
@@ -208,6 +211,7 @@ def _common_shape(api_version: str, request: dict[str, Any]) -> AdmissionReview 
         request.get("oldObject"),
         request.get("userInfo"),
         *resource,
+        typed,
     )
     return AdmissionReview(api_version, read)
 

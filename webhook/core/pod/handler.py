@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import partial
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from webhook.core.admission import response
 from webhook.core.admission.envelope import envelope
@@ -69,6 +69,11 @@ def _mutated(request: AdmissionRequest) -> bool:
     return isinstance(pod_labels, dict) and is_grove_pod(pod_labels)
 
 
+def _as_decoded(obj: Any) -> Pod:
+    """A pod decoded into ``Pod``'s shape (``objects``): every member read is of its type already."""
+    return cast(Pod, obj)
+
+
 def _podcliques_of(pcs: PodCliqueSet) -> Memo[CliqueIdentity, PodCliqueClaims]:
     """``podclique_claims`` of one PodCliqueSet, remembered by PodClique."""
     return Memo(partial(podclique_claims, pcs), PODCLIQUES)
@@ -97,13 +102,13 @@ class PodMutator:
 
     async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
         if not _mutated(request):
-            header = read_objects(request, read_pod_header, POD)
+            header = read_objects(request, _as_decoded if request.typed else read_pod_header, POD)
             if isinstance(header, AdmissionResponse):
                 return header
             if request.operation == "CREATE" and header[0] is None:
                 return response.errored(400, f"{NO_CONTENT}: request.object is missing")
             return response.allowed()
-        objects = read_objects(request, read_pod, POD)
+        objects = read_objects(request, _as_decoded if request.typed else read_pod, POD)
         if isinstance(objects, AdmissionResponse):
             return objects
         pod = objects[0]
