@@ -5,12 +5,14 @@ The names and what they count map onto controller-runtime's webhook metrics (doc
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from itertools import accumulate
 
-from prometheus_client import Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client import Counter, Gauge, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from webhook.core.admission.handling import Answer
 from webhook.core.pcs.authorization import REVIEW_RESULTS
@@ -83,27 +85,56 @@ class _InFlightCollector(Collector):
         yield family
 
 
+class _AnswersCollector(Collector):
+    """Every answer's count (by webhook, operation and decision) and latency (by webhook), kept as
+    plain numbers: counted on the event loop, twice a request, where prometheus_client's children
+    take a lock each time; read when scraped, as prometheus_client's ``Counter`` and ``Histogram``
+    would export them."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str, str], int] = {}
+        self.buckets: dict[str, list[int]] = {}
+        """Answers by webhook and latency bucket (the first bound at or above; the last: above all)."""
+        self.sums: dict[str, float] = {}
+
+    def count(self, key: tuple[str, str, str], seconds: float) -> None:
+        self.counts[key] = self.counts.get(key, 0) + 1
+        webhook = key[0]
+        buckets = self.buckets.get(webhook)
+        if buckets is None:
+            buckets = self.buckets[webhook] = [0] * (len(LATENCY_BUCKETS) + 1)
+            self.sums[webhook] = 0.0
+        buckets[bisect_left(LATENCY_BUCKETS, seconds)] += 1
+        self.sums[webhook] += seconds
+
+    def collect(self) -> Iterator[CounterMetricFamily | HistogramMetricFamily]:
+        requests = CounterMetricFamily(
+            "webhook_requests",
+            "Admission requests answered, by webhook, operation and decision (allowed, patched, denied, error, rejected).",
+            labels=["webhook", "operation", "decision"],
+        )
+        for key, count in list(self.counts.items()):
+            requests.add_metric(list(key), count)
+        yield requests
+        duration = HistogramMetricFamily(
+            "webhook_request_duration_seconds",
+            "Time from the first byte of the body read to the decision, by webhook.",
+            labels=["webhook"],
+        )
+        bounds = [*map(floatToGoString, LATENCY_BUCKETS), "+Inf"]
+        for webhook, buckets in list(self.buckets.items()):
+            duration.add_metric([webhook], list(zip(bounds, accumulate(buckets), strict=True)), self.sums[webhook])
+        yield duration
+
+
 OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
 
 
 class ServerMetrics:
     def __init__(self, store: ObjectStore, lifecycle: Lifecycle | None = None, budget: Budget | None = None) -> None:
         self.registry = new_registry()
-        self.requests = Counter(
-            "webhook_requests",
-            "Admission requests answered, by webhook, operation and decision "
-            "(allowed, patched, denied, error, rejected).",
-            ["webhook", "operation", "decision"],
-            registry=self.registry,
-        )
-        self.duration = Histogram(
-            "webhook_request_duration_seconds",
-            "Time from the first byte of the body read to the decision, by webhook.",
-            ["webhook"],
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
-        )
-        self._children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+        self.answers = _AnswersCollector()
+        self.registry.register(self.answers)
         self.in_flight: dict[str, int] = {}
         """Requests being read or decided, by webhook: counted by the endpoints (one event loop, so
         a plain count, without the lock a ``Gauge`` takes twice a request), read when scraped."""
@@ -144,16 +175,10 @@ class ServerMetrics:
             ))
 
     def observe(self, webhook: str, decision: Answer, seconds: float) -> None:
-        """Counts one answer. ``labels()`` looks its child up under a lock each time; the children
-        are kept here instead, a handful (webhooks x operations x decisions): an operation the API
-        server never sends counts as ``unknown``, so a caller cannot make series without end."""
+        """Counts one answer. An operation the API server never sends counts as ``unknown``, so a
+        caller cannot make series without end."""
         operation = decision.operation if decision.operation in OPERATIONS else UNKNOWN
-        key = (webhook, operation, decision.outcome)
-        children = self._children.get(key)
-        if children is None:
-            children = self._children[key] = (self.requests.labels(*key), self.duration.labels(webhook))
-        children[0].inc()
-        children[1].observe(seconds)
+        self.answers.count((webhook, operation, decision.outcome), seconds)
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
