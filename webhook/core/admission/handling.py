@@ -23,7 +23,7 @@ from webhook.core.admission.request import (
     AdmissionReview,
     Rejection,
     decode,
-    kind_mismatch,
+    shortened,
 )
 from webhook.core.model.meta import GroupVersionKind, NotJson
 
@@ -64,6 +64,45 @@ class Answer(NamedTuple):
     @classmethod
     def rejected(cls, rejection: Rejection) -> Answer:
         return cls(rejection.status, {"error": rejection.message})
+
+
+def _other_kind(obj: Any, expected: GroupVersionKind) -> GroupVersionKind | None:
+    """The apiVersion and kind an object states, when they are not the endpoint's: filled in from
+    the endpoint's where left out, as Go's decoder fills them in from the type it decodes into
+    (``gvkWithDefaults``). None for an object that states the endpoint's kind, or none at all (or
+    is not an object: reading it says so)."""
+    stated = _stated(obj)
+    if stated is None or stated == (expected.api_version, expected.kind):
+        return None
+    api_version, kind = stated
+    group, _, version = api_version.rpartition("/")
+    if not version and not group:
+        group, version = expected.group, expected.version
+    elif not version and group == expected.group:
+        version = expected.version
+    actual = GroupVersionKind(group, version, kind or expected.kind)
+    return actual if actual != expected else None
+
+
+def _stated(obj: Any) -> tuple[str, str] | None:
+    """The (apiVersion, kind) an object states, each empty when it is not text; None for none."""
+    if not isinstance(obj, dict):
+        return None
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    api_version = api_version if isinstance(api_version, str) else ""
+    kind = kind if isinstance(kind, str) else ""
+    return (api_version, kind) if api_version or kind else None
+
+
+def kind_mismatch(request: AdmissionRequest, expected: GroupVersionKind) -> response.AdmissionResponse | None:
+    """A review of another kind than the endpoint serves (a misrouted webhook), or whose object or
+    old object says it is of another kind, is answered, not decided: controller-runtime's decoder
+    refuses to decode one kind into another."""
+    actual = request.kind if request.kind.kind and request.kind != expected else None
+    actual = actual or _other_kind(request.object, expected) or _other_kind(request.old_object, expected)
+    if actual is None:
+        return None
+    return response.errored(400, f"unable to decode {shortened(str(actual))} into {expected}")
 
 
 def _object_name(request: AdmissionRequest) -> str:

@@ -3,8 +3,9 @@
 Both webhooks read their body the same way: JSON, an AdmissionReview of a supported version, a
 request with a uid. Problems with the envelope are the caller's fault and get HTTP 400 with
 ``{"error": ...}`` (``Rejection``); everything after that is answered with an AdmissionReview. The
-request keeps its objects raw: each webhook reads them as its kind (``read_objects``), as much of
-them as it needs (the pod webhook reads only the labels of pods it does not mutate).
+request keeps its objects as decoded (whole, or in the shape the webhook declares, ``envelope``):
+each webhook reads them as its kind (``read_objects``), as much of them as it needs (the pod
+webhook reads only the labels of pods it does not mutate).
 """
 
 from __future__ import annotations
@@ -113,10 +114,11 @@ def shown(value: Any) -> str:
     (orjson cannot even write one nested more than 255 levels deep)."""
     if isinstance(value, list | dict):
         return "(an array)" if isinstance(value, list) else "(an object)"
-    return _cut(orjson.dumps(value).decode())
+    return shortened(orjson.dumps(value).decode())
 
 
-def _cut(text: str) -> str:
+def shortened(text: str) -> str:
+    """``text`` cut to ``SHOWN_LENGTH`` characters for an error message, its last one kept."""
     return text if len(text) <= SHOWN_LENGTH else f"{text[: SHOWN_LENGTH - 4]}...{text[-1]}"
 
 
@@ -258,45 +260,6 @@ def _checked(data: dict[str, Any]) -> AdmissionReview | Rejection:
             request.sub_resource,
         ),
     )
-
-
-def _other_kind(obj: Any, expected: GroupVersionKind) -> GroupVersionKind | None:
-    """The apiVersion and kind an object states, when they are not the endpoint's: filled in from
-    the endpoint's where left out, as Go's decoder fills them in from the type it decodes into
-    (``gvkWithDefaults``). None for an object that states the endpoint's kind, or none at all (or
-    is not an object: reading it says so)."""
-    stated = _stated(obj)
-    if stated is None or stated == (expected.api_version, expected.kind):
-        return None
-    api_version, kind = stated
-    group, _, version = api_version.rpartition("/")
-    if not version and not group:
-        group, version = expected.group, expected.version
-    elif not version and group == expected.group:
-        version = expected.version
-    actual = GroupVersionKind(group, version, kind or expected.kind)
-    return actual if actual != expected else None
-
-
-def _stated(obj: Any) -> tuple[str, str] | None:
-    """The (apiVersion, kind) an object states, each empty when it is not text; None for none."""
-    if not isinstance(obj, dict):
-        return None
-    api_version, kind = obj.get("apiVersion"), obj.get("kind")
-    api_version = api_version if isinstance(api_version, str) else ""
-    kind = kind if isinstance(kind, str) else ""
-    return (api_version, kind) if api_version or kind else None
-
-
-def kind_mismatch(request: AdmissionRequest, expected: GroupVersionKind) -> AdmissionResponse | None:
-    """A review of another kind than the endpoint serves (a misrouted webhook), or whose object or
-    old object says it is of another kind, is answered, not decided: controller-runtime's decoder
-    refuses to decode one kind into another."""
-    actual = request.kind if request.kind.kind and request.kind != expected else None
-    actual = actual or _other_kind(request.object, expected) or _other_kind(request.old_object, expected)
-    if actual is None:
-        return None
-    return response.errored(400, f"unable to decode {_cut(str(actual))} into {expected}")
 
 
 def read_objects(
