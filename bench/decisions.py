@@ -25,7 +25,6 @@ import argparse
 import copy
 import functools
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from serving import answered, machine
+from serving import answered, heading
 
 from webhook.core.admission.handling import Handler
 from webhook.core.pcs.handler import PodCliqueSetValidator
@@ -148,8 +147,7 @@ def main() -> None:
     parser.add_argument("--memory", type=int, default=200_000, help="distinct reviews of each kind for the RSS figures")
     arguments = parser.parse_args()
     n, runs = arguments.n, arguments.runs
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    print(f"{machine()}; {time.strftime('%Y-%m-%d')}; commit {commit}; n={n}, {DISTINCT:,} distinct, median of {runs}\n")
+    print(heading(f"n={n}, {DISTINCT:,} distinct, median of {runs}") + "\n")
     print("| in-process, CPU µs per review | repeated | distinct | cold | target |\n|---|---|---|---|---|")
     for (name, review), target in zip(pcs_reviews().items(), ("60", "80"), strict=True):
         print(row(f"validate, {name}", VALIDATE, PodCliqueSetValidator, review, n, runs, target))

@@ -12,13 +12,12 @@ bodies. Run: ``python bench/decoding.py``.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import time
 from collections.abc import Callable
 from typing import Any
 
-from decisions import ROOT, pcs_reviews, pod_reviews
-from serving import machine
+from decisions import pcs_reviews, pod_reviews
+from serving import heading
 
 from webhook.core.admission.envelope import Envelope
 from webhook.core.admission.request import AdmissionReview, decode
@@ -60,8 +59,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=4096, help="distinct bodies of each kind")
     parser.add_argument("--runs", type=int, default=7)
     arguments = parser.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    print(f"{machine()}; {time.strftime('%Y-%m-%d')}; commit {commit}; {arguments.n:,} distinct bodies, least of {arguments.runs}\n")
+    print(heading(f"{arguments.n:,} distinct bodies, least of {arguments.runs}") + "\n")
     pod = next(iter(pod_reviews().values()))
     pcs = pcs_reviews()["CREATE"]
     kinds = {

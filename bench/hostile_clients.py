@@ -32,7 +32,7 @@ from pathlib import Path
 
 import orjson
 import yaml
-from serving import machine
+from serving import heading
 
 from webhook.certs import ensure
 
@@ -246,8 +246,7 @@ def main() -> None:
     parser.add_argument("--objects", default=str(WORKLOAD), help="the store's manifests (a file or directory)")
     parser.add_argument("--attack", nargs="+", choices=sorted(ATTACKS), default=list(ATTACKS))
     arguments = parser.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    print(f"{machine()}; {time.strftime('%Y-%m-%d')}; commit {commit}\n")
+    print(heading() + "\n")
     print("| attack | what the clients saw | RSS before MiB | peak MiB | slowest ordinary review s |\n|---|---|---|---|---|")
     for name in arguments.attack:
         server = Server(arguments.objects)

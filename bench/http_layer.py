@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import logging
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,7 +27,7 @@ import orjson
 import uvloop
 from decisions import STORED, pod_reviews
 from mutate import podcliquesets
-from serving import machine
+from serving import heading
 from uvicorn.server import ServerState
 
 from webhook import logs
@@ -151,8 +150,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=20_000, help="requests per run")
     parser.add_argument("--runs", type=int, default=5)
     arguments = parser.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    print(f"{machine()}; {time.strftime('%Y-%m-%d')}; commit {commit}; n={arguments.n}, median of {arguments.runs} runs\n")
+    print(heading(f"n={arguments.n}, median of {arguments.runs} runs") + "\n")
     with tempfile.TemporaryDirectory() as directory:
         ensure(Path(directory), ["localhost"])
         settings = ServeSettings(tls_cert=Path(directory) / "tls.crt", tls_key=Path(directory) / "tls.key")

@@ -12,7 +12,6 @@ import argparse
 import copy
 import logging
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +26,7 @@ import yaml
 from serving import (
     KeepAliveConnection,
     answered,
-    machine,
+    heading,
     measure,
     measure_asgi,
     serve_tls,
@@ -143,9 +142,7 @@ def main() -> None:
     store = EmbeddedStore.of(objects)
     grove = grove_review(count)
     web = web_review()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    print(f"{machine()}; {time.strftime('%Y-%m-%d')}; commit {commit}; Grove pod review {len(grove)} bytes, "
-          f"other pod review {len(web)} bytes; store of {store.size} PodCliqueSets; n={n}\n")
+    print(heading(f"Grove pod review {len(grove)} bytes, other pod review {len(web)} bytes; store of {store.size} PodCliqueSets; n={n}") + "\n")
     header = "| {} | median ms | p99 ms | per second |\n|---|---|---|---|"
 
     print(header.format("in-process"))

@@ -11,7 +11,6 @@ in-process and over TLS with keep-alive. Run: ``python bench/routes.py [--n N]``
 from __future__ import annotations
 
 import argparse
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from serving import (
     KeepAliveConnection,
     Stats,
     answered,
-    machine,
+    heading,
     measure,
     measure_asgi,
     measure_new_connections,
@@ -129,8 +128,7 @@ def main() -> None:
     n = parser.parse_args().n
     settings = ServeSettings()
     body = workload_review()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    print(f"{machine()}; {time.strftime('%Y-%m-%d')}; commit {commit}; body {len(body)} bytes; n={n}\n")
+    print(heading(f"body {len(body)} bytes; n={n}") + "\n")
 
     print("## The Grove workload, decided\n")
     print(HEADER.format("where"))

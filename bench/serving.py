@@ -16,6 +16,7 @@ import os
 import socket
 import ssl
 import statistics
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -268,6 +269,13 @@ def measure_asgi(app: Any, body: bytes, n: int, path: str = VALIDATE, warmup: in
 
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         return runner.run(run())
+
+
+def heading(detail: str = "") -> str:
+    """The first line a benchmark prints: the machine, the day, the commit and ``detail``."""
+    root = Path(__file__).resolve().parents[1]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=root).stdout.strip()
+    return f"{machine()}; {time.strftime('%Y-%m-%d')}; commit {commit}" + (f"; {detail}" if detail else "")
 
 
 def machine() -> str:

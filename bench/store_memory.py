@@ -36,7 +36,7 @@ from typing import Any
 
 import orjson
 import yaml
-from serving import machine
+from serving import heading
 from validate import pod_spec
 
 from webhook.certs import ensure
@@ -217,10 +217,8 @@ def main() -> None:
         fake_api(arguments.fake_api, arguments.kubeconfig)
         return
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     size = len(orjson.dumps(podcliqueset(0)))
-    print(f"{machine()}; {time.strftime('%Y-%m-%d')}; commit {commit}; {size:,} bytes of JSON per PodCliqueSet; "
-          f"median of {arguments.runs} runs\n")
+    print(heading(f"{size:,} bytes of JSON per PodCliqueSet; median of {arguments.runs} runs") + "\n")
     print("| source | PodCliqueSets | ready s | RSS MiB | peak RSS MiB |\n|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as directory:
         certs = Path(directory) / "certs"

@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import copy
 import gc
-import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +23,7 @@ import orjson
 from serving import (
     KeepAliveConnection,
     answered,
-    machine,
+    heading,
     measure,
     measure_asgi,
     serve_tls,
@@ -176,9 +174,8 @@ def main() -> None:
         got = answered(validator, "validate-podcliqueset", body).outcome
         if got != outcome:
             raise SystemExit(f"{name}: expected {outcome}, got {got}")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     sizes = ", ".join(f"{len(body):,}" for body, _ in cases.values())
-    print(f"{machine()}; {time.strftime('%Y-%m-%d')}; commit {commit}; review bodies {sizes} bytes; n={n}\n")
+    print(heading(f"review bodies {sizes} bytes; n={n}") + "\n")
     header = "| {} | median ms | p99 ms | per second |\n|---|---|---|---|"
 
     print(header.format("the validating handler, in-process"))
