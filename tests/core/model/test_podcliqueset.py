@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from core.workload import workload_pcs, workload_pcs_raw
-from webhook.core.model import reader
 from webhook.core.model.podcliqueset import (
     CliqueTemplate,
     EntryFilter,
@@ -26,7 +25,7 @@ from webhook.core.model.podcliqueset import (
     SharingEntry,
 )
 from webhook.core.model.reader import read_podcliqueset
-from webhook.core.model.schema import PodCliqueSetSchema
+from webhook.core.model.schema import read_through_schema
 
 
 def test_groves_workload_says_what_its_spec_says() -> None:
@@ -114,7 +113,7 @@ def test_what_a_store_keeps_is_a_fraction_of_the_object_and_repeated_names_are_s
 
 def _schema_read(obj: Any) -> PodCliqueSet | str:
     try:
-        return reader._from_schema(PodCliqueSetSchema.model_validate(obj))
+        return read_through_schema(obj)
     except ValidationError as err:
         return str(err.errors(include_url=False)[0]["loc"])
 

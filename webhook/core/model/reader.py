@@ -4,7 +4,7 @@ Every member resource sharing declares is checked for the type Go gives it (``nu
 zero value of a string or a list; a number where Go expects a string, or the reverse, is refused),
 whether or not a decision reads it, and every other member is ignored. The usual object, every
 member of the type it should be, is read directly from the parsed JSON. Anything unusual is read
-through the pydantic schema instead (``schema.PodCliqueSetSchema``), whose first complaint is the
+through the pydantic schema instead (``schema.read_through_schema``), whose first complaint is the
 message Go's refusal gets; it gives the same PodCliqueSet for the objects both read.
 
 The spec is read on its own (``read_spec``), so that a caller may remember what it read by the
@@ -33,13 +33,7 @@ from webhook.core.model.podcliqueset import (
     ScalingGroupConfig,
     SharingEntry,
 )
-from webhook.core.model.schema import (
-    AutoScalingConfig,
-    PCSGResourceSharingSpec,
-    PCSResourceSharingSpec,
-    PodCliqueSetSchema,
-    ResourceSharingSpec,
-)
+from webhook.core.model.schema import read_through_schema
 
 _intern = sys.intern
 INT32 = range(-(2**31), 2**31)
@@ -58,7 +52,7 @@ def read_podcliqueset(obj: Any, spec_reader: SpecReader | None = None) -> PodCli
         return _direct(obj, spec_reader or read_spec)
     except Unusual:
         spec = obj.get("spec") if type(obj) is dict else None
-        return _from_schema(PodCliqueSetSchema.model_validate({**obj, "spec": _parsed(spec)} if type(spec) is msgspec.Raw else obj))
+        return read_through_schema({**obj, "spec": _parsed(spec)} if type(spec) is msgspec.Raw else obj)
 
 
 LARGEST_KEY = 64 * 1024
@@ -245,61 +239,3 @@ def _direct(obj: Any, spec_reader: SpecReader) -> PodCliqueSet:
     namespace, name, uid, deleting = _metadata(obj)
     spec = obj.get("spec")
     return PodCliqueSet(namespace, name, uid, spec_reader(spec if type(spec) is msgspec.Raw else _member(obj, "spec")), deleting)
-
-
-# --- anything else, read through the schema -------------------------------------------------------
-
-
-def _schema_entry(spec: ResourceSharingSpec) -> SharingEntry:
-    entry_filter = None
-    if isinstance(spec, PCSResourceSharingSpec) and spec.filter is not None:
-        entry_filter = EntryFilter(_schema_names(spec.filter.child_clique_names), _schema_names(spec.filter.child_scaling_group_names))
-    elif isinstance(spec, PCSGResourceSharingSpec) and spec.filter is not None:
-        entry_filter = EntryFilter(_schema_names(spec.filter.child_clique_names))
-    return SharingEntry(_intern(spec.name), _intern(spec.scope), _intern(spec.namespace), entry_filter)
-
-
-def _schema_names(names: list[str]) -> tuple[str, ...]:
-    return tuple(map(_intern, names))
-
-
-def _schema_most(config: AutoScalingConfig | None) -> int | None:
-    return None if config is None else config.max_replicas
-
-
-def _from_schema(pcs: PodCliqueSetSchema) -> PodCliqueSet:
-    metadata = pcs.metadata
-    spec = _spec_from_schema(pcs)
-    return PodCliqueSet(_intern(metadata.namespace), metadata.name, metadata.uid, spec, bool(metadata.deletion_timestamp))
-
-
-def _spec_from_schema(pcs: PodCliqueSetSchema) -> PodCliqueSetSpec:
-    template = pcs.spec.template
-    return PodCliqueSetSpec(
-        pcs.spec.replicas,
-        tuple(map(_schema_entry, template.resource_sharing)),
-        tuple(
-            CliqueTemplate(
-                _intern(c.name),
-                c.spec.replicas,
-                tuple(map(_schema_entry, c.resource_sharing)),
-                "resource_sharing" in c.model_fields_set,
-                _schema_most(c.spec.auto_scaling_config),
-            )
-            for c in template.cliques
-        ),
-        tuple(
-            ScalingGroupConfig(
-                _intern(g.name),
-                _schema_names(g.clique_names),
-                g.replicas,
-                tuple(map(_schema_entry, g.resource_sharing)),
-                "resource_sharing" in g.model_fields_set,
-                _schema_most(g.scale_config),
-            )
-            for g in template.pod_clique_scaling_groups
-        ),
-        tuple(ClaimTemplate(t.name, t.template_spec) for t in template.resource_claim_templates),
-        "resource_sharing" in template.model_fields_set,
-        "resource_claim_templates" in template.model_fields_set,
-    )

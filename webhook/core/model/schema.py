@@ -1,20 +1,25 @@
 """The PodCliqueSet fields resource sharing reads, as pydantic checks them: for the messages only.
 
-A PodCliqueSet is read directly from its JSON (``podcliqueset.read_podcliqueset``) when every
+A PodCliqueSet is read directly from its JSON (``reader.read_podcliqueset``) when every
 member has the type Go's decoder expects. Anything else is read through these models, whose first
 complaint (``path: problem``) is the message a review gets when Go's decoder would refuse the
 object, and whose reading of ``null`` as a zero value is Go's; the direct reader gives the same
 result as this one for every object it reads. Fields not declared here are ignored, as Go ignores
-unknown fields; ``templateSpec`` is kept as sent.
+unknown fields; ``templateSpec`` is kept as sent. ``read_through_schema`` reads an object
+through them into the same ``PodCliqueSet`` the direct reader makes.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from pydantic import Field
 
 from webhook.core.model.meta import GoList, GoStr, GoStrList, GoStrMap, Int32, KubeModel, ObjectMeta
+from webhook.core.model import podcliqueset as model
+
+_intern = sys.intern
 
 
 class ResourceSharingSpec(KubeModel):
@@ -97,3 +102,61 @@ class PodCliqueSetSchema(KubeModel):
     kind: GoStr = ""
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: PodCliqueSetSpec = Field(default_factory=PodCliqueSetSpec)
+
+
+def _schema_entry(spec: ResourceSharingSpec) -> model.SharingEntry:
+    entry_filter = None
+    if isinstance(spec, PCSResourceSharingSpec) and spec.filter is not None:
+        entry_filter = model.EntryFilter(_schema_names(spec.filter.child_clique_names), _schema_names(spec.filter.child_scaling_group_names))
+    elif isinstance(spec, PCSGResourceSharingSpec) and spec.filter is not None:
+        entry_filter = model.EntryFilter(_schema_names(spec.filter.child_clique_names))
+    return model.SharingEntry(_intern(spec.name), _intern(spec.scope), _intern(spec.namespace), entry_filter)
+
+
+def _schema_names(names: list[str]) -> tuple[str, ...]:
+    return tuple(map(_intern, names))
+
+
+def _schema_most(config: AutoScalingConfig | None) -> int | None:
+    return None if config is None else config.max_replicas
+
+
+def read_through_schema(obj: Any) -> model.PodCliqueSet:
+    """The PodCliqueSet in parsed JSON ``obj``, read through the schema; raises pydantic's
+    ``ValidationError`` where Go's decoder would refuse it."""
+    pcs = PodCliqueSetSchema.model_validate(obj)
+    metadata = pcs.metadata
+    spec = _spec_from_schema(pcs)
+    return model.PodCliqueSet(_intern(metadata.namespace), metadata.name, metadata.uid, spec, bool(metadata.deletion_timestamp))
+
+
+def _spec_from_schema(pcs: PodCliqueSetSchema) -> model.PodCliqueSetSpec:
+    template = pcs.spec.template
+    return model.PodCliqueSetSpec(
+        pcs.spec.replicas,
+        tuple(map(_schema_entry, template.resource_sharing)),
+        tuple(
+            model.CliqueTemplate(
+                _intern(c.name),
+                c.spec.replicas,
+                tuple(map(_schema_entry, c.resource_sharing)),
+                "resource_sharing" in c.model_fields_set,
+                _schema_most(c.spec.auto_scaling_config),
+            )
+            for c in template.cliques
+        ),
+        tuple(
+            model.ScalingGroupConfig(
+                _intern(g.name),
+                _schema_names(g.clique_names),
+                g.replicas,
+                tuple(map(_schema_entry, g.resource_sharing)),
+                "resource_sharing" in g.model_fields_set,
+                _schema_most(g.scale_config),
+            )
+            for g in template.pod_clique_scaling_groups
+        ),
+        tuple(model.ClaimTemplate(t.name, t.template_spec) for t in template.resource_claim_templates),
+        "resource_sharing" in template.model_fields_set,
+        "resource_claim_templates" in template.model_fields_set,
+    )
