@@ -10,7 +10,9 @@ member without making an object of it, and hands a member declared ``msgspec.Raw
 text (the PodCliqueSet webhook remembers specs by theirs, and reads one only when it is new).
 
 Only the usual body is read so: ASCII (skipped text is not checked as UTF-8) and of the declared
-types. For any other, ``read`` gives None and the caller decodes the body whole
+types. Members read as any JSON that a webhook reads on (``userInfo``, a PodCliqueSet's metadata)
+are kept as text for orjson, which reads a number past 64 bits as a float where msgspec keeps an
+integer: they read as in a body decoded whole. For any other, ``read`` gives None and the caller decodes the body whole
 (``request.decode``), so that every refusal keeps its message and every unusual member its reading.
 """
 
@@ -26,7 +28,8 @@ Envelope = msgspec.json.Decoder[dict[str, Any]]
 
 def envelope(objects: Any) -> Envelope:
     """The decoder of a review whose ``object`` and ``oldObject`` have the shape ``objects``, and
-    whose request members are read as ``request.decode`` reads them (any JSON, checked after)."""
+    whose request members are read as ``request.decode`` reads them (any JSON, checked after; a
+    member of another type than text sends the body to be decoded whole)."""
     Request = TypedDict(  # noqa: UP013 - a shape made for each webhook's objects, named as the body names it
         "Request",
         {
@@ -38,7 +41,7 @@ def envelope(objects: Any) -> Envelope:
             "namespace": Any,
             "operation": Any,
             "dryRun": Any,
-            "userInfo": Any,
+            "userInfo": msgspec.Raw,
             "object": objects | None,
             "oldObject": objects | None,
         },

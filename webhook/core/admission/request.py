@@ -154,6 +154,12 @@ def _usual(data: dict[str, Any]) -> AdmissionReview | None:
         return None
     if not isinstance(request, dict) or type(request.get("uid")) is not str or not request["uid"]:
         return None
+    user_info = request.get("userInfo")
+    if user_info is not None:
+        try:
+            request["userInfo"] = orjson.loads(memoryview(user_info))
+        except orjson.JSONDecodeError:
+            return None
     return _common_shape(api_version, request, typed=True)
 
 

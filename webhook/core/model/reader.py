@@ -45,9 +45,11 @@ SpecReader = Callable[[SpecJson], PodCliqueSetSpec]
 
 
 def read_podcliqueset(obj: Any, spec_reader: SpecReader | None = None) -> PodCliqueSet:
-    """The PodCliqueSet ``obj`` holds (parsed JSON, its spec possibly as its JSON text), its spec read by
-    ``spec_reader`` (``read_spec`` by default, or one that remembers it); raises pydantic's
-    ``ValidationError`` (a ``ValueError``) where Go's decoder would refuse it."""
+    """The PodCliqueSet ``obj`` holds (parsed JSON, its metadata and spec possibly as their JSON
+    text), its spec read by ``spec_reader`` (``read_spec`` by default, or one that remembers it);
+    raises pydantic's ``ValidationError`` (a ``ValueError``) where Go's decoder would refuse it."""
+    if type(obj) is dict and type(obj.get("metadata")) is msgspec.Raw:
+        obj = {**obj, "metadata": _parsed(obj["metadata"])}
     try:
         return _direct(obj, spec_reader or read_spec)
     except Unusual:
@@ -71,9 +73,10 @@ def spec_text(spec: SpecJson) -> bytes | None:
     return text if len(text) <= LARGEST_KEY else None
 
 
-def _parsed(spec: msgspec.Raw) -> Any:
+def _parsed(text: msgspec.Raw) -> Any:
+    """A member kept as its JSON text, parsed as orjson parses a whole body (a view: no copy)."""
     try:
-        return orjson.loads(spec)
+        return orjson.loads(memoryview(text))
     except orjson.JSONDecodeError:
         raise NotJson from None
 

@@ -47,11 +47,12 @@ SPECS = 512
 
 class PodCliqueSetJson(TypedDict, total=False):
     """The members of a PodCliqueSet the validator reads, as a review's body is decoded for it
-    (``admission.envelope``): the spec as its JSON text, read only when it is not remembered."""
+    (``admission.envelope``): the spec as its JSON text, read only when it is not remembered; the
+    metadata too, so that orjson reads it as it reads a body decoded whole."""
 
     apiVersion: Any
     kind: Any
-    metadata: Any
+    metadata: msgspec.Raw
     spec: msgspec.Raw
 
 
