@@ -59,12 +59,13 @@ class NamePattern(NamedTuple):
 
     def longest(self) -> int:
         """Bytes the family's longest name takes: its first, each open index at its largest."""
-        return len(self.name().encode()) + sum([len(str(s - 1)) - 1 for s in self.segments if type(s) is int])
+        segments = self.segments
+        return len(segments) - 1 + sum([len(s.encode()) if type(s) is str else len(str(s - 1)) for s in segments])
 
     def shape(self) -> tuple[str | None, ...]:
         """The segments with every number and open index blanked (None): two families can only
         share a name when their shapes are equal."""
-        return tuple([None if isinstance(s, int) or _is_number(s) else s for s in self.segments])
+        return tuple([None if type(s) is int or (s.isdigit() and _is_number(s)) else s for s in self.segments])
 
 
 def _is_number(segment: str) -> bool:
@@ -127,13 +128,16 @@ def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -
     name) at ``replicas``: its AllReplicas entries, then its PerReplica entries with an open replica
     index (none at 0 replicas). A scale (``scaling``) asks for one owner at a new count."""
     patterns = []
+    head = _segments(owner)
     for scope, replica in ((Scope.ALL_REPLICAS, None), (Scope.PER_REPLICA, OpenIndex(replicas))):
         if replica is not None and replicas <= 0:
             continue
         for i, entry in enumerate(entries):
             if entry.scope == scope and entry.name:
-                parts = naming.claim_parts(owner, entry.name, replica)
-                patterns.append(NamePattern(f"{source}[{i}]", _segments(parts)))
+                # The owner's segments once for all its entries: a claim's parts are the owner's
+                # followed by those of the claim formula with no owner.
+                tail = _segments(naming.claim_parts((), entry.name, replica))
+                patterns.append(NamePattern(f"{source}[{i}]", head + tail))
     return patterns
 
 
