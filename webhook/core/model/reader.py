@@ -165,9 +165,9 @@ def _entries(value: Any, level: str) -> Entries:
     for entry in _list(value):
         if type(entry) is not dict:
             raise Unusual
-        name, namespace, scope = (_intern(_text(entry.get(m))) for m in ("name", "namespace", "scope"))
         flt = None if level == "clique" else _filter(entry.get("filter"), level == "pcs")
-        entries.append(SharingEntry(name, scope, namespace, flt))
+        name, scope, namespace = _text(entry.get("name")), _text(entry.get("scope")), _text(entry.get("namespace"))
+        entries.append(SharingEntry(_intern(name), _intern(scope), _intern(namespace), flt))
     return tuple(entries)
 
 

@@ -31,13 +31,13 @@ from webhook.core.boundedcache import Memo
 from webhook.core.gocompat import gojson
 from webhook.core.gocompat.fielderrors import aggregate
 from webhook.core.model.meta import GroupVersionKind
-from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.podcliqueset import PodCliqueSet, PodCliqueSetSpec
 from webhook.core.model.reader import read_podcliqueset, read_spec, spec_text
 from webhook.core.pcs.authorization import TemplateAuthorization, User
 from webhook.core.pcs.claimnames import name_warnings
-from webhook.core.pcs.immutability import validate_update
+from webhook.core.pcs.immutability import templates_text, validate_update
 from webhook.core.pcs.missingtemplates import TemplateLookup, warn_missing
-from webhook.core.pcs.specchecks import TemplateChecks, check_spec, check_templates
+from webhook.core.pcs.specchecks import check_spec, templates_problem
 from webhook.core.pcs.warnings import limit_warnings
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 
@@ -94,7 +94,8 @@ class PodCliqueSetValidator:
         """Asks whether the external templates a CREATE names exist (DECISIONS.md §3.4)."""
         self.read_spec = Memo(read_spec, SPECS, key=spec_text)
         self.check_spec = Memo.by_identity(check_spec, SPECS)
-        self.check_templates = Memo.by_identity(check_templates, SPECS)
+        self.templates_problem = Memo.by_identity(templates_problem, SPECS)
+        self.templates_text = Memo.by_identity(templates_text, SPECS)
 
     def read(self, obj: Any) -> PodCliqueSet:
         return read_podcliqueset(obj, self.read_spec)
@@ -129,9 +130,21 @@ class PodCliqueSetValidator:
         access = self.templates.access
         return lambda namespace, name: access.known(user, namespace, name) is True
 
+    def undecodable_templates(self, new: PodCliqueSetSpec, old: PodCliqueSetSpec | None) -> AdmissionResponse | None:
+        """Code 400 for templates Go's decoder would refuse: the new object's, then the old one's,
+        unless sent as the same JSON (the usual UPDATE: then they are not looked at twice)."""
+        problem = self.templates_problem(new)
+        if problem:
+            return _undecodable("object", problem)
+        if old is None:
+            return None
+        text = self.templates_text(new)
+        problem = None if text is not None and text == self.templates_text(old) else self.templates_problem(old)
+        return _undecodable("oldObject", problem) if problem else None
+
     def validate(self, new: PodCliqueSet, old: PodCliqueSet | None) -> AdmissionResponse:
         """A CREATE (``old`` None) or an UPDATE from ``old``."""
-        undecodable = _undecodable_templates(self.check_templates(new.spec), None if old is None else self.check_templates(old.spec))
+        undecodable = self.undecodable_templates(new.spec, None if old is None else old.spec)
         if undecodable is not None:
             return undecodable
         checks = self.check_spec(new.spec)
@@ -147,14 +160,3 @@ class PodCliqueSetValidator:
         if message is None:
             return response.allowed(warnings)
         return response.denied(message, warnings)
-
-
-def _undecodable_templates(new: TemplateChecks, old: TemplateChecks | None) -> AdmissionResponse | None:
-    """Code 400 for templates Go's decoder would refuse: the new object's, then the old one's
-    (unless sent as the same JSON)."""
-    if new.problem:
-        return _undecodable("object", new.problem)
-    same = old is not None and new.text is not None and new.text == old.text
-    if old is not None and not same and old.problem:
-        return _undecodable("oldObject", old.problem)
-    return None

@@ -14,19 +14,8 @@ from typing import NamedTuple
 from webhook.core.gocompat import dra
 from webhook.core.model.podcliqueset import PodCliqueSetSpec
 from webhook.core.pcs.claimnames import NameFamilies, name_families
-from webhook.core.pcs.immutability import templates_text
 from webhook.core.pcs.rules import validate_create
 from webhook.core.pcs.warnings import most_claims, unmatched_filters
-
-
-class TemplateChecks(NamedTuple):
-    """What an UPDATE needs of the old spec too: whether Go's decoder takes its templates."""
-
-    problem: str | None
-    """Where Go's decoder would refuse the templates (``path: problem``), or None."""
-    text: bytes | None
-    """The templates as sent (``immutability.templates_text``): an old spec's templates sent as
-    the new one's are not looked at twice."""
 
 
 class SpecChecks(NamedTuple):
@@ -39,12 +28,15 @@ class SpecChecks(NamedTuple):
     """At least as many claims as any owner needs (``warnings.most_claims``)."""
 
 
-def check_templates(spec: PodCliqueSetSpec) -> TemplateChecks:
-    return TemplateChecks(dra.templates_problem(spec.templates), templates_text(spec))
+def templates_problem(spec: PodCliqueSetSpec) -> str | None:
+    """Where Go's decoder would refuse the templates (``path: problem``), or None: all an UPDATE
+    needs of the old spec, and only when its templates were not sent as the new one's
+    (``immutability.templates_text``)."""
+    return dra.templates_problem(spec.templates)
 
 
 def check_spec(spec: PodCliqueSetSpec) -> SpecChecks:
-    """Everything but the templates, which an UPDATE's old spec needs alone."""
+    """Everything but the templates."""
     return SpecChecks(
         tuple(str(e) for e in validate_create(spec)),
         name_families(spec),
