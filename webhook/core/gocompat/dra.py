@@ -111,7 +111,8 @@ PATH = Path("spec").child("template", "resourceClaimTemplates")
 
 def templates_problem(templates: Sequence[tuple[str, dict[str, Any]]]) -> str | None:
     """Where Go's decoder would refuse the templates (``path: problem``), or None."""
-    if all(TEMPLATE_SPEC.valid(spec) for _, spec in templates):
+    valid = TEMPLATE_SPEC.valid
+    if all([valid(spec) for _, spec in templates]):
         return None
     try:
         decode_templates(templates)

@@ -171,8 +171,13 @@ class Slice(GoType):
     def valid(self, value: Any) -> bool:
         if value is None:
             return True
-        item = self.item
-        return isinstance(value, list) and all(item.valid(v) for v in value)
+        if not isinstance(value, list):
+            return False
+        valid = self.item.valid
+        for v in value:  # a loop, not all() over a generator: this walk is every template's
+            if not valid(v):
+                return False
+        return True
 
     def key(self, value: Any) -> Any:
         return tuple(self.item.key(v) for v in value or ())
@@ -210,8 +215,13 @@ class Map(GoType):
     def valid(self, value: Any) -> bool:
         if value is None:
             return True
-        item = self.value
-        return isinstance(value, dict) and all(item.valid(v) for v in value.values())
+        if not isinstance(value, dict):
+            return False
+        valid = self.value.valid
+        for v in value.values():
+            if not valid(v):
+                return False
+        return True
 
     def key(self, value: Any) -> Any:
         return tuple(sorted(((k, self.value.key(v)) for k, v in (value or {}).items()), key=itemgetter(0)))
