@@ -60,12 +60,12 @@ class NamePattern(NamedTuple):
     def longest(self) -> int:
         """Bytes the family's longest name takes: its first, each open index at its largest."""
         segments = self.segments
-        return len(segments) - 1 + sum([len(s.encode()) if type(s) is str else len(str(s - 1)) for s in segments])
+        return len(segments) - 1 + sum([len(s.encode()) if isinstance(s, str) else len(str(s - 1)) for s in segments])
 
     def shape(self) -> tuple[str | None, ...]:
         """The segments with every number and open index blanked (None): two families can only
         share a name when their shapes are equal."""
-        return tuple([None if type(s) is int or (s.isdigit() and _is_number(s)) else s for s in self.segments])
+        return tuple([s if isinstance(s, str) and not (s.isdigit() and _is_number(s)) else None for s in self.segments])
 
 
 def _is_number(segment: str) -> bool:
