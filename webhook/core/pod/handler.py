@@ -29,7 +29,7 @@ from webhook.core.admission.response import AdmissionResponse
 from webhook.core.boundedcache import Memo
 from webhook.core.model import labels
 from webhook.core.model.meta import DEFAULT_NAMESPACE, GroupVersionKind
-from webhook.core.model.pod import Pod, metadata, read_pod, read_pod_header
+from webhook.core.model.pod import Pod, PodMeta, metadata, read_pod, read_pod_header
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pod.patch import PatchInput, patch_json, shape_of
 from webhook.core.sharing.placement import CliqueIdentity, IdentityError, Placement, place, pod_index
@@ -72,6 +72,12 @@ def _mutated(request: AdmissionRequest) -> bool:
 def _as_decoded(obj: Any) -> Pod:
     """A pod decoded into ``Pod``'s shape (``objects``): every member read is of its type already."""
     return cast(Pod, obj)
+
+
+def _pod_key(namespace: str, meta: PodMeta) -> str:
+    """``namespace/name`` (the ``generateName`` the name will be made from, before it is), for a
+    message: made only when one is written."""
+    return f"{namespace}/{meta.get('name') or meta.get('generateName', '')}"
 
 
 def _podcliques_of(pcs: PodCliqueSet) -> Memo[CliqueIdentity, PodCliqueClaims]:
@@ -123,14 +129,13 @@ class PodMutator:
         namespace = request.namespace or meta.get("namespace") or DEFAULT_NAMESPACE
         pod_labels = meta.get("labels") or {}
         pcs_name = pod_labels[labels.PART_OF]
-        pod_key = f"{namespace}/{meta.get('name') or meta.get('generateName', '')}"
         try:
             identity = self.place(Placement.of(namespace, pcs_name, pod_labels[labels.PODCLIQUE], pod_labels))
             pcs = self.store.get(namespace, pcs_name) or await self.store.fetch(namespace, pcs_name)
             if pcs is None:
                 return self.missing(namespace, pcs_name)
             podclique = self.podcliques(pcs)(identity)
-            claims = podclique.of_pod(lambda: pod_index(pod_labels, pod_key))
+            claims = podclique.of_pod(lambda: pod_index(pod_labels, _pod_key(namespace, meta)))
         except IdentityError as err:
             return response.denied(str(err))
         patching = PatchInput(shape_of(pod), tuple(claims))

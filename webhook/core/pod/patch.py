@@ -141,6 +141,8 @@ def claim_patch(shape: PodShape, claims: Sequence[str]) -> list[Operation]:
 
 def _added(shape: PodShape, claims: list[str], new: list[str]) -> list[str]:
     """The names of ``claims`` the patch adds to the pod's list or to some container's."""
+    if len(new) == len(claims):  # the pod's list lacked them all (the usual pod)
+        return claims
     added = set(new)
     for present in (*shape.containers, *shape.init_containers):
         if not isinstance(present, str):
@@ -150,7 +152,8 @@ def _added(shape: PodShape, claims: list[str], new: list[str]) -> list[str]:
 
 def _annotation(shape: PodShape, added: list[str]) -> Operation:
     """Records ``added`` in the pod's annotation, after the names an earlier pass recorded."""
-    value = ",".join(dict.fromkeys([*filter(None, shape.recorded.split(",")), *added]))
+    recorded = shape.recorded
+    value = ",".join(dict.fromkeys([*filter(None, recorded.split(",")), *added])) if recorded else ",".join(added)
     if shape.annotations is None:
         return {"op": "add", "path": METADATA, "value": {"annotations": {CLAIMS_ANNOTATION: value}}}
     if not shape.annotations:

@@ -59,7 +59,7 @@ class PodCliqueClaims(NamedTuple):
         if not self.per_pod:
             return list(self.shared)
         index = pod_index()
-        return [*self.shared, *(claim_name(self.clique_fqn, entry, index) for entry in self.per_pod)]
+        return [*self.shared, *[claim_name(self.clique_fqn, entry, index) for entry in self.per_pod]]
 
 
 def podclique_claims(pcs: PodCliqueSet, identity: CliqueIdentity) -> PodCliqueClaims:
