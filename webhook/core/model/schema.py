@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import Field
 
-from webhook.core.model.meta import GoList, GoStr, GoStrList, GoStrMap, Int32, KubeModel, ObjectMeta
 from webhook.core.model import podcliqueset as model
+from webhook.core.model.meta import GoList, GoStr, GoStrList, GoStrMap, Int32, KubeModel, ObjectMeta
 
 _intern = sys.intern
 
