@@ -34,6 +34,12 @@ class EntryFilter(NamedTuple):
     clique_names: tuple[str, ...] = ()
     scaling_group_names: tuple[str, ...] = ()
 
+    def names_only(self, cliques: set[str] | frozenset[str], groups: set[str] | frozenset[str]) -> bool:
+        """Whether the filter names something, and only ``cliques`` and ``groups``: a filter Grove's
+        rules let through when these are the children that exist."""
+        named = self.clique_names or self.scaling_group_names
+        return bool(named) and cliques.issuperset(self.clique_names) and groups.issuperset(self.scaling_group_names)
+
 
 class SharingEntry(NamedTuple):
     """One ``resourceSharing`` entry of any level; ``filter`` is None when the entry has none (a

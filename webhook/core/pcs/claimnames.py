@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from webhook.core.gocompat import gojson
 from webhook.core.model.podcliqueset import PodCliqueSetSpec
-from webhook.core.sharing.patterns import NamePattern, first_longer_than, name_patterns, shared_names
+from webhook.core.sharing.patterns import NamePattern, first_longer_than, may_share, name_patterns, shared_names
 from webhook.core.sharing.scaling import largest
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -72,9 +72,10 @@ def name_families(spec: PodCliqueSetSpec) -> NameFamilies:
     """The families at the most replicas each owner can reach (``scaling.largest``): an autoscaler
     scaling a clique from 9 to 10 replicas must not make its names invalid."""
     patterns = name_patterns(largest(spec))
-    collisions, complete = _collisions(patterns)
-    ends = [bool(_LABEL_END.fullmatch(p.name())) for p in patterns]
-    return NameFamilies(patterns, ends, [p.longest() for p in patterns], collisions, complete)
+    collisions, complete = _collisions(patterns) if may_share(patterns) else ([], True)
+    firsts = [p.first_and_longest() for p in patterns]
+    ends = [_LABEL_END.fullmatch(first) is not None for first, _ in firsts]
+    return NameFamilies(patterns, ends, [longest for _, longest in firsts], collisions, complete)
 
 
 def name_warnings(pcs_name: str, families: NameFamilies) -> list[str]:

@@ -31,20 +31,21 @@ from webhook.core.pcs import details
 TEMPLATE = Path("spec").child("template")
 CLIQUES = TEMPLATE.child("cliques")
 GROUPS = TEMPLATE.child("podCliqueScalingGroups")
+TEMPLATES = TEMPLATE.child("resourceClaimTemplates")
+PCS_SHARING = TEMPLATE.child("resourceSharing")
 
 
 def validate_create(spec: PodCliqueSetSpec) -> ErrorList:
     """Every resource-sharing error of one PodCliqueSet, in the order Grove reports them."""
     internal = {t.name for t in spec.templates}
-    errors = _templates(TEMPLATE.child("resourceClaimTemplates"), spec.templates)
+    errors = _templates(TEMPLATES, spec.templates)
 
-    pcs_path = TEMPLATE.child("resourceSharing")
-    errors += _entries(pcs_path, spec.entries, internal)
+    errors += _entries(PCS_SHARING, spec.entries, internal)
     clique_names = {c.name for c in spec.cliques}
     group_names = {g.name for g in spec.scaling_groups}
     for i, entry in enumerate(spec.entries):
         if entry.filter is not None:
-            errors += _pcs_filter(pcs_path.index(i), entry, clique_names, group_names)
+            errors += _pcs_filter(PCS_SHARING, i, entry, clique_names, group_names)
 
     for c, clique in enumerate(spec.cliques):
         if clique.entries:
@@ -100,12 +101,13 @@ def _entries(path: Path, entries: Sequence[SharingEntry], internal: set[str]) ->
     return errors
 
 
-def _pcs_filter(entry_path: Path, entry: SharingEntry, clique_names: set[str], group_names: set[str]) -> ErrorList:
-    """F1 to F3: a PodCliqueSet filter names at least one child, and only children that exist."""
+def _pcs_filter(list_path: Path, i: int, entry: SharingEntry, clique_names: set[str], group_names: set[str]) -> ErrorList:
+    """F1 to F3: a PodCliqueSet filter names at least one child, and only children that exist
+    (the usual filter, answered before any path is made)."""
     flt = entry.filter
-    if flt is None:
+    if flt is None or flt.names_only(clique_names, group_names):
         return []
-    path = entry_path.child("filter")
+    path = list_path.index(i).child("filter")
     errors: ErrorList = []
     if not flt.clique_names and not flt.scaling_group_names:
         errors.append(required(path, details.PCS_FILTER_EMPTY))
@@ -124,15 +126,16 @@ def _group(path: Path, group: ScalingGroupConfig, internal: set[str]) -> ErrorLi
     members = set(group.clique_names)
     for i, entry in enumerate(group.entries):
         if entry.filter is not None:
-            errors += _group_filter(path.index(i), entry, members)
+            errors += _group_filter(path, i, entry, members)
     return errors
 
 
-def _group_filter(entry_path: Path, entry: SharingEntry, members: set[str]) -> ErrorList:
+def _group_filter(list_path: Path, i: int, entry: SharingEntry, members: set[str]) -> ErrorList:
+    """G1 and G2: a scaling group's filter names at least one clique, and only its members."""
     flt = entry.filter
-    if flt is None:
+    if flt is None or flt.names_only(members, frozenset()):
         return []
-    path = entry_path.child("filter")
+    path = list_path.index(i).child("filter")
     errors: ErrorList = []
     if not flt.clique_names:
         errors.append(required(path, details.GROUP_FILTER_EMPTY))

@@ -13,7 +13,7 @@ first claims and says so on the owner.
 
 from __future__ import annotations
 
-from webhook.core.model.podcliqueset import Entries, EntryFilter, PodCliqueSet, PodCliqueSetSpec
+from webhook.core.model.podcliqueset import Entries, PodCliqueSet, PodCliqueSetSpec
 from webhook.core.pcs.claimnames import name_families, name_warnings
 from webhook.core.sharing.desired import claim_count, over_limit
 from webhook.core.sharing.owners import planned_owners
@@ -49,18 +49,11 @@ def _unmatched(source: str, entries: Entries, cliques: set[str], groups: set[str
     return [
         f"{source}[{i}].filter: {MATCHES_NO_POD}"
         for i, entry in enumerate(entries)
-        if _names_existing(entry.filter, cliques, groups) and not any(entry.selects(c, g) for c, g in pods)
+        if entry.filter is not None and entry.filter.names_only(cliques, groups) and not any(entry.selects(c, g) for c, g in pods)
     ]
 
 
 MATCHES_NO_POD = "matches no pod of this PodCliqueSet"
-
-
-def _names_existing(flt: EntryFilter | None, cliques: set[str], groups: set[str]) -> bool:
-    """Whether a filter names something and only children that exist: one Grove's rules let through."""
-    if flt is None or not (flt.clique_names or flt.scaling_group_names):
-        return False
-    return cliques.issuperset(flt.clique_names) and groups.issuperset(flt.scaling_group_names)
 
 
 def most_claims(spec: PodCliqueSetSpec) -> int:

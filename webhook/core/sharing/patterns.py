@@ -57,15 +57,27 @@ class NamePattern(NamedTuple):
     def open_sizes(self) -> list[int]:
         return [s for s in self.segments if type(s) is int]
 
-    def longest(self) -> int:
-        """Bytes the family's longest name takes: its first, each open index at its largest."""
-        segments = self.segments
-        return len(segments) - 1 + sum([len(s.encode()) if isinstance(s, str) else len(str(s - 1)) for s in segments])
+    def first_and_longest(self) -> tuple[str, int]:
+        """The family's first name (every open index 0), and the bytes its longest name takes (the
+        first with each open index at its largest)."""
+        parts: list[str] = []
+        extra = 0
+        for s in self.segments:
+            if isinstance(s, str):
+                parts.append(s)
+            else:
+                parts.append("0")
+                extra += len(str(s - 1)) - 1
+        first = "-".join(parts)
+        return first, len(first.encode()) + extra
 
     def shape(self) -> tuple[str | None, ...]:
         """The segments with every number and open index blanked (None): two families can only
         share a name when their shapes are equal."""
-        return tuple([s if isinstance(s, str) and not (s.isdigit() and _is_number(s)) else None for s in self.segments])
+        shape: list[str | None] = []
+        for s in self.segments:
+            shape.append(s if type(s) is str and not (s.isdigit() and _is_number(s)) else None)
+        return tuple(shape)
 
 
 def _is_number(segment: str) -> bool:
@@ -99,10 +111,10 @@ def owner_parts(spec: PodCliqueSetSpec, place: Place[OpenIndex]) -> Parts:
 def _segments(parts: Parts) -> tuple[Segment, ...]:
     segments: list[Segment] = []
     for part in parts:
-        if isinstance(part, str):
+        if type(part) is str:
             segments += part.split("-")
         else:
-            segments.append(part.size if isinstance(part, OpenIndex) else str(part))
+            segments.append(part.size if type(part) is OpenIndex else str(part))
     return tuple(segments)
 
 
@@ -127,18 +139,20 @@ def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -
     """The patterns of the claims of the owners named ``owner`` (parts after the PodCliqueSet's
     name) at ``replicas``: its AllReplicas entries, then its PerReplica entries with an open replica
     index (none at 0 replicas). A scale (``scaling``) asks for one owner at a new count."""
-    patterns = []
     head = _segments(owner)
-    for scope, replica in ((Scope.ALL_REPLICAS, None), (Scope.PER_REPLICA, OpenIndex(replicas))):
-        if replica is not None and replicas <= 0:
+    every: list[NamePattern] = []
+    each: list[NamePattern] = []
+    replica = OpenIndex(replicas)
+    for i, entry in enumerate(entries):
+        # The owner's segments once for all its entries: a claim's parts are the owner's followed
+        # by those of the claim formula with no owner.
+        if not entry.name:
             continue
-        for i, entry in enumerate(entries):
-            if entry.scope == scope and entry.name:
-                # The owner's segments once for all its entries: a claim's parts are the owner's
-                # followed by those of the claim formula with no owner.
-                tail = _segments(naming.claim_parts((), entry.name, replica))
-                patterns.append(NamePattern(f"{source}[{i}]", head + tail))
-    return patterns
+        if entry.scope == Scope.ALL_REPLICAS:
+            every.append(NamePattern(f"{source}[{i}]", head + _segments(naming.claim_parts((), entry.name, None))))
+        elif entry.scope == Scope.PER_REPLICA and replicas > 0:
+            each.append(NamePattern(f"{source}[{i}]", head + _segments(naming.claim_parts((), entry.name, replica))))
+    return every + each
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +223,11 @@ class SharedNames:
 
     def __iter__(self) -> Iterator[tuple[int, int, str]]:
         return iter(self.pairs)
+
+
+def may_share(patterns: list[NamePattern]) -> bool:
+    """Whether two of the patterns have one shape: only then may their families share a name."""
+    return len({p.shape() for p in patterns}) < len(patterns)
 
 
 def shared_names(patterns: list[NamePattern], work_limit: int = WORK_LIMIT) -> SharedNames:
