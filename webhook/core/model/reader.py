@@ -10,14 +10,15 @@ message Go's refusal gets; it gives the same PodCliqueSet for the objects both r
 The spec is read on its own (``read_spec``), so that a caller may remember what it read by the
 spec's JSON (``spec_text``): many PodCliqueSets are one workload under several names. A spec may
 come as that JSON (``msgspec.Raw``, as the validating webhook decodes a review) and is then parsed
-only when it is not remembered.
+only when it is not remembered, no further than it is read: the pod templates of its cliques, the
+bulk of a spec, are skipped as JSON (``_SpecJson``), as every other member is ignored.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
 import msgspec
 import orjson
@@ -79,6 +80,50 @@ def _parsed(text: msgspec.Raw) -> Any:
         return orjson.loads(memoryview(text))
     except orjson.JSONDecodeError:
         raise NotJson from None
+
+
+class _CliqueSpecJson(TypedDict, total=False):
+    replicas: Any
+    autoScalingConfig: Any
+
+
+class _CliqueJson(TypedDict, total=False):
+    name: Any
+    labels: Any
+    resourceSharing: Any
+    spec: _CliqueSpecJson | None
+
+
+class _TemplateJson(TypedDict, total=False):
+    resourceSharing: Any
+    cliques: list[_CliqueJson] | None
+    podCliqueScalingGroups: Any
+    resourceClaimTemplates: msgspec.Raw
+
+
+class _SpecJson(TypedDict, total=False):
+    """The members of a spec ``read_spec`` reads: a clique's ``podSpec``, most of a spec's text,
+    is skipped as JSON. Members read as any JSON are read on as orjson would read them (a number
+    msgspec reads otherwise, past 64 bits, is no value ``read_spec`` takes, and sends the spec to
+    be parsed whole); the templates, kept whole in the model, are left to orjson."""
+
+    replicas: Any
+    template: _TemplateJson | None
+
+
+_SPEC = msgspec.json.Decoder(_SpecJson)
+
+
+def _spec_parsed(text: msgspec.Raw) -> Any:
+    """A spec kept as its JSON text, decoded no further than ``read_spec`` reads it; parsed whole
+    (``_parsed``) where it is not of the shape declared, or not ASCII (skipped text is not checked
+    as UTF-8), so that reading it then says what is unusual about it."""
+    if bytes(text).isascii():
+        try:
+            return _SPEC.decode(text)
+        except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
+            pass
+    return _parsed(text)
 
 
 # --- the usual object, read directly --------------------------------------------------------------
@@ -219,16 +264,17 @@ def _template(value: Any) -> ClaimTemplate:
 def read_spec(spec: SpecJson) -> PodCliqueSetSpec:
     """A ``spec`` read directly; raises ``Unusual`` for anything the schema must read."""
     if type(spec) is msgspec.Raw:
-        spec = _parsed(spec)
+        spec = _spec_parsed(spec)
         if type(spec) is not dict:
             raise Unusual
     template = _member(spec, "template")
+    templates = template.get("resourceClaimTemplates")
     return PodCliqueSetSpec(
         _int32(spec.get("replicas", 0)),
         _entries(template.get("resourceSharing"), "pcs"),
         tuple([_clique(c) for c in _list(template.get("cliques"))]),
         tuple([_scaling_group(g) for g in _list(template.get("podCliqueScalingGroups"))]),
-        tuple([_template(t) for t in _list(template.get("resourceClaimTemplates"))]),
+        tuple([_template(t) for t in _list(_parsed(templates) if type(templates) is msgspec.Raw else templates)]),
         "resourceSharing" in template,
         "resourceClaimTemplates" in template,
     )
