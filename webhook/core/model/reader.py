@@ -103,9 +103,10 @@ class _TemplateJson(TypedDict, total=False):
 
 class _SpecJson(TypedDict, total=False):
     """The members of a spec ``read_spec`` reads: a clique's ``podSpec``, most of a spec's text,
-    is skipped as JSON. Members read as any JSON are read on as orjson would read them (a number
-    msgspec reads otherwise, past 64 bits, is no value ``read_spec`` takes, and sends the spec to
-    be parsed whole); the templates, kept whole in the model, are left to orjson."""
+    is skipped as JSON. Members declared as any JSON read as orjson reads them but for numbers
+    past 64 bits or a double's range, which msgspec reads otherwise: where ``read_spec`` reads
+    one, it is no value it takes, and the spec goes to the schema as orjson parses it (and is
+    refused as before). The templates, kept whole in the model, are left to orjson."""
 
     replicas: Any
     template: _TemplateJson | None
