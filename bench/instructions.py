@@ -1,0 +1,123 @@
+"""Instructions per review, counted by valgrind's cachegrind: the work a decision does, counted
+alike (within a tenth of a percent) from run to run on a machine whose timings move by a third
+within the hour (docs/PERFORMANCE.md, sixth pass).
+
+Each kind runs twice under cachegrind after the same set-up, answering ``--reviews`` reviews and
+answering none; the difference divided by their number is the count per review (``--n``). The collector is
+off and ``PYTHONHASHSEED`` fixed, so that two runs do the same work. Kinds: a cold CREATE and a cold
+UPDATE of ``spec.replicas`` of Grove's e2e PodCliqueSet (a new validator per review, a container
+image varied so that no two specs are alike), a CREATE of a spec seen before under a new name (one
+validator), and a spec read alone whose pod templates are large (60 environment variables and 10
+volume mounts per container, 10 volumes per pod). Needs valgrind (skipped without it). Run:
+``python bench/instructions.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import orjson
+from decisions import VALIDATE, pcs_reviews
+from serving import answered, heading
+
+from webhook.core.model.reader import read_spec
+from webhook.core.pcs.handler import PodCliqueSetValidator
+
+KINDS = {
+    "cold": "validate, CREATE, a spec never seen",
+    "cold-update": "validate, UPDATE of spec.replicas only, a spec never seen",
+    "distinct": "validate, CREATE, a spec seen under a new name",
+    "large-spec": "a spec with large pod templates read (9.5 KB)",
+}
+MADE = 200
+"""Reviews made in every run, answered or not, so that both runs of a kind set up the same."""
+
+
+def _varied(body: bytes, k: int, large: bool = False) -> Any:
+    """The review with the first clique's first container image made the ``k``-th; with ``large``,
+    every pod template grown as ``KINDS`` says."""
+    review = orjson.loads(body)
+    cliques = review["request"]["object"]["spec"]["template"]["cliques"]
+    cliques[0]["spec"]["podSpec"]["containers"][0]["image"] = f"image-{k}"
+    for clique in cliques if large else ():
+        pod = clique["spec"]["podSpec"]
+        for container in pod["containers"]:
+            container["env"] = [{"name": f"VAR_{i}", "value": f"value-{i}-{k}"} for i in range(60)]
+            container["volumeMounts"] = [{"name": f"volume-{i}", "mountPath": f"/mnt/{i}"} for i in range(10)]
+        pod["volumes"] = [{"name": f"volume-{i}", "configMap": {"name": f"config-{i}"}} for i in range(10)]
+    return review
+
+
+def workload(kind: str) -> Callable[[int], None]:
+    """What one run of ``kind`` answers: ``run(n)`` answers the first ``n`` of ``MADE`` reviews."""
+    reviews = pcs_reviews()
+    if kind == "large-spec":
+        created = [_varied(reviews["CREATE"](k), k, large=True) for k in range(MADE)]
+        specs = [msgspec.Raw(orjson.dumps(review["request"]["object"]["spec"])) for review in created]
+
+        def read(n: int) -> None:
+            for spec in specs[:n]:
+                read_spec(spec)
+
+        return read
+    if kind == "distinct":
+        validator = PodCliqueSetValidator()
+        bodies = [reviews["CREATE"](k) for k in range(MADE)]
+        answered(validator, VALIDATE, bodies[0])
+        return lambda n: _answer(lambda: validator, bodies[:n])
+    review = reviews["CREATE" if kind == "cold" else "UPDATE of spec.replicas only"]
+    bodies = [orjson.dumps(_varied(review(k), k)) for k in range(MADE)]
+    return lambda n: _answer(PodCliqueSetValidator, bodies[:n])
+
+
+def _answer(validator: Callable[[], PodCliqueSetValidator], bodies: list[bytes]) -> None:
+    for body in bodies:
+        answered(validator(), VALIDATE, body).content()
+
+
+def counted(kind: str, reviews: int) -> subprocess.Popen[str]:
+    command = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+    command += [sys.executable, __file__, "--child", kind, "--n", str(reviews)]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+
+
+def instructions(run: subprocess.Popen[str]) -> int:
+    _, stderr = run.communicate()
+    found = re.search(r"I\s+refs:\s+([\d,]+)", stderr)
+    if run.returncode != 0 or found is None:
+        raise SystemExit(f"valgrind did not count the run: {stderr.strip().splitlines()[-1:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=MADE, help=f"reviews answered in the counted run (at most {MADE})")
+    parser.add_argument("--child", choices=KINDS, help=argparse.SUPPRESS)
+    arguments = parser.parse_args()
+    reviews = min(arguments.n, MADE)
+    if arguments.child:
+        run = workload(arguments.child)
+        gc.disable()
+        run(reviews)
+        return
+    if shutil.which("valgrind") is None:
+        print("skipped: valgrind, which counts the instructions, is not installed")
+        return
+    runs = {kind: (counted(kind, 0), counted(kind, reviews)) for kind in KINDS}
+    print(heading(f"{reviews} reviews per count, cachegrind") + "\n")
+    print("| instructions per review | count |\n|---|---|")
+    for kind, (none, some) in runs.items():
+        print(f"| {KINDS[kind]} | {(instructions(some) - instructions(none)) // reviews:,} |")
+
+
+if __name__ == "__main__":
+    main()
