@@ -18,6 +18,7 @@ from webhook.core.model.reader import read_podcliqueset
 from webhook.core.sharing.patterns import (
     NamePattern,
     first_longer_than,
+    may_share,
     name_patterns,
     shared_names,
 )
@@ -55,6 +56,28 @@ def test_shared_names_are_exactly_the_common_names() -> None:
         assert set(found) == expected, seed
         found_any += len(found)
     assert found_any > 100, "the random specs should produce collisions"
+
+
+def test_first_name_and_longest_length_are_those_of_the_listed_names() -> None:
+    for seed in range(0, len(SEEDS), 4):
+        for pattern in name_patterns(read_podcliqueset(random_spec(seed)).spec):
+            names = listed(pattern)
+            first = "-".join(s if isinstance(s, str) else "0" for s in pattern.segments)
+            assert pattern.first_and_longest() == (first, max(len(n.encode()) for n in names)), (seed, pattern)
+            assert first in names
+
+
+def test_families_of_distinct_shapes_share_no_name() -> None:
+    """``may_share`` lets the collision search be skipped: when it says no, no two listed families
+    have a name in common (and the random specs give both answers)."""
+    answers = set()
+    for seed in SEEDS:
+        patterns = name_patterns(read_podcliqueset(random_spec(seed)).spec)
+        answers.add(may_share(patterns))
+        if not may_share(patterns):
+            families = [listed(p) for p in patterns]
+            assert not any(a & b for a, b in itertools.combinations(families, 2)), seed
+    assert answers == {True, False}
 
 
 @pytest.mark.parametrize(

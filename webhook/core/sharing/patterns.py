@@ -50,7 +50,7 @@ class NamePattern(NamedTuple):
     def name(self, indices: tuple[int, ...] | list[int] = ()) -> str:
         """One name of the family: open indices from ``indices`` in order (0 for those not given)."""
         if not indices:
-            return "-".join([s if type(s) is str else "0" for s in self.segments])
+            return self.first_and_longest()[0]
         given = iter(indices)
         return "-".join([s if type(s) is str else str(next(given, 0)) for s in self.segments])
 
@@ -139,13 +139,13 @@ def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -
     """The patterns of the claims of the owners named ``owner`` (parts after the PodCliqueSet's
     name) at ``replicas``: its AllReplicas entries, then its PerReplica entries with an open replica
     index (none at 0 replicas). A scale (``scaling``) asks for one owner at a new count."""
+    # The owner's segments once for all its entries: a claim's parts are the owner's followed by
+    # those of the claim formula with no owner.
     head = _segments(owner)
     every: list[NamePattern] = []
     each: list[NamePattern] = []
     replica = OpenIndex(replicas)
     for i, entry in enumerate(entries):
-        # The owner's segments once for all its entries: a claim's parts are the owner's followed
-        # by those of the claim formula with no owner.
         if not entry.name:
             continue
         if entry.scope == Scope.ALL_REPLICAS:
