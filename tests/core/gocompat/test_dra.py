@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from types import GenericAlias
 from typing import Any
 
+import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from webhook.core.gocompat import dra
 from webhook.core.gocompat.gojson import marshal
-from webhook.core.gocompat.gotypes import DecodeError, semantic_equal
+from webhook.core.gocompat.gotypes import DecodeError, GoType, Map, Ptr, Scalar, Slice, Struct, semantic_equal
 
 REQUEST = {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}
 
@@ -146,3 +150,39 @@ def equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
 )
 def test_semantic_deep_equal(a: dict[str, Any], b: dict[str, Any], same: bool) -> None:
     assert equal(a, b) is same
+
+
+_ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**65), 2**65) | st.floats(allow_nan=False) | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=3), inner, max_size=2),
+    max_leaves=4,
+)
+
+
+def _values(go_type: GoType) -> st.SearchStrategy[Any]:
+    """Values of ``go_type`` with any member, at any depth, possibly of another JSON type."""
+    if isinstance(go_type, Ptr):
+        return _values(go_type.to)
+    if isinstance(go_type, Slice):
+        shaped: st.SearchStrategy[Any] = st.lists(st.deferred(lambda: _values(go_type.item)), max_size=2)
+    elif isinstance(go_type, Map):
+        shaped = st.dictionaries(st.text(max_size=2), st.deferred(lambda: _values(go_type.value)), max_size=2)
+    elif isinstance(go_type, Struct):
+        shaped = st.fixed_dictionaries({}, optional={f.name: st.deferred(lambda t=f.type: _values(t)) for f in go_type.fields})
+    elif isinstance(go_type, Scalar):
+        shaped = st.from_type(go_type.kind) if go_type.kind is not int else st.integers(-(2**64), 2**64)
+    else:
+        shaped = st.sampled_from(["1Gi", "2025-01-02T03:04:05Z", "x", ""])
+    return st.one_of(shaped, shaped, _ANY_JSON)
+
+
+@given(_values(dra.TEMPLATE_SPEC))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_template_msgspec_accepts_is_one_go_decodes(spec: Any) -> None:
+    """The templates are checked by msgspec first (``GoType.accepting``); whatever it lets through
+    without ``decode`` must be a template Go's decoder takes."""
+    try:
+        msgspec.convert([spec], GenericAlias(list, (dra.TEMPLATE_SPEC.accepting(),)))
+    except msgspec.ValidationError:
+        return
+    dra.decode_templates([("gpu", spec)])

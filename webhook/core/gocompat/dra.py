@@ -11,7 +11,10 @@ sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import GenericAlias
 from typing import Any
+
+import msgspec
 
 from webhook.core.gocompat.apimachinery import QUANTITY, RAW, TIME
 from webhook.core.gocompat.fielderrors import Path
@@ -109,11 +112,17 @@ PATH = Path("spec").child("template", "resourceClaimTemplates")
 """Where the templates are, for the path of a ``DecodeError`` (``err.at(PATH)``)."""
 
 
+_ACCEPTED = GenericAlias(list, (TEMPLATE_SPEC.accepting(),))
+"""Template specs msgspec may check on ``decode``'s behalf (``GoType.accepting``)."""
+
+
 def templates_problem(templates: Sequence[tuple[str, dict[str, Any]]]) -> str | None:
     """Where Go's decoder would refuse the templates (``path: problem``), or None."""
-    valid = TEMPLATE_SPEC.valid
-    if all([valid(spec) for _, spec in templates]):
+    try:
+        msgspec.convert([spec for _, spec in templates], _ACCEPTED)
         return None
+    except msgspec.ValidationError:
+        pass
     try:
         decode_templates(templates)
     except DecodeError as err:

@@ -8,6 +8,10 @@ value), and ``json.Marshal`` prints it in the immutability message (declaration 
 ``null`` for nil). Each type below does those three things; ``dra`` describes the structs.
 
 A decoded value is plain Python: a struct is a dict holding every field, nil is None.
+
+Whether a value decodes at all is asked of every template a review carries, and the usual answer is
+yes: each type also gives a msgspec type (``accepting``) that takes only values ``decode`` takes, so
+that msgspec checks the usual value in C and only what it refuses is decoded here, to say why.
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from types import GenericAlias
+from typing import TYPE_CHECKING, Annotated, Any
+
+import msgspec
 
 from webhook.core.gocompat.fielderrors import Path
 from webhook.core.gocompat.gojson import GoMap
@@ -51,6 +58,10 @@ def _json_kind(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
+_NO_VALUE = Annotated[str, msgspec.Meta(pattern="(?!)")]
+"""A msgspec type no value has (a string matching no pattern)."""
+
+
 class GoType:
     """One Go type: how JSON decodes into it, what ``Semantic.DeepEqual`` compares, what
     ``json.Marshal`` prints."""
@@ -64,14 +75,11 @@ class GoType:
     def decode(self, value: Any) -> Any:
         raise NotImplementedError
 
-    def valid(self, value: Any) -> bool:
-        """Whether ``decode`` would take ``value``, found without building the decoded value (the
-        usual answer, yes, costs a walk over what was sent; ``decode`` says what is wrong)."""
-        try:
-            self.decode(value)
-        except DecodeError:
-            return False
-        return True
+    def accepting(self) -> Any:
+        """A msgspec type whose values, and ``null``, ``decode`` takes (``msgspec.convert``
+        with it refuses some values ``decode`` takes too: those are then decoded to find out).
+        Here only ``null``: a type whose check msgspec cannot make leaves every value to ``decode``."""
+        return _NO_VALUE | None
 
     def key(self, value: Any) -> Any:
         """A Python value equal for two Go values exactly when ``Semantic.DeepEqual`` holds."""
@@ -109,10 +117,10 @@ class Scalar(GoType):
             raise DecodeError(f"cannot unmarshal number {value} into a Go value of type {self.go_name}")
         return value
 
-    def valid(self, value: Any) -> bool:
-        if value is None:
-            return True
-        return type(value) is self.kind and (not self.bits or -(2 ** (self.bits - 1)) <= value < 2 ** (self.bits - 1))
+    def accepting(self) -> Any:
+        if not self.bits:
+            return self.kind | None
+        return Annotated[int, msgspec.Meta(ge=-(2 ** (self.bits - 1)), le=2 ** (self.bits - 1) - 1)] | None
 
     def is_empty(self, value: Any) -> bool:
         return bool(value == self.zero)
@@ -134,8 +142,8 @@ class Ptr(GoType):
     def decode(self, value: Any) -> Any:
         return None if value is None else self.to.decode(value)
 
-    def valid(self, value: Any) -> bool:
-        return value is None or self.to.valid(value)
+    def accepting(self) -> Any:
+        return self.to.accepting()
 
     def key(self, value: Any) -> Any:
         return None if value is None else (self.to.key(value),)
@@ -168,16 +176,8 @@ class Slice(GoType):
                 raise err.within(i) from None
         return decoded
 
-    def valid(self, value: Any) -> bool:
-        if value is None:
-            return True
-        if not isinstance(value, list):
-            return False
-        valid = self.item.valid
-        for v in value:  # a loop, not all() over a generator: this walk is every template's
-            if not valid(v):
-                return False
-        return True
+    def accepting(self) -> Any:
+        return GenericAlias(list, (self.item.accepting(),)) | None
 
     def key(self, value: Any) -> Any:
         return tuple(self.item.key(v) for v in value or ())
@@ -212,16 +212,8 @@ class Map(GoType):
                 raise err.within(k) from None
         return decoded
 
-    def valid(self, value: Any) -> bool:
-        if value is None:
-            return True
-        if not isinstance(value, dict):
-            return False
-        valid = self.value.valid
-        for v in value.values():
-            if not valid(v):
-                return False
-        return True
+    def accepting(self) -> Any:
+        return GenericAlias(dict, (str, self.value.accepting())) | None
 
     def key(self, value: Any) -> Any:
         return tuple(sorted(((k, self.value.key(v)) for k, v in (value or {}).items()), key=itemgetter(0)))
@@ -271,16 +263,13 @@ class Struct(GoType):
                 raise err.within(f.name) from None
         return decoded
 
-    def valid(self, value: Any) -> bool:
-        """A member that was not sent decodes as its zero value, so only those sent are looked at."""
-        if not isinstance(value, dict):
-            return value is None
-        by_name = self.by_name
-        for name, member in value.items():
-            go_type = by_name.get(name)
-            if go_type is not None and not go_type.valid(member):
-                return False
-        return True
+    def accepting(self) -> Any:
+        """Members not declared are ignored, as ``decode`` ignores them; one not sent is null."""
+        return self._accepting | None
+
+    @cached_property
+    def _accepting(self) -> type[msgspec.Struct]:
+        return msgspec.defstruct(self.go_name, [(f.name, f.type.accepting(), None) for f in self.fields], gc=False)
 
     def key(self, value: Any) -> Any:
         return tuple(f.type.key(value[f.name]) for f in self.fields)
