@@ -15,13 +15,16 @@ from core.sharing.oracle import claim_names
 from core.sharing.specs import random_spec
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.reader import read_podcliqueset
-from webhook.core.sharing.patterns import (
-    NamePattern,
-    first_longer_than,
-    may_share,
-    name_patterns,
-    shared_names,
-)
+from webhook.core.sharing.patterns import NamePattern, first_longer_than, name_patterns
+from webhook.core.sharing.sharednames import may_share, shared_names
+
+
+def pattern_of(source: str, segments: tuple[str | int, ...]) -> NamePattern:
+    """A pattern of these segments, its first name and longest length found by their definitions."""
+    first = "-".join(s if isinstance(s, str) else "0" for s in segments)
+    longest = "-".join(s if isinstance(s, str) else str(s - 1) for s in segments)
+    return NamePattern(source, segments, first, len(longest.encode()))
+
 
 def listed(pattern: NamePattern) -> set[str]:
     return {pattern.name(indices) for indices in itertools.product(*(range(n) for n in pattern.open_sizes()))}
@@ -63,7 +66,7 @@ def test_first_name_and_longest_length_are_those_of_the_listed_names() -> None:
         for pattern in name_patterns(read_podcliqueset(random_spec(seed)).spec):
             names = listed(pattern)
             first = "-".join(s if isinstance(s, str) else "0" for s in pattern.segments)
-            assert pattern.first_and_longest() == (first, max(len(n.encode()) for n in names)), (seed, pattern)
+            assert (pattern.first, pattern.longest) == (first, max(len(n.encode()) for n in names)), (seed, pattern)
             assert first in names
 
 
@@ -92,7 +95,7 @@ def test_families_of_distinct_shapes_share_no_name() -> None:
     ],
 )
 def test_first_name_longer_than_a_limit(segments: tuple[str | int, ...], limit: int, expected: str | None) -> None:
-    pattern = NamePattern("spec.template.resourceSharing[0]", segments)
+    pattern = pattern_of("spec.template.resourceSharing[0]", segments)
     first = next(
         (pattern.name(i) for i in itertools.product(*(range(n) for n in pattern.open_sizes())) if len(pattern.name(i)) > limit),
         None,
@@ -128,9 +131,9 @@ def test_an_index_meets_a_literal_number_of_any_length(size: int, literal: str, 
     """A numeric name segment longer than ``int`` reads (4,300 digits) failed the validating webhook
     with code 500 when it was compared with an open index."""
     patterns = [
-        NamePattern("spec.template.resourceSharing[0]", ("p", size, "x")),
-        NamePattern("spec.template.resourceSharing[1]", ("p", literal, "x")),
-        NamePattern("spec.template.resourceSharing[2]", ("p", "9" * 5000, "x")),
+        pattern_of("spec.template.resourceSharing[0]", ("p", size, "x")),
+        pattern_of("spec.template.resourceSharing[1]", ("p", literal, "x")),
+        pattern_of("spec.template.resourceSharing[2]", ("p", "9" * 5000, "x")),
     ]
     found = {(a, b): name for a, b, name in shared_names(patterns)}
     assert ((0, 1) in found) == shared
@@ -138,7 +141,7 @@ def test_an_index_meets_a_literal_number_of_any_length(size: int, literal: str, 
 
 
 def test_a_search_beyond_the_work_limit_stops_and_says_so() -> None:
-    patterns = [NamePattern(f"spec.template.cliques[{c}].resourceSharing[0]", ("p", 3, "x")) for c in range(1000)]
+    patterns = [pattern_of(f"spec.template.cliques[{c}].resourceSharing[0]", ("p", 3, "x")) for c in range(1000)]
     started = time.perf_counter()
     cut = shared_names(patterns, work_limit=5000)
     assert time.perf_counter() - started < 0.5

@@ -16,7 +16,8 @@ from typing import NamedTuple
 
 from webhook.core.gocompat import gojson
 from webhook.core.model.podcliqueset import PodCliqueSetSpec
-from webhook.core.sharing.patterns import NamePattern, first_longer_than, may_share, name_patterns, shared_names
+from webhook.core.sharing.patterns import NamePattern, first_longer_than, name_patterns
+from webhook.core.sharing.sharednames import may_share, shared_names
 from webhook.core.sharing.scaling import largest
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -61,8 +62,6 @@ class NameFamilies(NamedTuple):
     patterns: list[NamePattern]
     label_ends: list[bool]
     """Per pattern: its names end as a DNS-1123 label does after a name that starts as one."""
-    longest: list[int]
-    """Per pattern: bytes its longest name takes after the PodCliqueSet's name."""
     collisions: list[Collision]
     complete: bool
     """Every collision is listed."""
@@ -73,9 +72,8 @@ def name_families(spec: PodCliqueSetSpec) -> NameFamilies:
     scaling a clique from 9 to 10 replicas must not make its names invalid."""
     patterns = name_patterns(largest(spec))
     collisions, complete = _collisions(patterns) if may_share(patterns) else ([], True)
-    firsts = [p.first_and_longest() for p in patterns]
-    ends = [_LABEL_END.fullmatch(first) is not None for first, _ in firsts]
-    return NameFamilies(patterns, ends, [longest for _, longest in firsts], collisions, complete)
+    ends = [_LABEL_END.fullmatch(p.first) is not None for p in patterns]
+    return NameFamilies(patterns, ends, collisions, complete)
 
 
 def name_warnings(pcs_name: str, families: NameFamilies) -> list[str]:
@@ -95,8 +93,8 @@ def _invalid_names(pcs_name: str, families: NameFamilies) -> list[str]:
     room = MAX_LABEL_LENGTH - len(pcs_name.encode())
     starts = bool(_LABEL_START.fullmatch(pcs_name))
     warnings: dict[str, str] = {}
-    for pattern, ends, longest in zip(families.patterns, families.label_ends, families.longest, strict=True):
-        if (starts and ends and longest <= room) or pattern.source in warnings:
+    for pattern, ends in zip(families.patterns, families.label_ends, strict=True):
+        if (starts and ends and pattern.longest <= room) or pattern.source in warnings:
             continue
         invalid = first_invalid(pcs_name, pattern)
         if invalid:

@@ -26,7 +26,8 @@ from webhook.core.model.meta import DEFAULT_NAMESPACE, GroupVersionKind, Int32, 
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.claimnames import first_invalid
 from webhook.core.sharing.owners import Level
-from webhook.core.sharing.patterns import NamePattern, name_patterns, shared_names
+from webhook.core.sharing.patterns import NamePattern, name_patterns
+from webhook.core.sharing.sharednames import shared_names
 from webhook.core.sharing.scaling import ScaleTarget, place
 
 SCALE = GroupVersionKind("autoscaling", "v1", "Scale")

@@ -20,10 +20,7 @@ whatever the PodCliqueSet is called.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import combinations, islice
 from typing import NamedTuple
 
 from webhook.core.model.podcliqueset import Entries, PodCliqueSetSpec, Scope
@@ -42,6 +39,10 @@ class NamePattern(NamedTuple):
     source: str
     """The entry's field path, e.g. ``spec.template.cliques[0].resourceSharing[1]``."""
     segments: tuple[Segment, ...]
+    first: str
+    """The family's first name (every open index 0)."""
+    longest: int
+    """Bytes the family's longest name takes (the first with each open index at its largest)."""
 
     @property
     def list_path(self) -> str:
@@ -50,26 +51,12 @@ class NamePattern(NamedTuple):
     def name(self, indices: tuple[int, ...] | list[int] = ()) -> str:
         """One name of the family: open indices from ``indices`` in order (0 for those not given)."""
         if not indices:
-            return self.first_and_longest()[0]
+            return self.first
         given = iter(indices)
         return "-".join([s if type(s) is str else str(next(given, 0)) for s in self.segments])
 
     def open_sizes(self) -> list[int]:
         return [s for s in self.segments if type(s) is int]
-
-    def first_and_longest(self) -> tuple[str, int]:
-        """The family's first name (every open index 0), and the bytes its longest name takes (the
-        first with each open index at its largest)."""
-        parts: list[str] = []
-        extra = 0
-        for s in self.segments:
-            if isinstance(s, str):
-                parts.append(s)
-            else:
-                parts.append("0")
-                extra += len(str(s - 1)) - 1
-        first = "-".join(parts)
-        return first, len(first.encode()) + extra
 
     def shape(self) -> tuple[str | None, ...]:
         """The segments with every number and open index blanked (None): two families can only
@@ -139,20 +126,48 @@ def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -
     """The patterns of the claims of the owners named ``owner`` (parts after the PodCliqueSet's
     name) at ``replicas``: its AllReplicas entries, then its PerReplica entries with an open replica
     index (none at 0 replicas). A scale (``scaling``) asks for one owner at a new count."""
-    # The owner's segments once for all its entries: a claim's parts are the owner's followed by
-    # those of the claim formula with no owner.
+    # What depends on the owner alone is found once for all its entries: its segments, its first
+    # name (claim names follow it by ``naming.claim_name``) and the digits its indices may add.
     head = _segments(owner)
+    firsts: list[str] = []
+    head_extra = 0
+    for part in owner:
+        if isinstance(part, str):
+            firsts.append(part)
+        elif type(part) is OpenIndex:
+            firsts.append("0")
+            head_extra += _extra_digits(part.size)
+        else:
+            firsts.append(str(part))
+    head_first = "-".join(firsts)
     every: list[NamePattern] = []
     each: list[NamePattern] = []
     replica = OpenIndex(replicas)
     for i, entry in enumerate(entries):
-        if not entry.name:
+        name, scope = entry.name, entry.scope
+        if not name:
             continue
-        if entry.scope == Scope.ALL_REPLICAS:
-            every.append(NamePattern(f"{source}[{i}]", head + _segments(naming.claim_parts((), entry.name, None))))
-        elif entry.scope == Scope.PER_REPLICA and replicas > 0:
-            each.append(NamePattern(f"{source}[{i}]", head + _segments(naming.claim_parts((), entry.name, replica))))
+        if scope == _ALL_REPLICAS:
+            first = naming.claim_name(head_first, name, None)
+            tail = _segments(naming.claim_parts((), name, None))
+            every.append(NamePattern(f"{source}[{i}]", head + tail, first, len(first.encode()) + head_extra))
+        elif scope == _PER_REPLICA and replicas > 0:
+            first = naming.claim_name(head_first, name, 0)
+            tail = _segments(naming.claim_parts((), name, replica))
+            longest = len(first.encode()) + head_extra + _extra_digits(replicas)
+            each.append(NamePattern(f"{source}[{i}]", head + tail, first, longest))
     return every + each
+
+
+_ALL_REPLICAS = Scope.ALL_REPLICAS.value
+_PER_REPLICA = Scope.PER_REPLICA.value
+"""The scopes as the plain strings entries hold, compared once per entry (an enum's member is
+looked up through its class's metaclass each time it is named)."""
+
+
+def _extra_digits(size: int) -> int:
+    """Digits an open index of ``size`` values may print beyond the one of its first value."""
+    return len(str(size - 1)) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +198,7 @@ def first_longer_than(pattern: NamePattern, limit: int, prefix: str = "") -> str
     """The first name of the family (indices in creation order) longer than ``limit`` bytes, each
     name following ``prefix`` (the PodCliqueSet's name, for a spec's patterns)."""
     shortest = len((prefix + pattern.name()).encode())
-    extra = [len(str(n - 1)) - 1 for n in pattern.open_sizes()]
+    extra = [_extra_digits(n) for n in pattern.open_sizes()]
     if shortest + sum(extra) <= limit:
         return None
     chosen, used = [], 0
@@ -192,107 +207,3 @@ def first_longer_than(pattern: NamePattern, limit: int, prefix: str = "") -> str
         chosen.append(0 if digits == 0 else 10**digits)
         used += digits
     return prefix + pattern.name(chosen)
-
-
-WORK_LIMIT = 20_000
-"""Patterns compared plus pairs found, at most, in one ``shared_names``: a few hundred for real
-specs, while a spec of a thousand cliques of one name would produce half a million pairs (and a
-warning each) from a body of less than a megabyte."""
-
-
-class _OutOfWork(Exception):
-    pass
-
-
-@dataclass(slots=True)
-class _Work:
-    left: int
-
-    def spend(self, units: int) -> None:
-        self.left -= units
-        if self.left < 0:
-            raise _OutOfWork
-
-
-@dataclass(frozen=True, slots=True)
-class SharedNames:
-    pairs: list[tuple[int, int, str]]
-    """(earlier, later, a shared name), ordered by the later pattern, then the earlier."""
-    complete: bool
-    """False when the work limit stopped the search: ``pairs`` are some of the pairs, not all."""
-
-    def __iter__(self) -> Iterator[tuple[int, int, str]]:
-        return iter(self.pairs)
-
-
-def may_share(patterns: list[NamePattern]) -> bool:
-    """Whether two of the patterns have one shape: only then may their families share a name."""
-    return len({p.shape() for p in patterns}) < len(patterns)
-
-
-def shared_names(patterns: list[NamePattern], work_limit: int = WORK_LIMIT) -> SharedNames:
-    """Every two patterns whose families share a name, with one such name, within ``work_limit``.
-
-    Patterns can only meet where their literal segments agree, so they are first grouped by their
-    shapes; within a group the numeric positions are split one at a time (a literal number meets
-    the open indices that reach it).
-    """
-    groups: dict[tuple[str | None, ...], list[int]] = defaultdict(list)
-    for k, p in enumerate(patterns):
-        groups[p.shape()].append(k)
-    found: set[tuple[int, int]] = set()
-    work = _Work(work_limit)
-    complete = True
-    segments = [p.segments for p in patterns]
-    try:
-        for shape, members in groups.items():
-            if len(members) > 1:
-                numeric = [pos for pos, s in enumerate(shape) if s is None]
-                _meet(segments, members, numeric, found, work)
-    except _OutOfWork:
-        complete = False
-    ordered = sorted(found, key=lambda pair: (pair[1], pair[0]))
-    pairs = [(a, b, _shared_name(patterns[a].segments, patterns[b].segments)) for a, b in ordered]
-    return SharedNames(pairs, complete)
-
-
-def _meet(segments: list[tuple[Segment, ...]], members: list[int], positions: list[int], found: set[tuple[int, int]], work: _Work) -> None:
-    if len(members) < 2:
-        return
-    if not positions:
-        # As many pairs as the work left allows, so that a search cut short still lists some.
-        found.update(islice(combinations(sorted(members), 2), max(work.left, 0)))
-        work.spend(len(members) * (len(members) - 1) // 2)
-        return
-    work.spend(len(members))
-    pos, rest = positions[0], positions[1:]
-    open_members: list[int] = []
-    by_value: dict[str, list[int]] = defaultdict(list)
-    for k in members:
-        segment = segments[k][pos]
-        if isinstance(segment, int):
-            open_members.append(k)
-        else:
-            by_value[segment].append(k)
-    _meet(segments, open_members, rest, found, work)
-    for value, fixed in by_value.items():
-        work.spend(len(open_members))
-        reaching = [k for k in open_members if _reaches(_size(segments[k][pos]), value)]
-        _meet(segments, fixed + reaching, rest, found, work)
-
-
-def _size(segment: Segment) -> int:
-    assert isinstance(segment, int), "an open index"
-    return segment
-
-
-def _reaches(size: int, value: str) -> bool:
-    """Whether an open index of ``size`` values takes the literal number ``value``. The literal is
-    a user's name segment, possibly thousands of digits long (more than ``int`` reads), so it is
-    measured first; with no leading zeros its length orders it against the size."""
-    return len(value) <= len(str(size)) and int(value) < size
-
-
-def _shared_name(a: tuple[Segment, ...], b: tuple[Segment, ...]) -> str:
-    """The first name two meeting families share: literals where either has one, else index 0."""
-    return "-".join(x if isinstance(x, str) else y if isinstance(y, str) else "0" for x, y in zip(a, b, strict=True))
