@@ -8,13 +8,24 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from core.podcliquesets import Object, create, denial, workload
 from webhook.core.gocompat.fielderrors import aggregate
-from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.podcliqueset import (
+    CliqueTemplate,
+    Entries,
+    EntryFilter,
+    PodCliqueSet,
+    PodCliqueSetSpec,
+    ScalingGroupConfig,
+    SharingEntry,
+)
 from webhook.core.model.reader import read_podcliqueset
 from webhook.core.pcs.claimnames import INCOMPLETE, MAX_COLLISIONS
-from webhook.core.pcs.warnings import claim_warnings
+from webhook.core.pcs.warnings import claim_warnings, unmatched_filters
+from webhook.core.sharing.owners import Level, places
 
 TOO_LONG = "must be no more than 63 characters"
 BAD = "must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
@@ -227,3 +238,58 @@ def test_copies_of_one_entry_are_compared_once() -> None:
     found = warnings_for(lambda p: t(p).update(resourceSharing=[{"name": "int-tpl5", "scope": "AllReplicas"}] * 3000))
     assert time.perf_counter() - started < 2
     assert found == []
+
+
+_NAMES = st.sampled_from(["a", "b", "c", "g", "h"])
+
+
+@st.composite
+def _filtered_specs(draw: st.DrawFn) -> PodCliqueSetSpec:
+    """Specs whose filters and scaling groups name cliques and groups that may or may not exist, a
+    clique possibly in two groups."""
+    def entries(groups: bool) -> Entries:
+        filters = st.builds(EntryFilter, st.lists(_NAMES, max_size=2).map(tuple), st.lists(_NAMES, max_size=2).map(tuple) if groups else st.just(()))
+        return tuple(draw(st.lists(st.builds(SharingEntry, st.just("t"), st.just("AllReplicas"), st.just(""), st.none() | filters), max_size=3)))
+
+    cliques = tuple(CliqueTemplate(name, 1, ()) for name in draw(st.lists(_NAMES, max_size=3, unique=True)))
+    groups = tuple(
+        ScalingGroupConfig(name, tuple(draw(st.lists(_NAMES, max_size=2))), 1, entries(False))
+        for name in draw(st.lists(_NAMES, max_size=2, unique=True))
+    )
+    return PodCliqueSetSpec(1, entries(True), cliques, groups)
+
+
+_IN_TWO_GROUPS = PodCliqueSetSpec(
+    1,
+    (SharingEntry("t", "AllReplicas", "", EntryFilter((), ("g",))),),
+    (CliqueTemplate("a", 1, ()),),
+    (ScalingGroupConfig("g", ("a",), 1, ()), ScalingGroupConfig("h", ("a",), 1, ())),
+)
+"""A filter naming the first of two groups that both list a clique: its pods are the first's too."""
+
+
+@given(_filtered_specs())
+@example(_IN_TWO_GROUPS)
+@settings(max_examples=300, deadline=None)
+def test_a_filter_matches_no_pod_when_it_selects_no_pod_of_the_owners(spec: PodCliqueSetSpec) -> None:
+    """The warning asks a filter which names the pods carry; the pods are those of every
+    PodClique ``owners.places`` finds (one replica of each owner), asked ``SharingEntry.selects``."""
+    pods = [
+        (spec.cliques[p.template].name, spec.scaling_groups[p.group].name if p.group_replica is not None else None, p.group)
+        for p in places(spec, lambda count: [0])
+        if p.level is Level.CLIQUE
+    ]
+    cliques, groups = {c.name for c in spec.cliques}, {g.name for g in spec.scaling_groups}
+    expected = [
+        f"spec.template.resourceSharing[{i}].filter: {NO_POD}"
+        for i, e in enumerate(spec.entries)
+        if e.filter is not None and e.filter.names_only(cliques, groups) and not any(e.selects(c, g) for c, g, _ in pods)
+    ]
+    for k, group in enumerate(spec.scaling_groups):
+        members = [c for c, g, at in pods if g is not None and at == k]
+        expected += [
+            f"spec.template.podCliqueScalingGroups[{k}].resourceSharing[{i}].filter: {NO_POD}"
+            for i, e in enumerate(group.entries)
+            if e.filter is not None and e.filter.names_only(set(group.clique_names), set()) and not any(e.selects(c) for c in members)
+        ]
+    assert unmatched_filters(spec) == expected

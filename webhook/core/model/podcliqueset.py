@@ -40,6 +40,12 @@ class EntryFilter(NamedTuple):
         named = self.clique_names or self.scaling_group_names
         return bool(named) and cliques.issuperset(self.clique_names) and groups.issuperset(self.scaling_group_names)
 
+    def names_any(self, names: set[str]) -> bool:
+        """Whether either list names one of ``names``: whether the filter leaves in some pod of the
+        cliques and scaling groups ``names`` holds, as ``SharingEntry.selects`` compares a pod's
+        names with both lists."""
+        return not (names.isdisjoint(self.clique_names) and names.isdisjoint(self.scaling_group_names))
+
 
 class SharingEntry(NamedTuple):
     """One ``resourceSharing`` entry of any level; ``filter`` is None when the entry has none (a

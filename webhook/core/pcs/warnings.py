@@ -33,24 +33,26 @@ def unmatched_filters(spec: PodCliqueSetSpec) -> list[str]:
     """
     cliques = {c.name for c in spec.cliques}
     groups = {g.name for g in spec.scaling_groups}
-    group_of = {name: g.name for g in spec.scaling_groups for name in g.clique_names if name in cliques}
-    pods = [(c, group_of.get(c)) for c in cliques]
-    warnings = _unmatched("spec.template.resourceSharing", spec.entries, cliques, groups, pods)
+    # The names of the pods' cliques and scaling groups: a PodCliqueSet-level filter selects a pod
+    # naming either (a group with no clique template has no pods).
+    pod_names = cliques | {g.name for g in spec.scaling_groups if not cliques.isdisjoint(g.clique_names)}
+    warnings = _unmatched("spec.template.resourceSharing", spec.entries, cliques, groups, pod_names)
     for g, group in enumerate(spec.scaling_groups):
-        members: list[tuple[str, str | None]] = [(c, None) for c in group.clique_names if c in cliques]
+        members = set(group.clique_names)
         source = f"spec.template.podCliqueScalingGroups[{g}].resourceSharing"
-        warnings += _unmatched(source, group.entries, set(group.clique_names), set(), members)
+        warnings += _unmatched(source, group.entries, members, set(), members & cliques)
     return warnings
 
 
-def _unmatched(source: str, entries: Entries, cliques: set[str], groups: set[str], pods: list[tuple[str, str | None]]) -> list[str]:
+def _unmatched(source: str, entries: Entries, cliques: set[str], groups: set[str], pod_names: set[str]) -> list[str]:
     """The entries of one list whose filter names only existing ``cliques`` and ``groups`` but
-    selects none of the ``pods`` (clique, scaling group)."""
-    return [
-        f"{source}[{i}].filter: {MATCHES_NO_POD}"
-        for i, entry in enumerate(entries)
-        if entry.filter is not None and entry.filter.names_only(cliques, groups) and not any(entry.selects(c, g) for c, g in pods)
-    ]
+    selects no pod (names none of ``pod_names``)."""
+    warnings = []
+    for i, entry in enumerate(entries):
+        flt = entry.filter
+        if flt is not None and flt.names_only(cliques, groups) and not flt.names_any(pod_names):
+            warnings.append(f"{source}[{i}].filter: {MATCHES_NO_POD}")
+    return warnings
 
 
 MATCHES_NO_POD = "matches no pod of this PodCliqueSet"
