@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from msgspec.structs import replace
 from pydantic import ValidationError
 
 from webhook.core.admission.request import first_problem
@@ -75,7 +76,7 @@ def _podcliqueset(obj: dict[str, Any], where: str) -> PodCliqueSet:
         raise CommandError(f"{where}: PodCliqueSet cannot be read: {first_problem(err)}", UNUSABLE) from None
     if not pcs.name:
         raise CommandError(f"{where}: PodCliqueSet has no metadata.name", UNUSABLE)
-    return pcs if pcs.namespace else pcs._replace(namespace=DEFAULT_NAMESPACE)
+    return pcs if pcs.namespace else replace(pcs, namespace=DEFAULT_NAMESPACE)
 
 
 def _describe(obj: KubeModel, metadata: ObjectMeta) -> str:

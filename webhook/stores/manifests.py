@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 import yaml
+from msgspec.structs import replace
 from pydantic import ValidationError
 
 from webhook.core.admission.request import first_problem
@@ -101,7 +102,7 @@ def read_manifest(obj: dict[str, Any], where: str) -> PodCliqueSet:
         raise StoreError(f"{where}: PodCliqueSet cannot be read: {first_problem(err)}") from None
     if not pcs.name:
         raise StoreError(f"{where}: PodCliqueSet has no metadata.name")
-    return pcs if pcs.namespace else pcs._replace(namespace=DEFAULT_NAMESPACE)
+    return pcs if pcs.namespace else replace(pcs, namespace=DEFAULT_NAMESPACE)
 
 
 def manifest_objects(paths: Sequence[Path]) -> Iterator[tuple[str, dict[str, Any]]]:

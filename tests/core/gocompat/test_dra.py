@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from webhook.core.gocompat import dra
 from webhook.core.gocompat.gojson import marshal
 from webhook.core.gocompat.gotypes import DecodeError, GoType, Map, Ptr, Scalar, Slice, Struct, semantic_equal
+from webhook.core.model.podcliqueset import ClaimTemplate
 
 REQUEST = {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}
 
@@ -112,18 +113,18 @@ def test_printed_as_json_marshal(spec: dict[str, Any], expected: str) -> None:
 )
 def test_what_go_refuses_to_decode(spec: dict[str, Any], problem: str) -> None:
     with pytest.raises(DecodeError) as raised:
-        dra.decode_templates([("gpu", spec)])
+        dra.decode_templates([ClaimTemplate("gpu", spec)])
     assert raised.value.at(dra.PATH) == f"spec.template.resourceClaimTemplates[0].{problem}"
 
 
 def test_parameters_take_any_json() -> None:
     for parameters in ({"a": 1}, [1, "x"], "text", 3, True, None):
         spec = {"spec": {"devices": {"requests": [REQUEST], "config": [{"opaque": {"driver": "d", "parameters": parameters}}]}}}
-        assert dra.decode_templates([("gpu", spec)]) is not None
+        assert dra.decode_templates([ClaimTemplate("gpu", spec)]) is not None
 
 
 def equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    decoded = dra.decode_templates([("gpu", a), ("gpu", b)])
+    decoded = dra.decode_templates([ClaimTemplate("gpu", a), ClaimTemplate("gpu", b)])
     assert decoded is not None
     return semantic_equal(dra.TEMPLATE_SPEC, decoded[0]["templateSpec"], decoded[1]["templateSpec"])
 
@@ -185,4 +186,4 @@ def test_a_template_msgspec_accepts_is_one_go_decodes(spec: Any) -> None:
         msgspec.convert([spec], GenericAlias(list, (dra.TEMPLATE_SPEC.accepting(),)))
     except msgspec.ValidationError:
         return
-    dra.decode_templates([("gpu", spec)])
+    dra.decode_templates([ClaimTemplate("gpu", spec)])

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from core.sharing.oracle import claim_names, stale_claims
 from core.sharing.test_patterns import SEEDS, random_spec
@@ -216,7 +217,7 @@ def test_scaling_group_and_podclique_claims_carry_their_own_label_and_no_podcliq
 
 def test_podclique_claims_take_part_of_from_the_podclique() -> None:
     """§4.5: Grove labels a PodClique's claims with the PodClique's own ``part-of``."""
-    other = pcs()._replace(name="renamed")
+    other = replace(pcs(), name="renamed")
     labels = {"app.kubernetes.io/part-of": "rs-test", PCS_INDEX: "0"}
     worker = live_owners((other), [], [clique("rs-test-0-worker-a", labels)])[1]
     assert {c.labels["app.kubernetes.io/part-of"] for c in desired_claims(worker)} == {"rs-test"}

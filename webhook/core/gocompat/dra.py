@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import GenericAlias
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -116,10 +116,20 @@ _ACCEPTED = GenericAlias(list, (TEMPLATE_SPEC.accepting(),))
 """Template specs msgspec may check on ``decode``'s behalf (``GoType.accepting``)."""
 
 
-def templates_problem(templates: Sequence[tuple[str, dict[str, Any]]]) -> str | None:
+class Template(Protocol):
+    """A ``resourceClaimTemplates[]`` entry: its name and its ``templateSpec`` as sent."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def spec(self) -> dict[str, Any]: ...
+
+
+def templates_problem(templates: Sequence[Template]) -> str | None:
     """Where Go's decoder would refuse the templates (``path: problem``), or None."""
     try:
-        msgspec.convert([spec for _, spec in templates], _ACCEPTED)
+        msgspec.convert([t.spec for t in templates], _ACCEPTED)
         return None
     except msgspec.ValidationError:
         pass
@@ -130,17 +140,17 @@ def templates_problem(templates: Sequence[tuple[str, dict[str, Any]]]) -> str | 
     return None
 
 
-def decode_templates(templates: Sequence[tuple[str, dict[str, Any]]] | None) -> list[dict[str, Any]] | None:
-    """(name, raw templateSpec) pairs as Go holds them; None for an absent list (a nil slice).
+def decode_templates(templates: Sequence[Template] | None) -> list[dict[str, Any]] | None:
+    """The templates as Go holds them; None for an absent list (a nil slice).
 
     Raises ``gotypes.DecodeError`` where Go's decoder would refuse the object.
     """
     if templates is None:
         return None
     decoded = []
-    for i, (name, spec) in enumerate(templates):
+    for i, template in enumerate(templates):
         try:
-            decoded.append({"name": name, "templateSpec": TEMPLATE_SPEC.decode(spec)})
+            decoded.append({"name": template.name, "templateSpec": TEMPLATE_SPEC.decode(template.spec)})
         except DecodeError as err:
             raise err.within("templateSpec").within(i) from None
     return decoded

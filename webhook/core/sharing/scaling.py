@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
+from msgspec.structs import replace
+
 from webhook.core.model.podcliqueset import CliqueTemplate, PodCliqueSet, PodCliqueSetSpec, ScalingGroupConfig
 from webhook.core.sharing import naming
 from webhook.core.sharing.naming import OpenIndex, Parts
@@ -25,12 +27,12 @@ from webhook.core.sharing.patterns import NamePattern, name_patterns, owner_patt
 
 def _most_clique(c: CliqueTemplate) -> CliqueTemplate:
     above = c.max_replicas is not None and c.max_replicas > max(c.replicas or 0, 1)
-    return c._replace(replicas=c.max_replicas) if above else c
+    return replace(c, replicas=c.max_replicas) if above else c
 
 
 def _most_group(g: ScalingGroupConfig) -> ScalingGroupConfig:
     above = g.max_replicas is not None and g.max_replicas > g.template_replicas()
-    return g._replace(replicas=g.max_replicas) if above else g
+    return replace(g, replicas=g.max_replicas) if above else g
 
 
 def largest(spec: PodCliqueSetSpec) -> PodCliqueSetSpec:
@@ -38,7 +40,7 @@ def largest(spec: PodCliqueSetSpec) -> PodCliqueSetSpec:
     autoscaler's ``maxReplicas`` where one is set and above the template's count."""
     if all(c.max_replicas is None for c in spec.cliques) and all(g.max_replicas is None for g in spec.scaling_groups):
         return spec
-    return spec._replace(cliques=tuple(map(_most_clique, spec.cliques)), scaling_groups=tuple(map(_most_group, spec.scaling_groups)))
+    return replace(spec, cliques=tuple(map(_most_clique, spec.cliques)), scaling_groups=tuple(map(_most_group, spec.scaling_groups)))
 
 
 class ScaleTarget(NamedTuple):
@@ -58,7 +60,7 @@ class ScaleTarget(NamedTuple):
         template's replicas); for a PodCliqueSet every claim but its own AllReplicas ones."""
         spec = self.pcs.spec
         if self.level is Level.PODCLIQUESET:
-            found = name_patterns(spec._replace(replicas=replicas))
+            found = name_patterns(replace(spec, replicas=replicas))
         elif self.level is Level.CLIQUE:
             found = owner_patterns(self._owner(), spec.cliques[self.config].entries, entries_source(self.level, self.config), replicas)
         else:
