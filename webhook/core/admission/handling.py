@@ -11,8 +11,9 @@ handed back for the caller to log. The HTTP server and ``webhook review`` both a
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
+import msgspec
 import orjson
 
 from webhook.core.admission import response
@@ -41,9 +42,8 @@ class Handler(Protocol):
         """The answer to one request of ``kind``."""
 
 
-class Answer(NamedTuple):
-    """A webhook's answer: the HTTP status and JSON body, and what metrics and logs say of it (a
-    named tuple, as ``AdmissionResponse``)."""
+class Answer(msgspec.Struct, frozen=True):
+    """A webhook's answer: the HTTP status and JSON body, and what metrics and logs say of it."""
 
     status: int
     body: dict[str, Any]

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
+
+import msgspec
 
 REVIEW_KIND = "AdmissionReview"
 
 
-class AdmissionResponse(NamedTuple):
-    """Immutable, and a named tuple rather than a frozen dataclass: built on every request, at a
-    third of the cost."""
+class AdmissionResponse(msgspec.Struct, frozen=True, gc=False):
+    """Immutable (a frozen msgspec struct, as every value made on every request)."""
 
     allowed: bool
     code: int

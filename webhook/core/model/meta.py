@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Annotated, Any, NamedTuple, TypeVar
 
+import msgspec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator
 
 T = TypeVar("T")
@@ -72,7 +73,7 @@ class ObjectKey(NamedTuple):
         return f"{self.namespace}/{self.name}"
 
 
-class GroupVersionKind(NamedTuple):
+class GroupVersionKind(msgspec.Struct, frozen=True, gc=False):
     """apimachinery's ``schema.GroupVersionKind``: what a request or an object says it is, and the
     one kind an endpoint serves."""
 

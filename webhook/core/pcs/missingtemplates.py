@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from msgspec.structs import replace
+
 from webhook.core.admission.response import AdmissionResponse
 from webhook.core.gocompat import gojson
 from webhook.core.model.podcliqueset import Entries, PodCliqueSet, PodCliqueSetSpec, SharingEntry
@@ -90,4 +92,4 @@ async def warn_missing(
     missing = [t.warning() for t, exists in zip(checked, found, strict=True) if exists is False]
     if not missing:
         return decided
-    return decided._replace(warnings=(*decided.warnings, *missing))
+    return replace(decided, warnings=(*decided.warnings, *missing))

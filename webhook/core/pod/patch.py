@@ -17,8 +17,9 @@ them from the claims Grove's operator wrote into the pod itself.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
+import msgspec
 import orjson
 
 from webhook.core.model.pod import GROVE_INIT_CONTAINER, Container, Pod, claim_names, metadata
@@ -54,7 +55,7 @@ GROVE_INIT: Literal["grove-initc"] = "grove-initc"
 """Grove's own init container in a shape: it gets no claims."""
 
 
-class PodShape(NamedTuple):
+class PodShape(msgspec.Struct, frozen=True, gc=False):
     """All of a pod its patch depends on: which claim lists exist and the names they hold; the
     containers in order; the init containers in order, Grove's own (which gets no claims) marked.
     The pods of one template have one shape."""
@@ -161,12 +162,12 @@ def _annotation(shape: PodShape, added: list[str]) -> Operation:
     return {"op": "add", "path": CLAIMS_ANNOTATION_PATH, "value": value}
 
 
-class PatchInput(NamedTuple):
+class PatchInput(msgspec.Struct, frozen=True, gc=False):
     shape: PodShape
     claims: tuple[str, ...]
 
 
 def patch_json(patching: PatchInput) -> bytes:
     """``claim_patch`` as the JSON a response carries; empty when there is nothing to add."""
-    operations = claim_patch(*patching)
+    operations = claim_patch(patching.shape, patching.claims)
     return orjson.dumps(operations) if operations else b""

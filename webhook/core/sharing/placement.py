@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
+import msgspec
+
 from webhook.core.gocompat import gojson
 from webhook.core.gocompat.strconv import atoi
 from webhook.core.model import labels
@@ -66,7 +68,7 @@ def _index_label(value: str | None, key: str, object_key: str) -> int:
         raise ValueError(f"invalid label {key} on PodClique: {object_key}: {err}") from None
 
 
-class Placement(NamedTuple):
+class Placement(msgspec.Struct, frozen=True, gc=False):
     """All that places a PodClique or one of its pods: where it is, its PodClique's name, and the
     four labels Grove reads (None where absent). Every pod of a PodClique has the same."""
 
