@@ -12,7 +12,8 @@ its first invalid name), then collisions (one per pair of entries, the first sha
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+
+import msgspec
 
 from webhook.core.gocompat import gojson
 from webhook.core.model.podcliqueset import PodCliqueSetSpec
@@ -48,7 +49,7 @@ def dns1123_label_problem(name: str) -> str | None:
     return None
 
 
-class Collision(NamedTuple):
+class Collision(msgspec.Struct, frozen=True, gc=False):
     later: str
     """The field path of the later entry."""
     earlier: str
@@ -56,7 +57,7 @@ class Collision(NamedTuple):
     """The first name both generate, after the PodCliqueSet's name."""
 
 
-class NameFamilies(NamedTuple):
+class NameFamilies(msgspec.Struct, frozen=True, gc=False):
     """A spec's claim names, whatever the PodCliqueSet is called."""
 
     patterns: list[NamePattern]

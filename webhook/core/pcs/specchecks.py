@@ -9,7 +9,7 @@ UPDATE that changes only metadata, a retried request) and puts the name in front
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import msgspec
 
 from webhook.core.gocompat import dra
 from webhook.core.model.podcliqueset import PodCliqueSetSpec
@@ -18,7 +18,7 @@ from webhook.core.pcs.rules import validate_create
 from webhook.core.pcs.warnings import most_claims, unmatched_filters
 
 
-class SpecChecks(NamedTuple):
+class SpecChecks(msgspec.Struct, frozen=True, gc=False):
     errors: tuple[str, ...]
     """Grove's create-time errors, as messages."""
     families: NameFamilies

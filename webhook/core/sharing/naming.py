@@ -9,10 +9,10 @@ concrete name are the name (tests/core/sharing/test_naming.py checks every formu
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import msgspec
 
 
-class OpenIndex(NamedTuple):
+class OpenIndex(msgspec.Struct, frozen=True, gc=False):
     """Any replica index of ``range(size)``, where a concrete name has one number."""
 
     size: int

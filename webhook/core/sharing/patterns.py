@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+
+import msgspec
 
 from webhook.core.model.podcliqueset import Entries, PodCliqueSetSpec, Scope
 from webhook.core.sharing import naming
@@ -33,7 +34,7 @@ Segment = str | int
 """A literal segment, or the size ``n`` of an open index (any of ``0 .. n-1``)."""
 
 
-class NamePattern(NamedTuple):
+class NamePattern(msgspec.Struct, frozen=True, gc=False):
     """The names one entry produces on one kind of owner."""
 
     source: str
