@@ -18,8 +18,8 @@ import msgspec
 from webhook.core.gocompat import gojson
 from webhook.core.model.podcliqueset import PodCliqueSetSpec
 from webhook.core.sharing.patterns import NamePattern, first_longer_than, name_patterns
-from webhook.core.sharing.sharednames import may_share, shared_names
 from webhook.core.sharing.scaling import largest
+from webhook.core.sharing.sharednames import may_share, shared_names
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _LABEL_START = re.compile(r"[a-z0-9][-a-z0-9]*")
