@@ -45,7 +45,10 @@ class Balancer:
         self._thread.join(10)
 
     def _run(self) -> None:
-        self._loop.run_until_complete(self._serve())
+        try:
+            self._loop.run_until_complete(self._serve())
+        finally:
+            self._loop.close()
 
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
