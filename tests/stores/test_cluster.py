@@ -210,10 +210,14 @@ def test_a_bad_kubeconfig_is_one_line(tmp_path: Path) -> None:
 
 
 def test_the_server_is_ready_once_synced_and_mutates_with_watched_objects(fake_api: FakeApiServer, start: Start) -> None:
-    fake_api.fail_next("GET", "podcliquesets", 500, query_regex="^(?!.*watch=true)")
+    # The lists fail until the server has been seen unready: a single failure is retried within
+    # 0.2 s, which a loaded machine may take before the first probe.
+    failing = fake_api.fail_next("GET", "podcliquesets", 500, times=1_000_000, query_regex="^(?!.*watch=true)")
     store = start()
     app = create_app(ServeSettings(), store)
+    wait_until(lambda: failing.hits, message="a list failed")
     assert call(app, "GET", "/readyz").status_code == 503
+    fake_api.faults.clear()
 
     wait_until(lambda: call(app, "GET", "/readyz").status_code == 200, message="ready after the first list")
     fake_api.create(pcs())
