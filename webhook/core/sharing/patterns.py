@@ -130,17 +130,8 @@ def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -
     # What depends on the owner alone is found once for all its entries: its segments, its first
     # name (claim names follow it by ``naming.claim_name``) and the digits its indices may add.
     head = _segments(owner)
-    firsts: list[str] = []
-    head_extra = 0
-    for part in owner:
-        if isinstance(part, str):
-            firsts.append(part)
-        elif type(part) is OpenIndex:
-            firsts.append("0")
-            head_extra += _extra_digits(part.size)
-        else:
-            firsts.append(str(part))
-    head_first = "-".join(firsts)
+    head_first = "-".join([s if isinstance(s, str) else "0" for s in head])
+    head_extra = sum([_extra_digits(s) for s in head if not isinstance(s, str)])
     every: list[NamePattern] = []
     each: list[NamePattern] = []
     replica = OpenIndex(replicas)
@@ -160,10 +151,10 @@ def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -
     return every + each
 
 
+# The scopes as the plain strings entries hold, compared once per entry (an enum's member is looked
+# up through its class's metaclass each time it is named).
 _ALL_REPLICAS = Scope.ALL_REPLICAS.value
 _PER_REPLICA = Scope.PER_REPLICA.value
-"""The scopes as the plain strings entries hold, compared once per entry (an enum's member is
-looked up through its class's metaclass each time it is named)."""
 
 
 def _extra_digits(size: int) -> int:
