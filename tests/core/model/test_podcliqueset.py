@@ -7,6 +7,7 @@ import copy
 import tracemalloc
 from typing import Any
 
+import msgspec
 import orjson
 import pytest
 from fuzz.answers import FUZZ
@@ -26,6 +27,7 @@ from webhook.core.model.podcliqueset import (
 )
 from webhook.core.model.reader import read_podcliqueset
 from webhook.core.model.schema import read_through_schema
+from webhook.core.pcs.handler import PodCliqueSetJson
 
 
 def test_groves_workload_says_what_its_spec_says() -> None:
@@ -126,18 +128,24 @@ def _read(obj: Any) -> PodCliqueSet | str:
 
 
 WORKLOAD = workload_pcs_raw()
+_AS_TEXT = msgspec.json.Decoder(PodCliqueSetJson)
+"""An object decoded as the validating webhook decodes it: its metadata and spec as their JSON text."""
 
 
 @settings(FUZZ, max_examples=300)
 @given(data=st.data())
 def test_any_object_is_read_as_the_schema_reads_it(data: st.DataObject) -> None:
-    """Whether read directly or through the schema, an object is the same PodCliqueSet, or refused
-    at the same member."""
+    """Whether read directly, from its JSON text as the validating webhook hands it over, or
+    through the schema, an object is the same PodCliqueSet, or refused at the same member."""
+    body = dumps(data.draw(mutated(WORKLOAD, depths=(64,))))
     try:
-        obj = orjson.loads(dumps(data.draw(mutated(WORKLOAD, depths=(64,)))))
+        obj = orjson.loads(body)
     except orjson.JSONDecodeError:
         return
-    assert _read(obj) == _schema_read(obj)
+    read = _read(obj)
+    assert read == _schema_read(obj)
+    if type(obj) is dict and "spec" in obj:
+        assert _read(_AS_TEXT.decode(body)) == read
 
 
 @pytest.mark.parametrize(

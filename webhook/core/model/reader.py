@@ -10,8 +10,9 @@ message Go's refusal gets; it gives the same PodCliqueSet for the objects both r
 The spec is read on its own (``read_spec``), so that a caller may remember what it read by the
 spec's JSON (``spec_text``): many PodCliqueSets are one workload under several names. A spec may
 come as that JSON (``msgspec.Raw``, as the validating webhook decodes a review) and is then parsed
-only when it is not remembered, no further than it is read: the pod templates of its cliques, the
-bulk of a spec, are skipped as JSON (``_SpecJson``), as every other member is ignored.
+only when it is not remembered: the usual spec in one pass by msgspec (``wire``), any other no
+further than it is read, the pod templates of its cliques, the bulk of a spec, skipped as JSON
+(``_SpecJson``) as every other member is ignored.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from webhook.core.model.podcliqueset import (
     SharingEntry,
 )
 from webhook.core.model.schema import read_through_schema
+from webhook.core.model.wire import read_usual_spec
 
 _intern = sys.intern
 INT32 = range(-(2**31), 2**31)
@@ -262,20 +264,26 @@ def _template(value: Any) -> ClaimTemplate:
     return ClaimTemplate(_text(value.get("name")), _member(value, "templateSpec"))
 
 
+def _templates(value: Any) -> tuple[ClaimTemplate, ...]:
+    return tuple([_template(t) for t in _list(_parsed(value) if type(value) is msgspec.Raw else value)])
+
+
 def read_spec(spec: SpecJson) -> PodCliqueSetSpec:
     """A ``spec`` read directly; raises ``Unusual`` for anything the schema must read."""
     if type(spec) is msgspec.Raw:
+        usual = read_usual_spec(spec, _templates)
+        if usual is not None:
+            return usual
         spec = _spec_parsed(spec)
         if type(spec) is not dict:
             raise Unusual
     template = _member(spec, "template")
-    templates = template.get("resourceClaimTemplates")
     return PodCliqueSetSpec(
         _int32(spec.get("replicas", 0)),
         _entries(template.get("resourceSharing"), "pcs"),
         tuple([_clique(c) for c in _list(template.get("cliques"))]),
         tuple([_scaling_group(g) for g in _list(template.get("podCliqueScalingGroups"))]),
-        tuple([_template(t) for t in _list(_parsed(templates) if type(templates) is msgspec.Raw else templates)]),
+        _templates(template.get("resourceClaimTemplates")),
         "resourceSharing" in template,
         "resourceClaimTemplates" in template,
     )

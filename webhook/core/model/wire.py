@@ -1,0 +1,164 @@
+"""A spec handed over as its JSON text, read in one pass by msgspec (``read_usual_spec``).
+
+The declarations below take a subset of what Go's decoder takes, and read it as Go does: each
+member of the type Go gives it, an ``int32`` within its range, every member no decision reads
+skipped. What they refuse, though Go may take it (``null`` where Go reads a zero value, text that is
+not ASCII, whose skipped parts msgspec does not check as UTF-8), is left to ``reader``'s reading of
+the parsed JSON, which refuses or reads it as before; so msgspec only decides how fast a spec is
+read, never what is read of it.
+
+The wire types mirror the JSON's nesting (a clique's replicas under its ``spec``, a filter per
+level); ``_spec`` turns them into the model, whose shape is the decisions'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated
+
+import msgspec
+from msgspec import UNSET, Struct, UnsetType
+
+from webhook.core.model.podcliqueset import (
+    ClaimTemplate,
+    CliqueTemplate,
+    Entries,
+    EntryFilter,
+    PodCliqueSetSpec,
+    ScalingGroupConfig,
+    SharingEntry,
+)
+
+Int32 = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
+Names = tuple[str, ...]
+
+
+class _SetFilter(Struct, frozen=True, gc=False, rename="camel"):
+    """A PodCliqueSet-level entry's filter."""
+
+    child_clique_names: Names = ()
+    child_scaling_group_names: Names = ()
+
+
+class _GroupFilter(Struct, frozen=True, gc=False, rename="camel"):
+    """A scaling group's entry's filter: it names cliques only (other members are not Go's)."""
+
+    child_clique_names: Names = ()
+
+
+class _CliqueEntry(Struct, frozen=True, gc=False):
+    name: str = ""
+    scope: str = ""
+    namespace: str = ""
+
+
+class _GroupEntry(_CliqueEntry, frozen=True, gc=False):
+    filter: _GroupFilter | None = None
+
+
+class _SetEntry(_CliqueEntry, frozen=True, gc=False):
+    filter: _SetFilter | None = None
+
+
+class _Scaling(Struct, frozen=True, gc=False, rename="camel"):
+    """An ``autoScalingConfig`` or a ``scaleConfig``: only its ``maxReplicas`` is read."""
+
+    max_replicas: Int32 | None = None
+
+
+class _CliqueSpec(Struct, frozen=True, gc=False, rename="camel"):
+    replicas: Int32 | None = None
+    auto_scaling_config: _Scaling | None = None
+
+
+class _Clique(Struct, frozen=True, gc=False, rename="camel"):
+    name: str = ""
+    labels: dict[str, str] | None = None
+    resource_sharing: tuple[_CliqueEntry, ...] | None | UnsetType = UNSET
+    spec: _CliqueSpec = _CliqueSpec()
+
+
+class _Group(Struct, frozen=True, gc=False, rename="camel"):
+    name: str = ""
+    clique_names: Names = ()
+    replicas: Int32 | None = None
+    resource_sharing: tuple[_GroupEntry, ...] | None | UnsetType = UNSET
+    scale_config: _Scaling | None = None
+
+
+class _Template(Struct, frozen=True, gc=False, rename="camel"):
+    resource_sharing: tuple[_SetEntry, ...] | None | UnsetType = UNSET
+    cliques: tuple[_Clique, ...] = ()
+    pod_clique_scaling_groups: tuple[_Group, ...] = ()
+    resource_claim_templates: msgspec.Raw = msgspec.Raw(b"")
+    """Kept as its JSON text: the templates' specs are kept whole, as orjson parses them."""
+
+
+class _Spec(Struct, frozen=True, gc=False):
+    replicas: Int32 = 0
+    template: _Template = _Template()
+
+
+_DECODER = msgspec.json.Decoder(_Spec)
+
+
+TemplatesReader = Callable[[msgspec.Raw], tuple[ClaimTemplate, ...]]
+
+
+def read_usual_spec(text: msgspec.Raw, read_templates: TemplatesReader) -> PodCliqueSetSpec | None:
+    """The spec ``text`` holds, its internal templates (kept as JSON text) read by
+    ``read_templates``; None for a spec these declarations do not take."""
+    if not bytes(text).isascii():
+        return None
+    try:
+        wire = _DECODER.decode(text)
+    except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
+        return None
+    template = wire.template
+    templates = template.resource_claim_templates
+    return PodCliqueSetSpec(
+        wire.replicas,
+        _set_entries(template.resource_sharing),
+        tuple([_clique(c) for c in template.cliques]),
+        tuple([_group(g) for g in template.pod_clique_scaling_groups]),
+        read_templates(templates) if templates else (),
+        template.resource_sharing is not UNSET,
+        len(templates) > 0,
+    )
+
+
+def _set_entries(entries: tuple[_SetEntry, ...] | None | UnsetType) -> Entries:
+    if not entries:
+        return ()
+    return tuple([
+        SharingEntry(e.name, e.scope, e.namespace, None if (f := e.filter) is None else EntryFilter(f.child_clique_names, f.child_scaling_group_names))
+        for e in entries
+    ])
+
+
+def _clique(clique: _Clique) -> CliqueTemplate:
+    spec, sharing = clique.spec, clique.resource_sharing
+    scaling = spec.auto_scaling_config
+    return CliqueTemplate(
+        clique.name,
+        spec.replicas,
+        tuple([SharingEntry(e.name, e.scope, e.namespace) for e in sharing]) if sharing else (),
+        sharing is not UNSET,
+        None if scaling is None else scaling.max_replicas,
+    )
+
+
+def _group(group: _Group) -> ScalingGroupConfig:
+    sharing, scaling = group.resource_sharing, group.scale_config
+    return ScalingGroupConfig(
+        group.name,
+        group.clique_names,
+        group.replicas,
+        tuple([
+            SharingEntry(e.name, e.scope, e.namespace, None if (f := e.filter) is None else EntryFilter(f.child_clique_names))
+            for e in sharing
+        ]) if sharing else (),
+        sharing is not UNSET,
+        None if scaling is None else scaling.max_replicas,
+    )
+
