@@ -15,6 +15,7 @@ from core.sharing.oracle import claim_names
 from core.sharing.specs import random_spec
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.reader import read_podcliqueset
+from webhook.core.sharing.naming import OpenIndex
 from webhook.core.sharing.patterns import NamePattern, first_longer_than, name_patterns
 from webhook.core.sharing.sharednames import may_share, shared_names
 
@@ -23,7 +24,8 @@ def pattern_of(source: str, segments: tuple[str | int, ...]) -> NamePattern:
     """A pattern of these segments, its first name and longest length found by their definitions."""
     first = "-".join(s if isinstance(s, str) else "0" for s in segments)
     longest = "-".join(s if isinstance(s, str) else str(s - 1) for s in segments)
-    return NamePattern(source, segments, first, len(longest.encode()))
+    parts = tuple(OpenIndex(s) if isinstance(s, int) else s for s in segments)
+    return NamePattern(source, parts, first, len(longest.encode()))
 
 
 def listed(pattern: NamePattern) -> set[str]:

@@ -39,7 +39,8 @@ class NamePattern(msgspec.Struct, frozen=True, gc=False):
 
     source: str
     """The entry's field path, e.g. ``spec.template.cliques[0].resourceSharing[1]``."""
-    segments: tuple[Segment, ...]
+    parts: Parts
+    """The names' parts as ``naming`` makes them, the replica indices open."""
     first: str
     """The family's first name (every open index 0)."""
     longest: int
@@ -49,6 +50,18 @@ class NamePattern(msgspec.Struct, frozen=True, gc=False):
     def list_path(self) -> str:
         return self.source.rsplit("[", 1)[0]
 
+    @property
+    def segments(self) -> tuple[Segment, ...]:
+        """The parts split at ``-``, each open index as its size: what the search for shared names
+        compares (made when asked: most specs' families are told apart by their shapes)."""
+        segments: list[Segment] = []
+        for part in self.parts:
+            if type(part) is str:
+                segments += part.split("-")
+            else:
+                segments.append(part.size if type(part) is OpenIndex else str(part))
+        return tuple(segments)
+
     def name(self, indices: tuple[int, ...] | list[int] = ()) -> str:
         """One name of the family: open indices from ``indices`` in order (0 for those not given)."""
         if not indices:
@@ -57,15 +70,13 @@ class NamePattern(msgspec.Struct, frozen=True, gc=False):
         return "-".join([s if type(s) is str else str(next(given, 0)) for s in self.segments])
 
     def open_sizes(self) -> list[int]:
-        return [s for s in self.segments if type(s) is int]
+        return [p.size for p in self.parts if type(p) is OpenIndex]
 
     def shape(self) -> tuple[str | None, ...]:
         """The segments with every number and open index blanked (None): two families can only
-        share a name when their shapes are equal."""
-        shape: list[str | None] = []
-        for s in self.segments:
-            shape.append(s if type(s) is str and not (s.isdigit() and _is_number(s)) else None)
-        return tuple(shape)
+        share a name when their shapes are equal. The first name's segments are the segments with
+        each open index 0, a number too."""
+        return tuple([None if s.isdigit() and _is_number(s) else s for s in self.first.split("-")])
 
 
 def _is_number(segment: str) -> bool:
@@ -96,16 +107,6 @@ def owner_parts(spec: PodCliqueSetSpec, place: Place[OpenIndex]) -> Parts:
     return naming.member_clique_parts(group, place.group_replica, clique)
 
 
-def _segments(parts: Parts) -> tuple[Segment, ...]:
-    segments: list[Segment] = []
-    for part in parts:
-        if type(part) is str:
-            segments += part.split("-")
-        else:
-            segments.append(part.size if type(part) is OpenIndex else str(part))
-    return tuple(segments)
-
-
 def name_patterns(spec: PodCliqueSetSpec) -> list[NamePattern]:
     """The patterns of every claim the spec produces, in the order Grove creates them: the owners of
     ``owners.places`` walked with open indices, each owner's AllReplicas entries, then its
@@ -127,11 +128,7 @@ def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -
     """The patterns of the claims of the owners named ``owner`` (parts after the PodCliqueSet's
     name) at ``replicas``: its AllReplicas entries, then its PerReplica entries with an open replica
     index (none at 0 replicas). A scale (``scaling``) asks for one owner at a new count."""
-    # What depends on the owner alone is found once for all its entries: its segments, its first
-    # name (claim names follow it by ``naming.claim_name``) and the digits its indices may add.
-    head = _segments(owner)
-    head_first = "-".join([s if isinstance(s, str) else "0" for s in head])
-    head_extra = sum([_extra_digits(s) for s in head if not isinstance(s, str)])
+    head_first, head_extra = _first_name(owner)
     every: list[NamePattern] = []
     each: list[NamePattern] = []
     replica = OpenIndex(replicas)
@@ -141,14 +138,20 @@ def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -
             continue
         if scope == _ALL_REPLICAS:
             first = naming.claim_name(head_first, name, None)
-            tail = _segments(naming.claim_parts((), name, None))
-            every.append(NamePattern(f"{source}[{i}]", head + tail, first, len(first.encode()) + head_extra))
+            parts = naming.claim_parts(owner, name, None)
+            every.append(NamePattern(f"{source}[{i}]", parts, first, len(first.encode()) + head_extra))
         elif scope == _PER_REPLICA and replicas > 0:
             first = naming.claim_name(head_first, name, 0)
-            tail = _segments(naming.claim_parts((), name, replica))
             longest = len(first.encode()) + head_extra + _extra_digits(replicas)
-            each.append(NamePattern(f"{source}[{i}]", head + tail, first, longest))
+            each.append(NamePattern(f"{source}[{i}]", naming.claim_parts(owner, name, replica), first, longest))
     return every + each
+
+
+def _first_name(owner: Parts) -> tuple[str, int]:
+    """The owner's first name (open indices 0), which its claims' first names follow by
+    ``naming.claim_name``, and the digits its open indices may add: found once for all its entries."""
+    first = "-".join([p if type(p) is str else "0" if type(p) is OpenIndex else str(p) for p in owner])
+    return first, sum([_extra_digits(p.size) for p in owner if type(p) is OpenIndex])
 
 
 # The scopes as the plain strings entries hold, compared once per entry (an enum's member is looked
