@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import Generic, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 import msgspec
 
@@ -32,17 +31,25 @@ from webhook.core.sharing import naming
 from webhook.core.sharing.placement import CliqueIdentity, IdentityError, clique_identity, clique_of
 
 
-class Level(Enum):
-    """The three levels, as data: owner kind, the label naming the owner, the replica-index label."""
+class Level(msgspec.Struct, frozen=True, gc=False):
+    """The three levels, as data: owner kind, the label naming the owner, the replica-index label.
+    Its three values are its class attributes, compared by identity as an enum's members are (a
+    struct rather than an ``Enum``: on Python 3.11 naming an enum's member goes through its
+    metaclass's ``__getattr__``, and the walks over a spec's owners name them at every step)."""
 
-    PODCLIQUESET = ("PodCliqueSet", None, labels.PCS_REPLICA_INDEX)
-    SCALING_GROUP = ("PodCliqueScalingGroup", labels.PCSG, labels.PCSG_REPLICA_INDEX)
-    CLIQUE = ("PodClique", labels.PODCLIQUE, labels.POD_INDEX)
+    kind: str
+    owner_label: str | None
+    replica_label: str
 
-    def __init__(self, kind: str, owner_label: str | None, replica_label: str) -> None:
-        self.kind = kind
-        self.owner_label = owner_label
-        self.replica_label = replica_label
+    PODCLIQUESET: ClassVar[Level]
+    SCALING_GROUP: ClassVar[Level]
+    CLIQUE: ClassVar[Level]
+
+
+Level.PODCLIQUESET = Level("PodCliqueSet", None, labels.PCS_REPLICA_INDEX)
+Level.SCALING_GROUP = Level("PodCliqueScalingGroup", labels.PCSG, labels.PCSG_REPLICA_INDEX)
+Level.CLIQUE = Level("PodClique", labels.PODCLIQUE, labels.POD_INDEX)
+LEVELS = (Level.PODCLIQUESET, Level.SCALING_GROUP, Level.CLIQUE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from webhook.core.sharing.owners import Level, Owner
+from webhook.core.sharing.owners import LEVELS, Owner
 from webhook.core.sharing.placement import index_below
 from webhook.reconciler.cluster.claimrecord import INDEX_LABELS, ClaimRecord, Labels
 from webhook.reconciler.sync.ownership import controlled_by_other
 
-OWNER_LABEL = {level.replica_label: level.owner_label for level in Level}
+OWNER_LABEL = {level.replica_label: level.owner_label for level in LEVELS}
 """Replica-index label -> the label naming the owner at that level (None: the PodCliqueSet's)."""
 
 GroupKey = tuple[str, str | None]
