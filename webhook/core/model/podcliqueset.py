@@ -13,22 +13,18 @@ they mean in the spec, and replica counts are as the spec gives them.
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
 from webhook.core.model.meta import ObjectKey
 
 
-class Scope(StrEnum):
-    """``ResourceSharingScope``: one claim per owner, or one per replica of the owner."""
-
-    ALL_REPLICAS = "AllReplicas"
-    PER_REPLICA = "PerReplica"
-
-
-SUPPORTED_SCOPES = [Scope.ALL_REPLICAS.value, Scope.PER_REPLICA.value]
+# ``ResourceSharingScope``: one claim per owner, or one per replica of the owner. An entry keeps its
+# scope as the string sent (Grove ignores one of another value), so the scopes are strings too.
+ALL_REPLICAS: Final = "AllReplicas"
+PER_REPLICA: Final = "PerReplica"
+SUPPORTED_SCOPES = [ALL_REPLICAS, PER_REPLICA]
 
 
 class EntryFilter(msgspec.Struct, frozen=True, gc=False):

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from webhook.core.model.meta import OwnerReference
-from webhook.core.model.podcliqueset import Entries, Scope, SharingEntry
+from webhook.core.model.podcliqueset import ALL_REPLICAS, PER_REPLICA, Entries, SharingEntry
 from webhook.core.sharing.owners import Level, Owner
 
 
@@ -34,8 +34,8 @@ class DesiredClaim:
 def claims_needed(entries: Entries, replicas: int) -> int:
     """One claim per AllReplicas entry, plus one per PerReplica entry and replica (none for zero or
     fewer replicas); entries of another scope make none."""
-    all_replicas = sum(1 for e in entries if e.scope == Scope.ALL_REPLICAS)
-    per_replica = sum(1 for e in entries if e.scope == Scope.PER_REPLICA)
+    all_replicas = sum(1 for e in entries if e.scope == ALL_REPLICAS)
+    per_replica = sum(1 for e in entries if e.scope == PER_REPLICA)
     return all_replicas + per_replica * max(replicas, 0)
 
 
@@ -61,8 +61,8 @@ def claim_slots(owner: Owner, start: int = 0, stop: int | None = None) -> Iterat
     """(entry index, entry, replica) of the owner's claims at positions ``start`` to ``stop`` in
     Grove's order: AllReplicas entries first, then the PerReplica entries of replica 0, of replica
     1, and so on, one at a time."""
-    all_replicas = list(owner.in_scope(Scope.ALL_REPLICAS))
-    per_replica = list(owner.in_scope(Scope.PER_REPLICA))
+    all_replicas = list(owner.in_scope(ALL_REPLICAS))
+    per_replica = list(owner.in_scope(PER_REPLICA))
     count = len(all_replicas) + len(per_replica) * max(owner.replicas, 0)
     end = count if stop is None else min(stop, count)
     for position in range(max(start, 0), end):

@@ -26,7 +26,7 @@ from webhook.core.gocompat.strconv import atoi
 from webhook.core.model import labels
 from webhook.core.model.children import PodClique, PodCliqueScalingGroup
 from webhook.core.model.meta import OwnerReference
-from webhook.core.model.podcliqueset import Entries, PodCliqueSet, PodCliqueSetSpec, Scope, SharingEntry
+from webhook.core.model.podcliqueset import Entries, PodCliqueSet, PodCliqueSetSpec, SharingEntry
 from webhook.core.sharing import naming
 from webhook.core.sharing.placement import CliqueIdentity, IdentityError, clique_identity, clique_of
 
@@ -90,7 +90,7 @@ class Owner:
             result[self.level.replica_label] = str(replica)
         return result
 
-    def in_scope(self, scope: Scope) -> Iterator[tuple[int, SharingEntry]]:
+    def in_scope(self, scope: str) -> Iterator[tuple[int, SharingEntry]]:
         """Entries of one scope with their index; entries of any other scope are skipped, as Grove does."""
         return ((i, e) for i, e in enumerate(self.entries) if e.scope == scope)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from webhook.core.model.podcliqueset import Entries, PodCliqueSetSpec, Scope
+from webhook.core.model.podcliqueset import ALL_REPLICAS, PER_REPLICA, Entries, PodCliqueSetSpec
 from webhook.core.sharing import naming
 from webhook.core.sharing.desired import claims_needed
 from webhook.core.sharing.naming import OpenIndex, Parts
@@ -136,11 +136,11 @@ def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -
         name, scope = entry.name, entry.scope
         if not name:
             continue
-        if scope == _ALL_REPLICAS:
+        if scope == ALL_REPLICAS:
             first = naming.claim_name(head_first, name, None)
             parts = naming.claim_parts(owner, name, None)
             every.append(NamePattern(f"{source}[{i}]", parts, first, len(first.encode()) + head_extra))
-        elif scope == _PER_REPLICA and replicas > 0:
+        elif scope == PER_REPLICA and replicas > 0:
             first = naming.claim_name(head_first, name, 0)
             longest = len(first.encode()) + head_extra + _extra_digits(replicas)
             each.append(NamePattern(f"{source}[{i}]", naming.claim_parts(owner, name, replica), first, longest))
@@ -152,12 +152,6 @@ def _first_name(owner: Parts) -> tuple[str, int]:
     ``naming.claim_name``, and the digits its open indices may add: found once for all its entries."""
     first = "-".join([p if type(p) is str else "0" if type(p) is OpenIndex else str(p) for p in owner])
     return first, sum([_extra_digits(p.size) for p in owner if type(p) is OpenIndex])
-
-
-# The scopes as the plain strings entries hold, compared once per entry (an enum's member is looked
-# up through its class's metaclass each time it is named).
-_ALL_REPLICAS = Scope.ALL_REPLICAS.value
-_PER_REPLICA = Scope.PER_REPLICA.value
 
 
 def _extra_digits(size: int) -> int:

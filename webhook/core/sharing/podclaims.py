@@ -17,11 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from webhook.core.model.podcliqueset import Entries, PodCliqueSet, Scope
+from webhook.core.model.podcliqueset import ALL_REPLICAS, PER_REPLICA, Entries, PodCliqueSet
 from webhook.core.sharing.naming import claim_name
 from webhook.core.sharing.placement import CliqueIdentity, clique_of, scaling_group_of
-
-ALL_REPLICAS, PER_REPLICA = Scope.ALL_REPLICAS.value, Scope.PER_REPLICA.value
 
 
 class LevelClaims(NamedTuple):
