@@ -5,8 +5,8 @@ of their own (``<pcs>-<i>-<group>-<j>-<clique>``), so one entry on one kind of o
 family of names that differ only in their indices. Listing the family would cost as much as the
 replica counts (``spec.replicas`` alone may be two billion); a pattern costs as much as the name.
 
-A pattern is the name split at ``-``: literal segments, and open segments standing for any
-decimal index in ``range(n)``. Indices are always printed between two hyphens with no leading
+A pattern is the name as ``naming`` makes its parts, the indices open; split at ``-``, its
+segments are literal segments and open segments standing for any decimal index in ``range(n)``. Indices are always printed between two hyphens with no leading
 zero, so two names are equal exactly when their segments are, which makes "can these two
 families share a name" a segment-by-segment question. The owners are those of
 ``owners.places`` walked with open indices, named by ``naming``'s formulas.
@@ -138,8 +138,8 @@ def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -
             continue
         if scope == ALL_REPLICAS:
             first = naming.claim_name(head_first, name, None)
-            parts = naming.claim_parts(owner, name, None)
-            every.append(NamePattern(f"{source}[{i}]", parts, first, len(first.encode()) + head_extra))
+            longest = len(first.encode()) + head_extra
+            every.append(NamePattern(f"{source}[{i}]", naming.claim_parts(owner, name, None), first, longest))
         elif scope == PER_REPLICA and replicas > 0:
             first = naming.claim_name(head_first, name, 0)
             longest = len(first.encode()) + head_extra + _extra_digits(replicas)
