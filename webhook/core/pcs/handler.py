@@ -155,7 +155,7 @@ class PodCliqueSetValidator:
         if checks.most_claims > self.max_claims_per_owner:
             warnings += limit_warnings(new, self.max_claims_per_owner)
         if old is not None and not messages and new.spec is not old.spec:
-            messages = [str(e) for e in validate_update(new.spec, old.spec)]
+            messages = [str(e) for e in validate_update(new.spec, old.spec, self.templates_text)]
         message = aggregate(messages)
         if message is None:
             return response.allowed(warnings)

@@ -15,6 +15,7 @@ ones go through ``dra``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -65,20 +66,19 @@ def templates_text(spec: PodCliqueSetSpec) -> bytes | None:
         return None
 
 
-def same_templates(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> bool:
-    text = templates_text(new)
-    return text is not None and text == templates_text(old)
-
-
-def validate_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> ErrorList:
+def validate_update(
+    new: PodCliqueSetSpec, old: PodCliqueSetSpec, text: Callable[[PodCliqueSetSpec], bytes | None] = templates_text
+) -> ErrorList:
     """Immutability and composition errors of an UPDATE whose new object passed the create-time rules.
+    ``text`` gives ``templates_text``, or remembers it (the handler has asked it already).
 
     Raises ``gotypes.DecodeError`` if a template cannot be decoded (the handler checks first).
     """
     errors = _cliques(new, old)
     errors += _scaling_groups(new, old)
     # Compared as JSON text: dict equality would miss a reordered RawExtension, which Go sees.
-    if not same_templates(new, old):
+    new_text = text(new)
+    if new_text is None or new_text != text(old):
         new_templates = dra.decode_templates(raw_templates(new))
         if not semantic_equal(dra.TEMPLATE_CONFIGS, new_templates, dra.decode_templates(raw_templates(old))):
             value = dra.TEMPLATE_CONFIGS.marshal(new_templates)
