@@ -75,8 +75,8 @@ class NamePattern(msgspec.Struct, frozen=True, gc=False):
     def shape(self) -> tuple[str | None, ...]:
         """The segments with every number and open index blanked (None): two families can only
         share a name when their shapes are equal. The first name's segments are the segments with
-        each open index 0, a number too."""
-        return tuple([None if s.isdigit() and _is_number(s) else s for s in self.first.split("-")])
+        each open index 0, a number too (and the most common: tested first)."""
+        return tuple([None if s == "0" or (s.isdigit() and _is_number(s)) else s for s in self.first.split("-")])
 
 
 def _is_number(segment: str) -> bool:
