@@ -132,15 +132,24 @@ class PodCliqueSetSpec(msgspec.Struct, frozen=True, gc=False):
 
     def clique(self, name: str) -> CliqueTemplate | None:
         """The first clique template of that name, as Grove's lookup finds it."""
-        return next((c for c in self.cliques if c.name == name), None)
+        for clique in self.cliques:
+            if clique.name == name:
+                return clique
+        return None
 
     def clique_index(self, name: str) -> int | None:
         """The position of the first clique template of that name (for field paths)."""
-        return next((i for i, c in enumerate(self.cliques) if c.name == name), None)
+        for i, clique in enumerate(self.cliques):
+            if clique.name == name:
+                return i
+        return None
 
     def template(self, name: str) -> ClaimTemplate | None:
         """The first internal template of that name."""
-        return next((t for t in self.templates if t.name == name), None)
+        for template in self.templates:
+            if template.name == name:
+                return template
+        return None
 
 
 class PodCliqueSet(msgspec.Struct, frozen=True, gc=False):
