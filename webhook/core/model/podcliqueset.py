@@ -112,7 +112,8 @@ class ClaimTemplate(msgspec.Struct, frozen=True, gc=False):
 
     def device_request_count(self) -> int:
         """How many entries ``templateSpec.spec.devices.requests`` holds (0 when any level is absent)."""
-        devices = self.claim_spec().get("devices")
+        spec = self.spec.get("spec")
+        devices = spec.get("devices") if isinstance(spec, dict) else None
         requests = devices.get("requests") if isinstance(devices, dict) else None
         return len(requests) if isinstance(requests, list) else 0
 

@@ -59,8 +59,10 @@ def validate_create(spec: PodCliqueSetSpec) -> ErrorList:
 
 def _templates(path: Path, templates: Sequence[ClaimTemplate]) -> ErrorList:
     errors: ErrorList = []
+    counts: dict[str, int] = {}
     for i, tpl in enumerate(templates):
-        if tpl.name == "":
+        name = tpl.name
+        if name == "":
             errors.append(required(path.index(i).child("name"), details.TEMPLATE_NAME_REQUIRED))
         if tpl.device_request_count() == 0:
             errors.append(
@@ -69,9 +71,7 @@ def _templates(path: Path, templates: Sequence[ClaimTemplate]) -> ErrorList:
                     details.DEVICE_REQUESTS_REQUIRED,
                 )
             )
-    counts: dict[str, int] = {}
-    for tpl in templates:
-        counts[tpl.name] = counts.get(tpl.name, 0) + 1
+        counts[name] = counts.get(name, 0) + 1
     duplicated = [name for name, count in counts.items() if count > 1]
     if duplicated:
         errors.append(duplicate(path.child("name"), duplicated))
