@@ -76,7 +76,10 @@ class NamePattern(msgspec.Struct, frozen=True, gc=False):
         """The segments with every number and open index blanked (None): two families can only
         share a name when their shapes are equal. The first name's segments are the segments with
         each open index 0, a number too (and the most common: tested first)."""
-        return tuple([None if s == "0" or (s.isdigit() and _is_number(s)) else s for s in self.first.split("-")])
+        shape: list[str | None] = []
+        for s in self.first.split("-"):
+            shape.append(None if s == "0" or (s.isdigit() and _is_number(s)) else s)
+        return tuple(shape)
 
 
 def _is_number(segment: str) -> bool:
@@ -150,8 +153,17 @@ def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -
 def _first_name(owner: Parts) -> tuple[str, int]:
     """The owner's first name (open indices 0), which its claims' first names follow by
     ``naming.claim_name``, and the digits its open indices may add: found once for all its entries."""
-    first = "-".join([p if type(p) is str else "0" if type(p) is OpenIndex else str(p) for p in owner])
-    return first, sum([_extra_digits(p.size) for p in owner if type(p) is OpenIndex])
+    first: list[str] = []
+    extra = 0
+    for part in owner:
+        if type(part) is str:
+            first.append(part)
+        elif type(part) is OpenIndex:
+            first.append("0")
+            extra += _extra_digits(part.size)
+        else:
+            first.append(str(part))
+    return "-".join(first), extra
 
 
 def _extra_digits(size: int) -> int:
