@@ -8,7 +8,10 @@ the parsed JSON, which refuses or reads it as before; so msgspec only decides ho
 read, never what is read of it.
 
 The wire types mirror the JSON's nesting (a clique's replicas under its ``spec``, a filter per
-level); ``_spec`` turns them into the model, whose shape is the decisions'.
+level); ``read_usual_spec`` turns them into the model, whose shape is the decisions'. Members the
+model does not keep (a clique's ``labels``) are declared to be checked, as the reader checks them.
+Names are not interned as the reader interns them for the stores: only the validating webhook reads
+a spec from its text, and keeps what it read only in its bounded memo of specs.
 """
 
 from __future__ import annotations
@@ -131,7 +134,10 @@ def _set_entries(entries: tuple[_SetEntry, ...] | None | UnsetType) -> Entries:
     if not entries:
         return ()
     return tuple([
-        SharingEntry(e.name, e.scope, e.namespace, None if (f := e.filter) is None else EntryFilter(f.child_clique_names, f.child_scaling_group_names))
+        SharingEntry(
+            e.name, e.scope, e.namespace,
+            None if (f := e.filter) is None else EntryFilter(f.child_clique_names, f.child_scaling_group_names),
+        )
         for e in entries
     ])
 

@@ -6,9 +6,10 @@ family of names that differ only in their indices. Listing the family would cost
 replica counts (``spec.replicas`` alone may be two billion); a pattern costs as much as the name.
 
 A pattern is the name as ``naming`` makes its parts, the indices open; split at ``-``, its
-segments are literal segments and open segments standing for any decimal index in ``range(n)``. Indices are always printed between two hyphens with no leading
-zero, so two names are equal exactly when their segments are, which makes "can these two
-families share a name" a segment-by-segment question. The owners are those of
+segments are literal segments and open segments standing for any decimal index in ``range(n)``.
+Indices are always printed between two hyphens with no leading zero, so two names are equal
+exactly when their segments are, which makes "can these two families share a name" a
+segment-by-segment question. The owners are those of
 ``owners.places`` walked with open indices, named by ``naming``'s formulas.
 
 Every claim name of a PodCliqueSet starts with the PodCliqueSet's name, so the patterns of a spec
