@@ -66,11 +66,9 @@ def templates_text(spec: PodCliqueSetSpec) -> bytes | None:
         return None
 
 
-def validate_update(
-    new: PodCliqueSetSpec, old: PodCliqueSetSpec, text: Callable[[PodCliqueSetSpec], bytes | None] = templates_text
-) -> ErrorList:
+def validate_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec, text: Callable[[PodCliqueSetSpec], bytes | None]) -> ErrorList:
     """Immutability and composition errors of an UPDATE whose new object passed the create-time rules.
-    ``text`` gives ``templates_text``, or remembers it (the handler has asked it already).
+    ``text`` gives a spec's ``templates_text``: the handler's remembers it, having asked it already.
 
     Raises ``gotypes.DecodeError`` if a template cannot be decoded (the handler checks first).
     """
