@@ -45,7 +45,9 @@ GoStr = Annotated[str, BeforeValidator(_none_to_empty_str)]
 GoList = Annotated[list[T], BeforeValidator(_none_to_empty_list)]
 GoStrList = GoList[GoStr]
 GoStrMap = Annotated[dict[str, GoStr], BeforeValidator(_none_to_empty_dict)]
-Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
+INT32 = range(-(2**31), 2**31)
+"""Go's ``int32``: the values each reading of a member of that type takes."""
+Int32 = Annotated[int, Field(ge=INT32.start, le=INT32.stop - 1)]
 
 
 class KubeModel(BaseModel):

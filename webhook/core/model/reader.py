@@ -24,7 +24,7 @@ from typing import Any, TypedDict
 import msgspec
 import orjson
 
-from webhook.core.model.meta import NotJson, Unusual, read_owner_references
+from webhook.core.model.meta import INT32, NotJson, Unusual, read_owner_references
 from webhook.core.model.podcliqueset import (
     ClaimTemplate,
     CliqueTemplate,
@@ -39,7 +39,6 @@ from webhook.core.model.schema import read_through_schema
 from webhook.core.model.wire import read_usual_spec
 
 _intern = sys.intern
-INT32 = range(-(2**31), 2**31)
 
 
 SpecJson = dict[str, Any] | msgspec.Raw

@@ -22,6 +22,7 @@ from typing import Annotated
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
+from webhook.core.model.meta import INT32
 from webhook.core.model.podcliqueset import (
     ClaimTemplate,
     CliqueTemplate,
@@ -32,7 +33,7 @@ from webhook.core.model.podcliqueset import (
     SharingEntry,
 )
 
-Int32 = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
+Int32 = Annotated[int, msgspec.Meta(ge=INT32.start, le=INT32.stop - 1)]
 Names = tuple[str, ...]
 
 
