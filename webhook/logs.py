@@ -16,8 +16,10 @@ import asyncio
 import datetime
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import orjson
 
 _STANDARD_ATTRIBUTES = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime", "color_message"}
@@ -151,8 +153,10 @@ class ProjectHandler(logging.StreamHandler):
     A busy webhook writes a line per patched pod. ``write_line`` writes one without the standard
     library's LogRecord, filters and formatting steps (``direct``), the same text ``format`` would
     make of the record; on the event loop the lines of one turn of the loop go out in one write at
-    its end. A record written the standard way, or a flush, hands over the lines held first, so the
-    order is kept."""
+    its end. A text line of ``write_text`` is also made there, from what it was given, with the
+    others of its turn: made one after another they find what they touch in the processor's caches,
+    where a line made between two requests finds little. A record written the standard way, or a
+    flush, hands over the lines held first, so the order is kept."""
 
     formatter: TextFormatter | JsonFormatter
 
@@ -161,17 +165,18 @@ class ProjectHandler(logging.StreamHandler):
         self.setFormatter(formatter)
         self.names = ProjectNames()
         self.addFilter(self.names)
-        self.held: list[str] = []
+        self.held: list[str | _Later] = []
 
     def write_line(self, level: int, name: str, template: str, args: tuple[Any, ...], fields: dict[str, Any]) -> None:
         self._hold(self.formatter.line(time.time(), level, name, template, args, fields))
 
-    def write_text(self, level: int, name: str, message: str) -> None:
-        """A text line of ``message``, made already (``TextFormatter.prefixed``)."""
+    def write_text(self, level: int, name: str, message: Callable[[Any], str], argument: Any) -> None:
+        """A text line (``TextFormatter.prefixed``) of the message ``message(argument)`` gives, its
+        values cut and the line escaped, timed now and made at the end of the loop's turn."""
         assert isinstance(self.formatter, TextFormatter)
-        self._hold(self.formatter.prefixed(time.time(), level, name, message))
+        self._hold(_Later(time.time(), level, name, message, argument))
 
-    def _hold(self, text: str) -> None:
+    def _hold(self, text: str | _Later) -> None:
         with self.lock:  # type: ignore[union-attr]
             self.held.append(text)
             if len(self.held) > 1:
@@ -189,9 +194,30 @@ class ProjectHandler(logging.StreamHandler):
     def flush(self) -> None:
         with self.lock:  # type: ignore[union-attr]
             if self.held:
-                lines, self.held = self.held, []
+                held, self.held = self.held, []
+                lines = [line if isinstance(line, str) else self._made(line) for line in held]
                 self.stream.write(self.terminator.join(lines) + self.terminator)
             super().flush()
+
+    def _made(self, later: _Later) -> str:
+        """The line ``write_text`` was asked for; one whose message cannot be made says so, and the
+        other lines of its turn are written all the same."""
+        assert isinstance(self.formatter, TextFormatter)
+        try:
+            message = later.message(later.argument)
+        except Exception as err:  # noqa: BLE001 - a bug of ours, shown in the line it spoiled
+            message = escape(f"(this line could not be made: {err!r})")
+        return self.formatter.prefixed(later.created, later.level, later.name, message)
+
+
+class _Later(msgspec.Struct, frozen=True):
+    """A text line held to be made at the end of the loop's turn (``ProjectHandler.write_text``)."""
+
+    created: float
+    level: int
+    name: str
+    message: Callable[[Any], str]
+    argument: Any
 
 
 def direct(logger: logging.Logger, level: int) -> ProjectHandler | None:

@@ -123,15 +123,45 @@ def test_lines_written_on_the_loop_go_out_at_the_end_of_its_turn_in_order(capsys
     logs.configure("info", "text")
     [handler] = logging.getLogger().handlers
     assert isinstance(handler, logs.ProjectHandler)
+    made: list[str] = []
 
-    async def turn() -> list[str]:
+    def message(value: str) -> str:
+        made.append(value)
+        return value
+
+    async def turn() -> tuple[list[str], list[str]]:
         handler.write_line(logging.INFO, "webhook.server.decisions", "first %s", ("a",), {})
-        handler.write_line(logging.INFO, "webhook.server.decisions", "second %s", ("b",), {})
-        held = capsys.readouterr().err.splitlines()
+        handler.write_text(logging.INFO, "webhook.server.decisions", message, "second b")
+        held, made_then = capsys.readouterr().err.splitlines(), list(made)
         logging.getLogger("webhook.server.tls").warning("third")  # the standard way: after the lines held
-        handler.write_line(logging.INFO, "webhook.server.decisions", "fourth", (), {})
+        handler.write_text(logging.INFO, "webhook.server.decisions", message, "fourth")
         await asyncio.sleep(0)
-        return held
+        return held, made_then
 
-    assert asyncio.run(turn()) == []
+    assert asyncio.run(turn()) == ([], [])  # nothing written, and the text line not even made, within the turn
     assert [line.rsplit(": ", 1)[1] for line in capsys.readouterr().err.splitlines()] == ["first a", "second b", "third", "fourth"]
+
+
+def test_a_line_that_cannot_be_made_says_so_and_the_others_are_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """A text line is made at the end of the turn, away from the request that asked for it: a bug
+    in making it spoils that line alone, which names the error."""
+    logs.configure("info", "text")
+    [handler] = logging.getLogger().handlers
+    assert isinstance(handler, logs.ProjectHandler)
+
+    def broken(_value: object) -> str:
+        raise KeyError("detail\n")
+
+    async def turn() -> None:
+        handler.write_text(logging.INFO, "webhook.server.decisions", str, "before")
+        handler.write_text(logging.INFO, "webhook.server.decisions", broken, None)
+        handler.write_text(logging.INFO, "webhook.server.decisions", str, "after")
+        await asyncio.sleep(0)
+
+    asyncio.run(turn())
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(" webhook.server.decisions: ", 1)[1] for line in lines] == [
+        "before",
+        "(this line could not be made: KeyError('detail\\n'))",
+        "after",
+    ]

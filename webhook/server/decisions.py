@@ -83,16 +83,20 @@ def sentence(entry: dict[str, Any]) -> str:
     return logs.escape(line)
 
 
+def _sentence(decided: tuple[str, Answer, float]) -> str:
+    return sentence(fields(*decided))
+
+
 def log_decision(level: int, webhook: str, decision: Answer, seconds: float) -> None:
     """Writes the line (the caller has checked the level): straight to the configured handler when
-    nothing else takes the records (``logs.direct``), else as a record. The record is made here
-    rather than by ``log.log``, which would walk the stack for the caller's file and line: the same
-    line of this module every time."""
-    entry = fields(webhook, decision, seconds)
+    nothing else takes the records (``logs.direct``; a text line is made at the end of the loop's
+    turn), else as a record. The record is made here rather than by ``log.log``, which would walk
+    the stack for the caller's file and line: the same line of this module every time."""
     handler = logs.direct(log, level)
     if handler is not None and isinstance(handler.formatter, logs.TextFormatter):
-        handler.write_text(level, log.name, sentence(entry))
+        handler.write_text(level, log.name, _sentence, (webhook, decision, seconds))
         return
+    entry = fields(webhook, decision, seconds)
     template, args = text(entry)
     if handler is not None:
         handler.write_line(level, log.name, template, args, entry)
