@@ -19,7 +19,7 @@ from uvicorn.server import ServerState
 
 from webhook.core.admission.handling import Answer
 from webhook.server.budget import Budget
-from webhook.server.connection.protocol import ServerProtocol
+from webhook.server.connection.protocol import ServerProtocol, TurnWrites
 from webhook.server.connection.limits import Limits
 from webhook.server.endpoint import WebhookEndpoint
 from webhook.server.lifecycle import Lifecycle
@@ -52,7 +52,7 @@ class Connection:
         self.protocol = ServerProtocol(
             config=config, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop(),
             lifecycle=self.lifecycle, budget=self.budget, limits=Limits(5.0, 8192, 4096, 100, 5.0),
-            webhooks={b"/hook": endpoint},
+            turns=TurnWrites(asyncio.get_running_loop()), webhooks={b"/hook": endpoint},
         )
         self.wire = Wire()
         self.protocol.connection_made(self.wire)

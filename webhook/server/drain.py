@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping
 import uvicorn
 
 from webhook.server.budget import Budget
-from webhook.server.connection.protocol import ServerProtocol
+from webhook.server.connection.protocol import ServerProtocol, TurnWrites
 from webhook.server.connection.limits import Limits
 from webhook.server.endpoint import WebhookEndpoint
 from webhook.server.lifecycle import GRACE, Lifecycle
@@ -78,6 +78,7 @@ class Server(uvicorn.Server):
         close (which first sends what is left to send) by the write timeout."""
         assert sockets, "webhook serve binds its socket itself"
         loop = asyncio.get_running_loop()
+        turns = TurnWrites(loop)
 
         def protocol() -> ServerProtocol:
             return ServerProtocol(
@@ -88,6 +89,7 @@ class Server(uvicorn.Server):
                 lifecycle=self.lifecycle,
                 budget=self.budget,
                 limits=self.limits,
+                turns=turns,
                 webhooks=self.webhooks,
             )
 

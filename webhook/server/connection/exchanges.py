@@ -234,7 +234,7 @@ class WebhookExchanges(HeadLimits):
             client = "%s:%d" % self.client if self.client else ""
             self.access_logger.info('%s - "POST %s HTTP/%s" %d', client, exchange.target.decode("latin-1"), exchange.http_version, status)
         if len(content) <= PIECE:
-            self.transport.write(head + content)
+            self.transport.write_answer(head + content)  # type: ignore[attr-defined]  # ServerProtocol's CoalescedWrites
             self._complete(exchange, keep_alive)
         else:
             # The body is let go: from here on the answer is what the request holds.
