@@ -1,5 +1,5 @@
 """Instructions per review, counted by valgrind's cachegrind: the work a decision does, counted
-alike (within a tenth of a percent) from run to run on a machine whose timings move by a third
+alike (within about 1 %) from run to run on a machine whose timings move by a third
 within the hour (docs/PERFORMANCE.md, sixth pass).
 
 Each kind runs twice under cachegrind after the same set-up, answering ``--reviews`` reviews and
