@@ -176,9 +176,9 @@ class ProjectHandler(logging.StreamHandler):
         assert isinstance(self.formatter, TextFormatter)
         self._hold(_Later(time.time(), level, name, message, argument))
 
-    def _hold(self, text: str | _Later) -> None:
+    def _hold(self, line: str | _Later) -> None:
         with self.lock:  # type: ignore[union-attr]
-            self.held.append(text)
+            self.held.append(line)
             if len(self.held) > 1:
                 return
         try:
@@ -206,7 +206,7 @@ class ProjectHandler(logging.StreamHandler):
         try:
             message = later.message(later.argument)
         except Exception as err:  # noqa: BLE001 - a bug of ours, shown in the line it spoiled
-            message = escape(f"(this line could not be made: {err!r})")
+            message = escape(cut(f"(this line could not be made: {err!r})", MESSAGE_LIMIT))
         return self.formatter.prefixed(later.created, later.level, later.name, message)
 
 

@@ -68,10 +68,10 @@ class CoalescedWrites:
     uvicorn writes a response's head and its body apart; over TLS each write is its own record and
     its own ``send``. A head alone (a small write ending in the blank line that ends a head) is
     held until the next write or the end of the loop's turn, whichever comes first, and goes out
-    with it: one record and one system call per ordinary answer. Only one write is ever held, so a
-    large answer written in pieces meets the transport's flow control as before; what is held goes
-    out before anything written after it. Anything that ends the connection hands over what is held
-    first."""
+    with it: one record and one system call per ordinary answer. What is held is a head, or the
+    answers of one turn (more than one only when a client pipelines), never a large answer's pieces,
+    which meet the transport's flow control as before; it goes out before anything written after
+    it, and anything that ends the connection hands it over first."""
 
     __slots__ = ("transport", "loop", "turns", "held")
 
