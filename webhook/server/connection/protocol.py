@@ -95,14 +95,16 @@ class CoalescedWrites:
         held to the turn's end."""
         if self.turns.first():
             self.write(data)
-        elif self.held is None:
-            self._hold(data)
         else:
-            self.held += data
+            self._hold(data)
 
     def _hold(self, data: bytes) -> None:
-        self.held = data
-        self.loop.call_soon(self.flush)
+        """``data`` after what is held, handed over at the end of the loop's turn at the latest."""
+        if self.held is None:
+            self.held = data
+            self.loop.call_soon(self.flush)
+        else:
+            self.held += data
 
     def flush(self) -> None:
         """Hands over what is held, unless the connection has gone meanwhile."""
