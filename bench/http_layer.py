@@ -34,8 +34,9 @@ from webhook import logs
 from webhook.certs import ensure
 from webhook.server.app import create_app
 from webhook.server.budget import Budget
-from webhook.server.connection.protocol import ServerProtocol, TurnWrites
 from webhook.server.connection.limits import Limits
+from webhook.server.connection.protocol import ServerProtocol
+from webhook.server.connection.turns import LoopTurn
 from webhook.server.lifecycle import Lifecycle
 from webhook.server.run import uvicorn_config
 from webhook.settings import ServeSettings
@@ -81,7 +82,7 @@ def connected(settings: ServeSettings, app: Any) -> tuple[ServerProtocol, Wire]:
     config.load()
     protocol = ServerProtocol(
         config=config, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop(),
-        lifecycle=Lifecycle(), budget=Budget(settings.max_held_bytes), limits=Limits.of(settings), turns=TurnWrites(asyncio.get_running_loop()),
+        lifecycle=Lifecycle(), budget=Budget(settings.max_held_bytes), limits=Limits.of(settings), turn=LoopTurn(asyncio.get_running_loop()),
         webhooks={path.encode(): endpoint for path, endpoint in getattr(app, "webhook_endpoints", {}).items()},
     )
     transport = Wire(record=False)

@@ -19,8 +19,9 @@ from uvicorn.server import ServerState
 
 from webhook.core.admission.handling import Answer
 from webhook.server.budget import Budget
-from webhook.server.connection.protocol import ServerProtocol, TurnWrites
 from webhook.server.connection.limits import Limits
+from webhook.server.connection.protocol import ServerProtocol
+from webhook.server.connection.turns import LoopTurn
 from webhook.server.endpoint import WebhookEndpoint
 from webhook.server.lifecycle import Lifecycle
 from webhook.server.metrics import ServerMetrics
@@ -42,7 +43,9 @@ async def probe(scope: Any, receive: Any, send: Any) -> None:
 
 
 class Connection:
-    def __init__(self, respond: Callable[[bytes], Awaitable[Answer]] = echo, body_timeout: float = 30.0, access_log: bool = False) -> None:
+    def __init__(
+        self, respond: Callable[[bytes], Awaitable[Answer]] = echo, body_timeout: float = 30.0, access_log: bool = False, turn: LoopTurn | None = None
+    ) -> None:
         config = uvicorn.Config(probe, http=ServerProtocol, ws="none", lifespan="off", log_config=None, access_log=access_log)
         config.load()
         self.lifecycle = Lifecycle()
@@ -52,7 +55,7 @@ class Connection:
         self.protocol = ServerProtocol(
             config=config, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop(),
             lifecycle=self.lifecycle, budget=self.budget, limits=Limits(5.0, 8192, 4096, 100, 5.0),
-            turns=TurnWrites(asyncio.get_running_loop()), webhooks={b"/hook": endpoint},
+            turn=turn or LoopTurn(asyncio.get_running_loop()), webhooks={b"/hook": endpoint},
         )
         self.wire = Wire()
         self.protocol.connection_made(self.wire)
@@ -104,6 +107,48 @@ def test_a_webhook_request_is_answered_in_one_write_on_a_kept_alive_connection()
         assert not connection.wire.closed and connection.let_go()
 
     played(scenario)
+
+
+def test_the_requests_read_in_one_turn_are_decided_once_all_of_them_are_read() -> None:
+    """Under load one turn of the loop reads several connections' requests: none is decided
+    between two reads (``turns``)."""
+
+    async def scenario() -> None:
+        read: list[str] = []
+        decided: list[tuple[str, list[str]]] = []  # each decision, with the requests read by then
+
+        async def noted(body: bytes) -> Answer:
+            decided.append((body.decode(), list(read)))
+            return await echo(body)
+
+        turn = LoopTurn(asyncio.get_running_loop())
+        first, second = Connection(noted, turn=turn), Connection(noted, turn=turn)
+        for connection, body in ((first, "a"), (second, "b")):
+            connection.send(post(body.encode()))
+            read.append(body)
+        assert decided == []
+        assert [orjson.loads(body) for _, body in (*await first.answers(1), *await second.answers(1))] == [{"got": "a"}, {"got": "b"}]
+        assert decided == [("a", ["a", "b"]), ("b", ["a", "b"])]
+
+    played(scenario)
+
+
+def test_a_bug_of_ours_deciding_is_logged_and_its_client_cut_off_leaving_nothing_held(caplog: pytest.LogCaptureFixture) -> None:
+    async def broken(body: bytes) -> Answer:
+        raise RuntimeError("a bug")
+
+    async def scenario() -> None:
+        connection = Connection(broken)
+        connection.send(post(b"one"))
+        for _ in range(100):
+            if connection.wire.closed:
+                break
+            await asyncio.sleep(0)
+        assert connection.wire.closed and connection.wire.data == b"" and connection.let_go()
+
+    played(scenario)
+    [record] = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert record.getMessage() == "internal error answering a request of webhook hook" and record.exc_info is not None
 
 
 def test_pipelined_requests_are_answered_in_the_order_they_came() -> None:
@@ -261,6 +306,10 @@ def test_a_decision_cut_off_at_the_drains_end_writes_nothing_and_leaves_nothing_
     async def scenario(turns: int) -> None:
         connection = Connection(stuck)
         connection.send(post(b"one"))
+        for _ in range(100):  # decided at the end of the loop's turn, where it begins to wait
+            if connection.protocol.tasks:
+                break
+            await asyncio.sleep(0)
         [task] = connection.protocol.tasks
         for _ in range(turns):
             await asyncio.sleep(0)

@@ -29,8 +29,9 @@ from collections.abc import Iterator, Mapping
 import uvicorn
 
 from webhook.server.budget import Budget
-from webhook.server.connection.protocol import ServerProtocol, TurnWrites
 from webhook.server.connection.limits import Limits
+from webhook.server.connection.protocol import ServerProtocol
+from webhook.server.connection.turns import LoopTurn
 from webhook.server.endpoint import WebhookEndpoint
 from webhook.server.lifecycle import GRACE, Lifecycle
 
@@ -78,7 +79,7 @@ class Server(uvicorn.Server):
         close (which first sends what is left to send) by the write timeout."""
         assert sockets, "webhook serve binds its socket itself"
         loop = asyncio.get_running_loop()
-        turns = TurnWrites(loop)
+        turn = LoopTurn(loop)
 
         def protocol() -> ServerProtocol:
             return ServerProtocol(
@@ -89,7 +90,7 @@ class Server(uvicorn.Server):
                 lifecycle=self.lifecycle,
                 budget=self.budget,
                 limits=self.limits,
-                turns=turns,
+                turn=turn,
                 webhooks=self.webhooks,
             )
 

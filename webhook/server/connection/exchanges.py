@@ -7,8 +7,8 @@ request with one JSON document, and that machinery cost more than deciding a typ
 (docs/PERFORMANCE.md). So a POST to a webhook's path becomes an ``Exchange``: its body is gathered
 as the parser hands it over, under the endpoint's limits (``webhook.server.endpoint``: a
 Content-Length over ``--max-body-bytes`` refused before anything is read, the budget taken chunk by
-chunk, ``--body-timeout``); once complete it is decided by the endpoint, counted and logged by it as
-any request, and answered in one write.
+chunk, ``--body-timeout``); once complete it is decided by the endpoint at the end of the loop's turn
+(``turns``), counted and logged by it as any request, and answered in one write.
 
 The exchange sits where uvicorn keeps its request cycle (``cycle``, and ``pipeline`` behind a
 request under way) and answers to the names the protocol reads there (``body``, ``more_body``,
@@ -33,6 +33,7 @@ from webhook.core.admission.handling import Answer
 from webhook.core.admission.request import Rejection
 from webhook.server.connection.eager import run_eagerly
 from webhook.server.connection.heads import HeadLimits
+from webhook.server.connection.turns import LoopTurn
 from webhook.server.endpoint import PIECE, REFUSAL_HEADERS, BodyRefused, WebhookEndpoint, check_length, take_chunk
 
 log = logging.getLogger(__name__)
@@ -41,8 +42,8 @@ CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 
 
 class _Unwatched:
-    """What uvicorn's callbacks set when a body arrives (its cycle's ``message_event``): nothing
-    waits on an exchange's body, the protocol acts on it."""
+    """uvicorn's callbacks set a cycle's ``message_event`` when a body arrives: nothing waits on an
+    exchange's, the protocol acts on it."""
 
     @staticmethod
     def set() -> None:
@@ -89,8 +90,10 @@ def _stop_timer(exchange: Exchange) -> None:
 
 
 class WebhookExchanges(HeadLimits):
-    def __init__(self, *args: Any, webhooks: Mapping[bytes, WebhookEndpoint], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, turn: LoopTurn, webhooks: Mapping[bytes, WebhookEndpoint], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.turn = turn
+        """The server's: the requests of a turn of the loop are decided at its end."""
         self.webhooks = webhooks
         """The webhooks' endpoints by path."""
 
@@ -120,8 +123,7 @@ class WebhookExchanges(HeadLimits):
             self.pipeline.appendleft((exchange, self.app))  # type: ignore[arg-type]
 
     def _start_asgi_task(self, cycle: Any, app: Any) -> None:
-        """uvicorn starts a pipelined request here once the one before it is answered; an exchange
-        whose body is not complete then gets its body timeout at once."""
+        """A pipelined request, once the one before it is answered: an incomplete body's timeout starts."""
         if not isinstance(cycle, Exchange):
             HttpToolsProtocol._start_asgi_task(self, cycle, app)
             return
@@ -188,11 +190,14 @@ class WebhookExchanges(HeadLimits):
     # --- the decision and the answer ---------------------------------------------------------------
 
     def _decide(self, exchange: Exchange) -> None:
-        """Decides at once: a decision that waits for nothing (the usual one) is answered before
-        this returns; one that waits (an authorization check, a PodCliqueSet fetched) goes on in a
-        task from where it waited."""
+        """Decided at the end of the loop's turn, after the other requests read in it (``turns``)."""
         _stop_timer(exchange)
         exchange.deciding = True
+        self.turn.decide(self._decide_now, exchange)
+
+    def _decide_now(self, exchange: Exchange) -> None:
+        """Answered before this returns, unless the decision waits (an authorization check, a
+        PodCliqueSet fetched): then it goes on in a task from where it waited."""
         task = run_eagerly(self._respond(exchange))
         if task is not None:
             self._keep(task)
@@ -208,19 +213,18 @@ class WebhookExchanges(HeadLimits):
         exchange.body = bytearray()
         try:
             decision = await exchange.endpoint.respond(body)
+            del body
+            self._answer(exchange, decision)
+        except Exception:  # noqa: BLE001 - a bug of ours: logged, and the client cut off rather than left waiting
+            log.exception("internal error answering a request of webhook %s", exchange.endpoint.name)
+            self._end(exchange)
+            self.transport.abort()
         except BaseException as stopped:
             self._end(exchange)
             if isinstance(stopped, asyncio.CancelledError) and self.lifecycle.closed:
                 # Cut off at the drain's end, which aborted the connection and says so in its warning.
                 return
             raise
-        del body
-        try:
-            self._answer(exchange, decision)
-        except Exception:  # noqa: BLE001 - a bug of ours: logged, and the client cut off rather than left waiting
-            log.exception("internal error answering a request of webhook %s", exchange.endpoint.name)
-            self._end(exchange)
-            self.transport.abort()
 
     def _answer(self, exchange: Exchange, decision: Answer) -> None:
         """Counts and logs the decision, and writes its answer unless the client has gone."""

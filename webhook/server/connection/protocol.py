@@ -27,109 +27,9 @@ from typing import Any
 from webhook.server.budget import Budget
 from webhook.server.connection.exchanges import WebhookExchanges
 from webhook.server.connection.limits import WRITE_HIGH_WATER, Limits
+from webhook.server.connection.turns import CoalescedWrites, LoopTurn
 from webhook.server.endpoint import WebhookEndpoint
 from webhook.server.lifecycle import GRACE, Lifecycle
-
-
-class TurnWrites:
-    """Whether a turn of the event loop has written an answer yet; one for all the connections of
-    a server.
-
-    Under load one turn of the loop reads the requests of several connections, and each is decided
-    as it arrives. Writing each answer as soon as it is decided puts its encryption and its
-    ``send`` (on loopback the receiving side's network stack as well) between one decision and
-    the next, which then finds little of what it needs in the processor's caches. So the first
-    answer of a turn is written at once (a lone request, the usual case below saturation, waits for
-    nothing) and the others of the turn are held by their connections (``CoalescedWrites``) and
-    written at its end, one after the other."""
-
-    __slots__ = ("loop", "written")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self.written = False
-
-    def first(self) -> bool:
-        """Whether this is the turn's first answer (from now on one has been written)."""
-        if self.written:
-            return False
-        self.written = True
-        self.loop.call_soon(self._turn_ended)
-        return True
-
-    def _turn_ended(self) -> None:
-        self.written = False
-
-
-class CoalescedWrites:
-    """The connection's transport, a response's head sent with what follows it, and a whole
-    answer held to the end of the loop's turn unless it is the turn's first (``TurnWrites``).
-
-    uvicorn writes a response's head and its body apart; over TLS each write is its own record and
-    its own ``send``. A head alone (a small write ending in the blank line that ends a head) is
-    held until the next write or the end of the loop's turn, whichever comes first, and goes out
-    with it: one record and one system call per ordinary answer. What is held is a head, or the
-    answers of one turn (more than one only when a client pipelines), never a large answer's pieces,
-    which meet the transport's flow control as before; it goes out before anything written after
-    it, and anything that ends the connection hands it over first."""
-
-    __slots__ = ("transport", "loop", "turns", "held")
-
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop, turns: TurnWrites) -> None:
-        self.transport = transport
-        self.loop = loop
-        self.turns = turns
-        self.held: bytes | None = None
-
-    def write(self, data: bytes) -> None:
-        if self.held is not None:
-            data, self.held = self.held + data, None
-            self.transport.write(data)
-        elif len(data) <= HELD_WRITE and data[-4:] == b"\r\n\r\n":
-            self._hold(data)
-        else:
-            self.transport.write(data)
-
-    def write_answer(self, data: bytes) -> None:
-        """A whole answer (the webhooks', ``exchanges``): at once when it is the turn's first, else
-        held to the turn's end."""
-        if self.turns.first():
-            self.write(data)
-        else:
-            self._hold(data)
-
-    def _hold(self, data: bytes) -> None:
-        """``data`` after what is held, handed over at the end of the loop's turn at the latest."""
-        if self.held is None:
-            self.held = data
-            self.loop.call_soon(self.flush)
-        else:
-            self.held += data
-
-    def flush(self) -> None:
-        """Hands over what is held, unless the connection has gone meanwhile."""
-        if self.held is not None:
-            data, self.held = self.held, None
-            if not self.transport.is_closing():
-                self.transport.write(data)
-
-    def close(self) -> None:
-        self.flush()
-        self.transport.close()
-
-    def abort(self) -> None:
-        self.held = None
-        self.transport.abort()
-
-    def is_closing(self) -> bool:
-        return self.transport.is_closing()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.transport, name)
-
-
-HELD_WRITE = 4096
-"""Bytes a write may have and be held for the next: a response head."""
 
 
 class ServerProtocol(WebhookExchanges):
@@ -139,13 +39,11 @@ class ServerProtocol(WebhookExchanges):
         lifecycle: Lifecycle,
         budget: Budget,
         limits: Limits,
-        turns: TurnWrites,
+        turn: LoopTurn,
         webhooks: Mapping[bytes, WebhookEndpoint] | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(*args, lifecycle=lifecycle, budget=budget, limits=limits, webhooks=webhooks or {}, **kwargs)
-        self.turns = turns
-        """Shared by the server's connections: which answer is the loop's turn's first."""
+        super().__init__(*args, lifecycle=lifecycle, budget=budget, limits=limits, turn=turn, webhooks=webhooks or {}, **kwargs)
         # Made when the connection is accepted, before the TLS handshake: the head is due from now.
         self.accepted = self.loop.time()
         lifecycle.last_accepted = self.accepted
@@ -182,7 +80,7 @@ class ServerProtocol(WebhookExchanges):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         transport.set_write_buffer_limits(WRITE_HIGH_WATER)
-        self.transport = CoalescedWrites(transport, self.loop, self.turns)  # type: ignore[assignment]
+        self.transport = CoalescedWrites(transport, self.loop, self.turn)  # type: ignore[assignment]
         if self.lifecycle.closed:
             self._arm(min(GRACE, self.limits.header_timeout), grace=True)
         else:

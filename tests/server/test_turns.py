@@ -1,12 +1,14 @@
-"""A response's head goes out with its body (one TLS record, one ``send``), a large answer still in
-pieces under the transport's flow control, and nothing held is lost or reordered."""
+"""The requests read in a turn of the loop are decided at its end, one after another, and none is
+lost to another's failure; a response's head goes out with its body (one TLS record, one
+``send``), a large answer still in pieces under the transport's flow control, and nothing held is
+lost or reordered."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
-from webhook.server.connection.protocol import HELD_WRITE, CoalescedWrites, TurnWrites
+from webhook.server.connection.turns import HELD_WRITE, CoalescedWrites, LoopTurn
 
 
 class Recording(asyncio.Transport):
@@ -32,11 +34,50 @@ class Recording(asyncio.Transport):
 HEAD = b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\n"
 
 
+def test_the_decisions_asked_for_in_a_turn_are_made_at_its_end_in_order() -> None:
+    async def run() -> tuple[list[str], list[str], list[str]]:
+        turn = LoopTurn(asyncio.get_running_loop())
+        made: list[str] = []
+        turn.decide(made.append, "first")
+        turn.decide(made.append, "second")
+        within = list(made)
+        await asyncio.sleep(0)
+        after = list(made)
+        turn.decide(made.append, "next turn's")
+        await asyncio.sleep(0)
+        return within, after, made
+
+    assert asyncio.run(run()) == ([], ["first", "second"], ["first", "second", "next turn's"])
+
+
+def test_a_decision_that_raises_is_reported_and_the_others_of_its_turn_are_made() -> None:
+    async def run() -> tuple[list[str], list[dict[str, Any]]]:
+        loop = asyncio.get_running_loop()
+        reported: list[dict[str, Any]] = []
+        loop.set_exception_handler(lambda _, context: reported.append(context))
+        turn = LoopTurn(loop)
+        made: list[str] = []
+
+        def broken(request: str) -> None:
+            raise ValueError(f"a bug deciding {request}")
+
+        turn.decide(made.append, "before")
+        turn.decide(broken, "this one")
+        turn.decide(made.append, "after")
+        await asyncio.sleep(0)
+        return made, reported
+
+    made, reported = asyncio.run(run())
+    assert made == ["before", "after"]
+    [context] = reported
+    assert isinstance(context["exception"], ValueError) and str(context["exception"]) == "a bug deciding this one"
+
+
 def _on_a_loop(steps: Any) -> list[Any]:
     async def run() -> list[Any]:
         recording = Recording()
         loop = asyncio.get_running_loop()
-        steps(CoalescedWrites(recording, loop, TurnWrites(loop)))
+        steps(CoalescedWrites(recording, loop, LoopTurn(loop)))
         await asyncio.sleep(0)
         await asyncio.sleep(0)
         return recording.events
@@ -52,7 +93,7 @@ def test_a_whole_answer_goes_out_at_once() -> None:
     async def run() -> list[Any]:
         recording = Recording()
         loop = asyncio.get_running_loop()
-        CoalescedWrites(recording, loop, TurnWrites(loop)).write(HEAD + b"body")
+        CoalescedWrites(recording, loop, LoopTurn(loop)).write(HEAD + b"body")
         return recording.events
 
     assert asyncio.run(run()) == [HEAD + b"body"]
@@ -86,9 +127,9 @@ def test_a_turns_first_answer_goes_out_at_once_and_the_others_at_its_end_each_co
 
     async def run() -> tuple[list[list[Any]], list[list[Any]]]:
         loop = asyncio.get_running_loop()
-        turns = TurnWrites(loop)
+        turn = LoopTurn(loop)
         a, b, c = Recording(), Recording(), Recording()
-        first, second, third = (CoalescedWrites(t, loop, turns) for t in (a, b, c))
+        first, second, third = (CoalescedWrites(t, loop, turn) for t in (a, b, c))
         first.write_answer(b"A1")
         second.write_answer(b"B1")
         second.write_answer(b"B2")
