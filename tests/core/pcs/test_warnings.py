@@ -103,6 +103,11 @@ def only_pcs_entry(pcs: Object, name: str) -> None:
             id="underscore-in-a-group-name",
         ),
         pytest.param(
+            lambda p: t(p)["resourceSharing"].append({"name": "x\n-y", "scope": "AllReplicas"}),
+            [invalid("spec.template.resourceSharing[4]", "rs-test-all-x\\n-y", BAD)],
+            id="line-break-between-two-label-ends",
+        ),
+        pytest.param(
             lambda p: t(p)["resourceSharing"].append({"name": "x-", "scope": "AllReplicas"}),
             [invalid("spec.template.resourceSharing[4]", "rs-test-all-x-", BAD)],
             id="ends-with-hyphen",

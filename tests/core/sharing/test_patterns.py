@@ -25,7 +25,8 @@ def pattern_of(source: str, segments: tuple[str | int, ...]) -> NamePattern:
     first = "-".join(s if isinstance(s, str) else "0" for s in segments)
     longest = "-".join(s if isinstance(s, str) else str(s - 1) for s in segments)
     parts = tuple(OpenIndex(s) if isinstance(s, int) else s for s in segments)
-    return NamePattern(source, parts, first, len(longest.encode()))
+    list_path, index = source[:-1].rsplit("[", 1)
+    return NamePattern(list_path, int(index), parts, first, len(longest.encode()))
 
 
 def listed(pattern: NamePattern) -> set[str]:

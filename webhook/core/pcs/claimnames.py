@@ -24,6 +24,7 @@ from webhook.core.sharing.sharednames import may_share, shared_names
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _LABEL_START = re.compile(r"[a-z0-9][-a-z0-9]*")
 _LABEL_END = re.compile(r"-[-a-z0-9]*[a-z0-9]")
+_LABEL_ENDS = re.compile(r"-[-a-z0-9]*[a-z0-9](?:\n-[-a-z0-9]*[a-z0-9])*")
 MAX_LABEL_LENGTH = 63
 TOO_LONG = f"must be no more than {MAX_LABEL_LENGTH} characters"
 BAD_CHARACTERS = (
@@ -66,6 +67,18 @@ class NameFamilies(msgspec.Struct, frozen=True, gc=False):
     collisions: list[Collision]
     complete: bool
     """Every collision is listed."""
+    longest: int
+    """Bytes the longest name of any family takes (0 without families)."""
+
+    def all_labels(self, pcs_name: str) -> bool:
+        """Whether every name is a DNS-1123 label after ``pcs_name``, told without looking at each
+        family: the usual case, a PodCliqueSet name that starts a label and families whose names
+        end one, none too long."""
+        return (
+            self.longest <= MAX_LABEL_LENGTH - len(pcs_name.encode())
+            and all(self.label_ends)
+            and _LABEL_START.fullmatch(pcs_name) is not None
+        )
 
 
 def name_families(spec: PodCliqueSetSpec) -> NameFamilies:
@@ -73,8 +86,17 @@ def name_families(spec: PodCliqueSetSpec) -> NameFamilies:
     scaling a clique from 9 to 10 replicas must not make its names invalid."""
     patterns = name_patterns(largest(spec))
     collisions, complete = _collisions(patterns) if may_share(patterns) else ([], True)
-    ends = [_LABEL_END.fullmatch(p.first) is not None for p in patterns]
-    return NameFamilies(patterns, ends, collisions, complete)
+    return NameFamilies(patterns, _label_ends(patterns), collisions, complete, max((p.longest for p in patterns), default=0))
+
+
+def _label_ends(patterns: list[NamePattern]) -> list[bool]:
+    """``NameFamilies.label_ends``: the first names matched in one piece, each on a line of its own,
+    and one by one when that piece does not match or a name holds a line break itself (it could
+    otherwise pass as two names that end as labels)."""
+    firsts = "\n".join([p.first for p in patterns])
+    if firsts.count("\n") == len(patterns) - 1 and _LABEL_ENDS.fullmatch(firsts):
+        return [True] * len(patterns)
+    return [_LABEL_END.fullmatch(p.first) is not None for p in patterns]
 
 
 def name_warnings(pcs_name: str, families: NameFamilies) -> list[str]:
@@ -84,7 +106,8 @@ def name_warnings(pcs_name: str, families: NameFamilies) -> list[str]:
         "the second owner cannot own it and a pod referencing it twice is rejected"
         for c in families.collisions
     ]
-    return [*_invalid_names(pcs_name, families), *collisions, *([] if families.complete else [INCOMPLETE])]
+    invalid = [] if families.all_labels(pcs_name) else _invalid_names(pcs_name, families)
+    return [*invalid, *collisions, *([] if families.complete else [INCOMPLETE])]
 
 
 def _invalid_names(pcs_name: str, families: NameFamilies) -> list[str]:

@@ -12,7 +12,7 @@ rules allow may still be refused for templates of other namespaces the user may 
 (``missingtemplates``).
 
 What a spec says is found once per spec (``specchecks``): the validator remembers the specs it read
-by their JSON and the checks of each, the last ``SPECS`` of them. A review's spec is taken as its
+by their JSON and what it found about each (``KnownSpec``), the last ``SPECS`` of them. A review's spec is taken as its
 JSON text (``objects``) and parsed only when it is not one of them.
 """
 
@@ -35,9 +35,9 @@ from webhook.core.model.podcliqueset import PodCliqueSet, PodCliqueSetSpec
 from webhook.core.model.reader import read_podcliqueset, read_spec, spec_text
 from webhook.core.pcs.authorization import TemplateAuthorization, User
 from webhook.core.pcs.claimnames import name_warnings
-from webhook.core.pcs.immutability import templates_text, validate_update
+from webhook.core.pcs.immutability import validate_update
 from webhook.core.pcs.missingtemplates import TemplateLookup, warn_missing
-from webhook.core.pcs.specchecks import check_spec, templates_problem
+from webhook.core.pcs.specchecks import KnownSpec
 from webhook.core.pcs.warnings import limit_warnings
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 
@@ -93,9 +93,7 @@ class PodCliqueSetValidator:
         self.lookup = lookup
         """Asks whether the external templates a CREATE names exist (DECISIONS.md §3.4)."""
         self.read_spec = Memo(read_spec, SPECS, key=spec_text)
-        self.check_spec = Memo.by_identity(check_spec, SPECS)
-        self.templates_problem = Memo.by_identity(templates_problem, SPECS)
-        self.templates_text = Memo.by_identity(templates_text, SPECS)
+        self.known = Memo.by_identity(KnownSpec, SPECS)
 
     def read(self, obj: Any) -> PodCliqueSet:
         return read_podcliqueset(obj, self.read_spec)
@@ -133,21 +131,25 @@ class PodCliqueSetValidator:
     def undecodable_templates(self, new: PodCliqueSetSpec, old: PodCliqueSetSpec | None) -> AdmissionResponse | None:
         """Code 400 for templates Go's decoder would refuse: the new object's, then the old one's,
         unless sent as the same JSON (the usual UPDATE: then they are not looked at twice)."""
-        problem = self.templates_problem(new)
+        known = self.known(new)
+        problem = known.templates_problem()
         if problem:
             return _undecodable("object", problem)
         if old is None:
             return None
-        text = self.templates_text(new)
-        problem = None if text is not None and text == self.templates_text(old) else self.templates_problem(old)
+        text, known_old = known.templates_text(), self.known(old)
+        problem = None if text is not None and text == known_old.templates_text() else known_old.templates_problem()
         return _undecodable("oldObject", problem) if problem else None
+
+    def _templates_text(self, spec: PodCliqueSetSpec) -> bytes | None:
+        return self.known(spec).templates_text()
 
     def validate(self, new: PodCliqueSet, old: PodCliqueSet | None) -> AdmissionResponse:
         """A CREATE (``old`` None) or an UPDATE from ``old``."""
         undecodable = self.undecodable_templates(new.spec, None if old is None else old.spec)
         if undecodable is not None:
             return undecodable
-        checks = self.check_spec(new.spec)
+        checks = self.known(new.spec).checks()
         messages = list(checks.errors)
         warnings = [*name_warnings(new.name, checks.families), *checks.unmatched]
         if self.strict:
@@ -155,7 +157,7 @@ class PodCliqueSetValidator:
         if checks.most_claims > self.max_claims_per_owner:
             warnings += limit_warnings(new, self.max_claims_per_owner)
         if old is not None and not messages and new.spec is not old.spec:
-            messages = [str(e) for e in validate_update(new.spec, old.spec, self.templates_text)]
+            messages = [str(e) for e in validate_update(new.spec, old.spec, self._templates_text)]
         message = aggregate(messages)
         if message is None:
             return response.allowed(warnings)

@@ -4,16 +4,20 @@ Every check of the validating webhook but those of the claim names' first part (
 name) and of the claim limit depends on the spec alone: whether Go's decoder takes the templates,
 Grove's create-time rules, the claim-name families and their collisions, the filters that match no
 pod. The validating webhook finds them once per spec (a workload applied under several names, an
-UPDATE that changes only metadata, a retried request) and puts the name in front.
+UPDATE that changes only metadata, a retried request) and puts the name in front: each spec it
+has read is a ``KnownSpec``, which finds each of these once, when first asked.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import msgspec
 
 from webhook.core.gocompat import dra
 from webhook.core.model.podcliqueset import PodCliqueSetSpec
 from webhook.core.pcs.claimnames import NameFamilies, name_families
+from webhook.core.pcs.immutability import templates_text
 from webhook.core.pcs.rules import validate_create
 from webhook.core.pcs.warnings import most_claims, unmatched_filters
 
@@ -43,3 +47,35 @@ def check_spec(spec: PodCliqueSetSpec) -> SpecChecks:
         tuple(unmatched_filters(spec)),
         most_claims(spec),
     )
+
+
+_UNKNOWN: Any = object()
+
+
+class KnownSpec:
+    """A spec the validating webhook has read, with what it found about it so far: the checks of a
+    new object, and of an UPDATE's old one only its templates (as text, and whether Go's decoder
+    takes them when their text is not the new object's)."""
+
+    __slots__ = ("spec", "_checks", "_problem", "_text")
+
+    def __init__(self, spec: PodCliqueSetSpec) -> None:
+        self.spec = spec
+        self._checks: SpecChecks | None = None
+        self._problem: str | None = _UNKNOWN
+        self._text: bytes | None = _UNKNOWN
+
+    def checks(self) -> SpecChecks:
+        if self._checks is None:
+            self._checks = check_spec(self.spec)
+        return self._checks
+
+    def templates_problem(self) -> str | None:
+        if self._problem is _UNKNOWN:
+            self._problem = templates_problem(self.spec)
+        return self._problem
+
+    def templates_text(self) -> bytes | None:
+        if self._text is _UNKNOWN:
+            self._text = templates_text(self.spec)
+        return self._text

@@ -38,8 +38,10 @@ Segment = str | int
 class NamePattern(msgspec.Struct, frozen=True, gc=False):
     """The names one entry produces on one kind of owner."""
 
-    source: str
-    """The entry's field path, e.g. ``spec.template.cliques[0].resourceSharing[1]``."""
+    list_path: str
+    """The field path of the entry's list, e.g. ``spec.template.cliques[0].resourceSharing``."""
+    index: int
+    """The entry's position in it."""
     parts: Parts
     """The names' parts as ``naming`` makes them, the replica indices open."""
     first: str
@@ -48,8 +50,9 @@ class NamePattern(msgspec.Struct, frozen=True, gc=False):
     """Bytes the family's longest name takes (the first with each open index at its largest)."""
 
     @property
-    def list_path(self) -> str:
-        return self.source.rsplit("[", 1)[0]
+    def source(self) -> str:
+        """The entry's field path, e.g. ``spec.template.cliques[0].resourceSharing[1]``."""
+        return f"{self.list_path}[{self.index}]"
 
     @property
     def segments(self) -> tuple[Segment, ...]:
@@ -132,7 +135,7 @@ def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -
     """The patterns of the claims of the owners named ``owner`` (parts after the PodCliqueSet's
     name) at ``replicas``: its AllReplicas entries, then its PerReplica entries with an open replica
     index (none at 0 replicas). A scale (``scaling``) asks for one owner at a new count."""
-    head_first, head_extra = _first_name(owner)
+    head, extra = _first_name(owner)
     every: list[NamePattern] = []
     each: list[NamePattern] = []
     replica = OpenIndex(replicas)
@@ -141,13 +144,12 @@ def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -
         if not name:
             continue
         if scope == ALL_REPLICAS:
-            first = naming.claim_name(head_first, name, None)
-            longest = len(first.encode()) + head_extra
-            every.append(NamePattern(f"{source}[{i}]", naming.claim_parts(owner, name, None), first, longest))
+            first = naming.claim_name(head, name, None)
+            every.append(NamePattern(source, i, naming.claim_parts(owner, name, None), first, len(first.encode()) + extra))
         elif scope == PER_REPLICA and replicas > 0:
-            first = naming.claim_name(head_first, name, 0)
-            longest = len(first.encode()) + head_extra + _extra_digits(replicas)
-            each.append(NamePattern(f"{source}[{i}]", naming.claim_parts(owner, name, replica), first, longest))
+            first = naming.claim_name(head, name, 0)
+            longest = len(first.encode()) + extra + _extra_digits(replicas)
+            each.append(NamePattern(source, i, naming.claim_parts(owner, name, replica), first, longest))
     return every + each
 
 
