@@ -86,6 +86,19 @@ def test_families_of_distinct_shapes_share_no_name() -> None:
     assert answers == {True, False}
 
 
+def test_may_share_is_whether_two_shapes_are_equal() -> None:
+    """Told from the first names when their only numbers are 0s, from the shapes otherwise: the
+    same answer as the shapes give, and the random specs take both ways (and both answers)."""
+    ways = set()
+    for seed in SEEDS:
+        patterns = name_patterns(read_podcliqueset(random_spec(seed)).spec)
+        shapes_equal = len({p.shape() for p in patterns}) < len(patterns)
+        assert may_share(patterns) == shapes_equal, seed
+        zeros_only = not any(s.isdigit() and s != "0" for p in patterns for s in p.first.split("-"))
+        ways.add((zeros_only, shapes_equal))
+    assert ways == {(True, True), (True, False), (False, True), (False, False)}
+
+
 @pytest.mark.parametrize(
     ("segments", "limit", "expected"),
     [

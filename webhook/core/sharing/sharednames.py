@@ -8,6 +8,7 @@ time: a literal number meets the open indices that reach it. The search is bound
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -47,8 +48,19 @@ class SharedNames:
 
 
 def may_share(patterns: list[NamePattern]) -> bool:
-    """Whether two of the patterns have one shape: only then may their families share a name."""
+    """Whether two of the patterns have one shape: only then may their families share a name.
+    Where no segment of the first names starts with a digit but 0 (the usual spec: its only
+    numbers are the 0s of the open indices), two shapes are equal exactly when the first names
+    are, and those are compared instead."""
+    if _NONZERO_START.search("-" + "\n-".join([p.first for p in patterns])) is None:
+        return len({p.first for p in patterns}) < len(patterns)
     return len({p.shape() for p in patterns}) < len(patterns)
+
+
+_NONZERO_START = re.compile("-[1-9]")
+"""A segment starting with a digit other than 0, in first names joined by line breaks, each after
+a hyphen: every segment follows one, so no such number is missed (a segment such as ``2x`` is
+found too, and the shapes then compared)."""
 
 
 def shared_names(patterns: list[NamePattern], work_limit: int = WORK_LIMIT) -> SharedNames:
