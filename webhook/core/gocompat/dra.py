@@ -114,6 +114,8 @@ PATH = Path("spec").child("template", "resourceClaimTemplates")
 
 _ACCEPTED = GenericAlias(list, (TEMPLATE_SPEC.accepting(),))
 """Template specs msgspec may check on ``decode``'s behalf (``GoType.accepting``)."""
+_ACCEPTED_CONFIGS = msgspec.json.Decoder(GenericAlias(list, (TEMPLATE_CONFIG.accepting(),)))
+"""A ``resourceClaimTemplates`` list's JSON text, checked as ``_ACCEPTED`` checks its specs."""
 
 
 class Template(Protocol):
@@ -138,6 +140,26 @@ def templates_problem(templates: Sequence[Template]) -> str | None:
     except DecodeError as err:
         return err.at(PATH)
     return None
+
+
+def decodable_requests(text: bytes) -> list[int] | None:
+    """Per template of a ``resourceClaimTemplates`` list given as its JSON text, how many device
+    requests it holds, when msgspec finds that Go's decoder takes every one (as
+    ``templates_problem`` checks them first); None when it cannot tell."""
+    try:
+        configs = _ACCEPTED_CONFIGS.decode(text)
+    except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
+        return None
+    return [_requests(config) for config in configs]
+
+
+def _requests(config: Any) -> int:
+    """``templateSpec.spec.devices.requests``' length in a checked config, 0 where a level is null
+    or absent."""
+    template_spec = None if config is None else config.templateSpec
+    spec = None if template_spec is None else template_spec.spec
+    devices = None if spec is None else spec.devices
+    return 0 if devices is None or devices.requests is None else len(devices.requests)
 
 
 def decode_templates(templates: Sequence[Template] | None) -> list[dict[str, Any]] | None:

@@ -104,18 +104,30 @@ class ClaimTemplate(msgspec.Struct, frozen=True, gc=False):
 
     name: str
     spec: dict[str, Any]
+    requests: int
+    """How many entries ``templateSpec.spec.devices.requests`` holds (0 when any level is absent),
+    counted as it was read (``device_requests``)."""
 
     def claim_spec(self) -> dict[str, Any]:
         """``templateSpec.spec``: the spec a claim made from it gets (its metadata is not copied, §6.4)."""
         spec = self.spec.get("spec")
         return spec if isinstance(spec, dict) else {}
 
-    def device_request_count(self) -> int:
-        """How many entries ``templateSpec.spec.devices.requests`` holds (0 when any level is absent)."""
-        spec = self.spec.get("spec")
-        devices = spec.get("devices") if isinstance(spec, dict) else None
-        requests = devices.get("requests") if isinstance(devices, dict) else None
-        return len(requests) if isinstance(requests, list) else 0
+
+def device_requests(template_spec: dict[str, Any]) -> int:
+    """``ClaimTemplate.requests`` of a ``templateSpec`` as parsed."""
+    spec = template_spec.get("spec")
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    requests = devices.get("requests") if isinstance(devices, dict) else None
+    return len(requests) if isinstance(requests, list) else 0
+
+
+class DecodableTemplates(tuple[ClaimTemplate, ...]):
+    """Templates Go's decoder is known to take: msgspec checked them as the spec was read from its
+    JSON text (``reader``), so that the validating webhook need not decode them again. Equal to
+    the same templates in a plain tuple: how they were read is not what they are."""
+
+    __slots__ = ()
 
 
 class PodCliqueSetSpec(msgspec.Struct, frozen=True, gc=False):

@@ -24,16 +24,19 @@ from typing import Any, TypedDict
 import msgspec
 import orjson
 
+from webhook.core.gocompat.dra import decodable_requests
 from webhook.core.model.meta import INT32, NotJson, Unusual, read_owner_references
 from webhook.core.model.podcliqueset import (
     ClaimTemplate,
     CliqueTemplate,
+    DecodableTemplates,
     Entries,
     EntryFilter,
     PodCliqueSet,
     PodCliqueSetSpec,
     ScalingGroupConfig,
     SharingEntry,
+    device_requests,
 )
 from webhook.core.model.schema import read_through_schema
 from webhook.core.model.wire import read_usual_spec
@@ -257,14 +260,25 @@ def _max_replicas(config: Any) -> int | None:
     return None if most is None else _int32(most)
 
 
-def _template(value: Any) -> ClaimTemplate:
+def _template(value: Any, requests: int | None = None) -> ClaimTemplate:
+    """A template parsed; ``requests`` counted already, or None."""
     if type(value) is not dict:
         raise Unusual
-    return ClaimTemplate(_text(value.get("name")), _member(value, "templateSpec"))
+    spec = _member(value, "templateSpec")
+    return ClaimTemplate(_text(value.get("name")), spec, device_requests(spec) if requests is None else requests)
 
 
 def _templates(value: Any) -> tuple[ClaimTemplate, ...]:
-    return tuple([_template(t) for t in _list(_parsed(value) if type(value) is msgspec.Raw else value)])
+    """The templates, parsed or as their JSON text: then checked by msgspec for Go's decoder as
+    they are read (``dra.decodable_requests``), which counts their requests too, and
+    ``DecodableTemplates`` when it takes them."""
+    if type(value) is not msgspec.Raw:
+        return tuple([_template(t) for t in _list(value)])
+    counts = decodable_requests(value)
+    parsed = _list(_parsed(value))
+    if counts is None:
+        return tuple([_template(t) for t in parsed])
+    return DecodableTemplates(map(_template, parsed, counts))
 
 
 def read_spec(spec: SpecJson) -> PodCliqueSetSpec:

@@ -7,6 +7,7 @@ scaling group's list (R1 to R4, then G1 and G2). The same entry checks run at ev
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from webhook.core.gocompat.fielderrors import (
@@ -49,12 +50,18 @@ def validate_create(spec: PodCliqueSetSpec) -> ErrorList:
 
     for c, clique in enumerate(spec.cliques):
         if clique.entries:
-            errors += _entries(CLIQUES.index(c).child("resourceSharing"), clique.entries, internal)
+            errors += _entries(_sharing_path(CLIQUES, c), clique.entries, internal)
 
     for g, group in enumerate(spec.scaling_groups):
         if group.entries:
-            errors += _group(GROUPS.index(g).child("resourceSharing"), group, internal)
+            errors += _group(_sharing_path(GROUPS, g), group, internal)
     return errors
+
+
+@functools.lru_cache(maxsize=256)
+def _sharing_path(templates: Path, i: int) -> Path:
+    """The ``resourceSharing`` list of the ``i``-th clique or scaling group, made once for every spec."""
+    return templates.index(i).child("resourceSharing")
 
 
 def _templates(path: Path, templates: Sequence[ClaimTemplate]) -> ErrorList:
@@ -64,7 +71,7 @@ def _templates(path: Path, templates: Sequence[ClaimTemplate]) -> ErrorList:
         name = tpl.name
         if name == "":
             errors.append(required(path.index(i).child("name"), details.TEMPLATE_NAME_REQUIRED))
-        if tpl.device_request_count() == 0:
+        if tpl.requests == 0:
             errors.append(
                 required(
                     path.index(i).child("templateSpec", "spec", "devices", "requests"),
