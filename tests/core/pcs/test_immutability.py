@@ -329,3 +329,15 @@ def test_strict_warnings_short_circuit_the_update_too() -> None:
     assert lenient["warnings"]
     assert denial(strict) == aggregate(lenient["warnings"])
     assert "warnings" not in strict
+
+
+def test_templates_sent_with_their_members_in_another_order_are_the_same() -> None:
+    """Templates are compared as the JSON text they were sent as and, where the texts differ,
+    decoded: a struct's members in another order are the same template (a RawExtension's are
+    not, above)."""
+    old, new = small(), small()
+    sent = t(new)["resourceClaimTemplates"][0]
+    t(new)["resourceClaimTemplates"][0] = {"templateSpec": {"spec": sent["templateSpec"]["spec"]}, "name": sent["name"]}
+    assert update(new, old)["allowed"] is True
+    t(new)["resourceClaimTemplates"][0]["templateSpec"]["spec"]["devices"]["requests"][0]["name"] = "other"
+    assert denial(update(new, old)).startswith(U1)

@@ -13,6 +13,7 @@ they mean in the spec, and replica counts are as the spec gives them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Final
 
 import msgspec
@@ -124,10 +125,16 @@ def device_requests(template_spec: dict[str, Any]) -> int:
 
 class DecodableTemplates(tuple[ClaimTemplate, ...]):
     """Templates Go's decoder is known to take: msgspec checked them as the spec was read from its
-    JSON text (``reader``), so that the validating webhook need not decode them again. Equal to
-    the same templates in a plain tuple: how they were read is not what they are."""
+    JSON text (``reader``), so that the validating webhook need not decode them again; ``text``
+    is the JSON text of their list, to tell two lists sent alike without writing them out. Equal
+    to the same templates in a plain tuple: how they were read is not what they are."""
 
-    __slots__ = ()
+    text: bytes
+
+    def __new__(cls, templates: Iterable[ClaimTemplate], text: bytes) -> DecodableTemplates:
+        made = super().__new__(cls, templates)
+        made.text = text
+        return made
 
 
 class PodCliqueSetSpec(msgspec.Struct, frozen=True, gc=False):

@@ -278,7 +278,7 @@ def _templates(value: Any) -> tuple[ClaimTemplate, ...]:
     parsed = _list(_parsed(value))
     if counts is None:
         return tuple([_template(t) for t in parsed])
-    return DecodableTemplates(map(_template, parsed, counts))
+    return DecodableTemplates(map(_template, parsed, counts), bytes(value))
 
 
 def read_spec(spec: SpecJson) -> PodCliqueSetSpec:

@@ -24,7 +24,7 @@ from webhook.core.gocompat import dra
 from webhook.core.gocompat.fielderrors import ErrorList, Path, forbidden, invalid
 from webhook.core.gocompat.gotypes import GoType, semantic_equal
 from webhook.core.gocompat.grovetypes import CLIQUE_SHARING, PCS_SHARING, SCALING_GROUP_SHARING
-from webhook.core.model.podcliqueset import ClaimTemplate, Entries, PodCliqueSetSpec, SharingEntry
+from webhook.core.model.podcliqueset import ClaimTemplate, DecodableTemplates, Entries, PodCliqueSetSpec, SharingEntry
 from webhook.core.pcs import details
 
 TEMPLATE = Path("spec").child("template")
@@ -57,9 +57,11 @@ def raw_templates(spec: PodCliqueSetSpec) -> tuple[ClaimTemplate, ...] | None:
 
 def templates_text(spec: PodCliqueSetSpec) -> bytes | None:
     """The templates as JSON text (a nil list as an empty one): two lists sent as the same text are
-    equal without being decoded. None for templates nested too deep to write (a field Go ignores
+    equal without being decoded. Templates read from their text keep it; others are written out. None for templates nested too deep to write (a field Go ignores
     may nest as deep as the request allows): they are not known to be the same, and are decoded,
     which drops unknown fields and refuses parameters nested more than 100 levels."""
+    if isinstance(spec.templates, DecodableTemplates):
+        return spec.templates.text
     try:
         return orjson.dumps([(t.name, t.spec) for t in spec.templates])
     except orjson.JSONEncodeError:  # nested more than the 255 levels orjson writes
