@@ -21,12 +21,16 @@ from webhook.core.sharing.sharednames import may_share, shared_names
 
 
 def pattern_of(source: str, segments: tuple[str | int, ...]) -> NamePattern:
-    """A pattern of these segments, its first name and longest length found by their definitions."""
+    """A pattern of these segments (the owner's, then ``all`` or the size of the replica index,
+    then the entry's name), its first name and longest length found by their definitions."""
     first = "-".join(s if isinstance(s, str) else "0" for s in segments)
     longest = "-".join(s if isinstance(s, str) else str(s - 1) for s in segments)
-    parts = tuple(OpenIndex(s) if isinstance(s, int) else s for s in segments)
+    *owner, replica, entry = segments
+    assert isinstance(entry, str) and (replica == "all" or isinstance(replica, int)), segments
+    parts = tuple(OpenIndex(s) if isinstance(s, int) else s for s in owner)
     list_path, index = source[:-1].rsplit("[", 1)
-    return NamePattern(list_path, int(index), parts, first, len(longest.encode()))
+    open_replica = None if isinstance(replica, str) else OpenIndex(replica)
+    return NamePattern(list_path, int(index), parts, entry, open_replica, first, len(longest.encode()))
 
 
 def listed(pattern: NamePattern) -> set[str]:
@@ -147,13 +151,13 @@ def test_an_index_meets_a_literal_number_of_any_length(size: int, literal: str, 
     """A numeric name segment longer than ``int`` reads (4,300 digits) failed the validating webhook
     with code 500 when it was compared with an open index."""
     patterns = [
-        pattern_of("spec.template.resourceSharing[0]", ("p", size, "x")),
-        pattern_of("spec.template.resourceSharing[1]", ("p", literal, "x")),
-        pattern_of("spec.template.resourceSharing[2]", ("p", "9" * 5000, "x")),
+        pattern_of("spec.template.resourceSharing[0]", ("p", size, "all", "x")),
+        pattern_of("spec.template.resourceSharing[1]", ("p", literal, "all", "x")),
+        pattern_of("spec.template.resourceSharing[2]", ("p", "9" * 5000, "all", "x")),
     ]
     found = {(a, b): name for a, b, name in shared_names(patterns)}
     assert ((0, 1) in found) == shared
-    assert found.get((1, 2)) == (f"p-{literal}-x" if literal == "9" * 5000 else None)
+    assert found.get((1, 2)) == (f"p-{literal}-all-x" if literal == "9" * 5000 else None)
 
 
 def test_a_search_beyond_the_work_limit_stops_and_says_so() -> None:

@@ -42,8 +42,12 @@ class NamePattern(msgspec.Struct, frozen=True, gc=False):
     """The field path of the entry's list, e.g. ``spec.template.cliques[0].resourceSharing``."""
     index: int
     """The entry's position in it."""
-    parts: Parts
-    """The names' parts as ``naming`` makes them, the replica indices open."""
+    owner: Parts
+    """The owners' names' parts after the PodCliqueSet's name, the replica indices open."""
+    entry: str
+    """The entry's name (its template's)."""
+    replica: OpenIndex | None
+    """The owner's replicas, for a PerReplica entry (None for AllReplicas)."""
     first: str
     """The family's first name (every open index 0)."""
     longest: int
@@ -53,6 +57,11 @@ class NamePattern(msgspec.Struct, frozen=True, gc=False):
     def source(self) -> str:
         """The entry's field path, e.g. ``spec.template.cliques[0].resourceSharing[1]``."""
         return f"{self.list_path}[{self.index}]"
+
+    @property
+    def parts(self) -> Parts:
+        """The names' parts as ``naming`` makes them, the replica indices open."""
+        return naming.claim_parts(self.owner, self.entry, self.replica)
 
     @property
     def segments(self) -> tuple[Segment, ...]:
@@ -145,11 +154,11 @@ def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -
             continue
         if scope == ALL_REPLICAS:
             first = naming.claim_name(head, name, None)
-            every.append(NamePattern(source, i, naming.claim_parts(owner, name, None), first, len(first.encode()) + extra))
+            every.append(NamePattern(source, i, owner, name, None, first, len(first.encode()) + extra))
         elif scope == PER_REPLICA and replicas > 0:
             first = naming.claim_name(head, name, 0)
             longest = len(first.encode()) + extra + _extra_digits(replicas)
-            each.append(NamePattern(source, i, naming.claim_parts(owner, name, replica), first, longest))
+            each.append(NamePattern(source, i, owner, name, replica, first, longest))
     return every + each
 
 
