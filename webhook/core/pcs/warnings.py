@@ -13,7 +13,7 @@ first claims and says so on the owner.
 
 from __future__ import annotations
 
-from webhook.core.model.podcliqueset import Entries, PodCliqueSet, PodCliqueSetSpec
+from webhook.core.model.podcliqueset import CliqueTemplate, Entries, PodCliqueSet, PodCliqueSetSpec, ScalingGroupConfig
 from webhook.core.pcs.claimnames import name_families, name_warnings
 from webhook.core.sharing.desired import claim_count, over_limit
 from webhook.core.sharing.owners import planned_owners
@@ -60,8 +60,11 @@ MATCHES_NO_POD = "matches no pod of this PodCliqueSet"
 
 def most_claims(spec: PodCliqueSetSpec) -> int:
     """At least as many claims as any one owner needs: every entry times the largest replica count."""
-    entries = len(spec.entries) + sum(len(g.entries) for g in spec.scaling_groups) + sum(len(c.entries) for c in spec.cliques)
-    replicas = max([1, spec.replicas, *(g.replicas or 1 for g in spec.scaling_groups), *(c.replicas or 1 for c in spec.cliques)])
+    entries, replicas = len(spec.entries), max(1, spec.replicas)
+    owners: list[ScalingGroupConfig | CliqueTemplate] = [*spec.scaling_groups, *spec.cliques]
+    for owner in owners:
+        entries += len(owner.entries)
+        replicas = max(replicas, owner.replicas or 1)
     return entries * replicas
 
 
