@@ -9,10 +9,10 @@ message Go's refusal gets; it gives the same PodCliqueSet for the objects both r
 
 The spec is read on its own (``read_spec``), so that a caller may remember what it read by the
 spec's JSON (``spec_text``): many PodCliqueSets are one workload under several names. A spec may
-come as that JSON (``msgspec.Raw``, as the validating webhook decodes a review) and is then parsed
-only when it is not remembered: the usual spec in one pass by msgspec (``wire``), any other no
-further than it is read, the pod templates of its cliques, the bulk of a spec, skipped as JSON
-(``_SpecJson``) as every other member is ignored.
+come as that JSON (``msgspec.Raw``, as the validating webhook decodes a review), parsed only when
+not remembered: the usual spec in one pass by msgspec (``wire``), any other no further than it is
+read (``_SpecJson``: the cliques' pod templates, the bulk of a spec, skipped). Its templates are
+then checked for Go's decoder from their text as they are parsed (``DecodableTemplates``).
 """
 
 from __future__ import annotations
@@ -106,11 +106,10 @@ class _TemplateJson(TypedDict, total=False):
 
 
 class _SpecJson(TypedDict, total=False):
-    """The members of a spec ``read_spec`` reads: a clique's ``podSpec``, most of a spec's text,
-    is skipped as JSON. Members declared as any JSON read as orjson reads them but for numbers
-    past 64 bits or a double's range, which msgspec reads otherwise: where ``read_spec`` reads
-    one, it is no value it takes, and the spec goes to the schema as orjson parses it (and is
-    refused as before). The templates, kept whole in the model, are left to orjson."""
+    """The members of a spec ``read_spec`` reads, a clique's ``podSpec`` skipped. Members declared
+    as any JSON read as orjson reads them but for numbers past 64 bits or a double's range, which
+    msgspec reads otherwise: where ``read_spec`` reads one, it is no value it takes, and the spec
+    goes to the schema as orjson parses it (refused as before). The templates are left to orjson."""
 
     replicas: Any
     template: _TemplateJson | None
@@ -269,13 +268,11 @@ def _template(value: Any, requests: int | None = None) -> ClaimTemplate:
 
 
 def _templates(value: Any) -> tuple[ClaimTemplate, ...]:
-    """The templates, parsed or as their JSON text: then checked by msgspec for Go's decoder as
-    they are read (``dra.decodable_requests``), which counts their requests too, and
-    ``DecodableTemplates`` when it takes them."""
-    if type(value) is not msgspec.Raw:
-        return tuple([_template(t) for t in _list(value)])
-    counts = decodable_requests(value)
-    parsed = _list(_parsed(value))
+    """The templates, parsed or as their JSON text: ``DecodableTemplates`` when msgspec, counting
+    their requests, finds that Go's decoder takes them (``dra.decodable_requests``)."""
+    text = type(value) is msgspec.Raw
+    counts = decodable_requests(value) if text else None
+    parsed = _list(_parsed(value) if text else value)
     if counts is None:
         return tuple([_template(t) for t in parsed])
     return DecodableTemplates(map(_template, parsed, counts), bytes(value))
