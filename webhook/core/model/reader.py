@@ -39,7 +39,7 @@ from webhook.core.model.podcliqueset import (
     device_requests,
 )
 from webhook.core.model.schema import read_through_schema
-from webhook.core.model.wire import read_usual_spec
+from webhook.core.model.wire import TemplatesReader, read_usual_spec
 
 _intern = sys.intern
 
@@ -267,7 +267,7 @@ def _template(value: Any, requests: int | None = None) -> ClaimTemplate:
     return ClaimTemplate(_text(value.get("name")), spec, device_requests(spec) if requests is None else requests)
 
 
-def _templates(value: Any) -> tuple[ClaimTemplate, ...]:
+def read_templates(value: Any) -> tuple[ClaimTemplate, ...]:
     """The templates, parsed or as their JSON text: ``DecodableTemplates`` when msgspec, counting
     their requests, finds that Go's decoder takes them (``dra.decodable_requests``)."""
     text = type(value) is msgspec.Raw
@@ -278,10 +278,11 @@ def _templates(value: Any) -> tuple[ClaimTemplate, ...]:
     return DecodableTemplates(map(_template, parsed, counts), bytes(value))
 
 
-def read_spec(spec: SpecJson) -> PodCliqueSetSpec:
-    """A ``spec`` read directly; raises ``Unusual`` for anything the schema must read."""
+def read_spec(spec: SpecJson, templates: TemplatesReader = read_templates) -> PodCliqueSetSpec:
+    """A ``spec`` read directly, its templates by ``templates`` (``read_templates``, or one that
+    remembers them); raises ``Unusual`` for anything the schema must read."""
     if type(spec) is msgspec.Raw:
-        usual = read_usual_spec(spec, _templates)
+        usual = read_usual_spec(spec, templates)
         if usual is not None:
             return usual
         spec = _spec_parsed(spec)
@@ -293,7 +294,7 @@ def read_spec(spec: SpecJson) -> PodCliqueSetSpec:
         _entries(template.get("resourceSharing"), "pcs"),
         tuple([_clique(c) for c in _list(template.get("cliques"))]),
         tuple([_scaling_group(g) for g in _list(template.get("podCliqueScalingGroups"))]),
-        _templates(template.get("resourceClaimTemplates")),
+        templates(template.get("resourceClaimTemplates")),
         "resourceSharing" in template,
         "resourceClaimTemplates" in template,
     )

@@ -17,7 +17,7 @@ a spec from its text, and keeps what it read only in its bounded memo of specs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
@@ -106,7 +106,8 @@ class _Spec(Struct, frozen=True, gc=False):
 _DECODER = msgspec.json.Decoder(_Spec)
 
 
-TemplatesReader = Callable[[msgspec.Raw], tuple[ClaimTemplate, ...]]
+TemplatesReader = Callable[[Any], tuple[ClaimTemplate, ...]]
+"""Reads a spec's templates: parsed, or as their JSON text (``msgspec.Raw``)."""
 
 
 def read_usual_spec(text: msgspec.Raw, read_templates: TemplatesReader) -> PodCliqueSetSpec | None:

@@ -12,12 +12,15 @@ rules allow may still be refused for templates of other namespaces the user may 
 (``missingtemplates``).
 
 What a spec says is found once per spec (``specchecks``): the validator remembers the specs it read
-by their JSON and what it found about each (``KnownSpec``), the last ``SPECS`` of them. A review's spec is taken as its
+by their JSON and what it found about each (``KnownSpec``), the last ``SPECS`` of them; and the
+templates it read by theirs, which an UPDATE sends twice (they are immutable) and a workload's
+specs share. A review's spec is taken as its
 JSON text (``objects``) and parsed only when it is not one of them.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, TypedDict
 
@@ -32,7 +35,7 @@ from webhook.core.gocompat import gojson
 from webhook.core.gocompat.fielderrors import aggregate
 from webhook.core.model.meta import GroupVersionKind
 from webhook.core.model.podcliqueset import PodCliqueSet, PodCliqueSetSpec
-from webhook.core.model.reader import read_podcliqueset, read_spec, spec_text
+from webhook.core.model.reader import read_podcliqueset, read_spec, read_templates, spec_text
 from webhook.core.pcs.authorization import TemplateAuthorization, User
 from webhook.core.pcs.claimnames import name_warnings
 from webhook.core.pcs.immutability import validate_update
@@ -92,7 +95,8 @@ class PodCliqueSetValidator:
         """Asks whether the user may read the templates of other namespaces a CREATE names (DECISIONS.md §3.1)."""
         self.lookup = lookup
         """Asks whether the external templates a CREATE names exist (DECISIONS.md §3.4)."""
-        self.read_spec = Memo(read_spec, SPECS, key=spec_text)
+        read_templates_once = Memo(read_templates, SPECS, key=spec_text)
+        self.read_spec = Memo(functools.partial(read_spec, templates=read_templates_once), SPECS, key=spec_text)
         self.known = Memo.by_identity(KnownSpec, SPECS)
 
     def read(self, obj: Any) -> PodCliqueSet:
