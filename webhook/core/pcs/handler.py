@@ -12,10 +12,10 @@ rules allow may still be refused for templates of other namespaces the user may 
 (``missingtemplates``).
 
 What a spec says is found once per spec (``specchecks``): the validator remembers the specs it read
-by their JSON and what it found about each (``KnownSpec``), the last ``SPECS`` of them; and the
+by their JSON and what it found about each (``KnownSpec``), the last ``SPECS`` of them, and the
 templates it read by theirs, which an UPDATE sends twice (they are immutable) and a workload's
-specs share. A review's spec is taken as its
-JSON text (``objects``) and parsed only when it is not one of them.
+specs share. A review's spec is taken as its JSON text (``objects``) and parsed only when it is not
+one of them.
 """
 
 from __future__ import annotations

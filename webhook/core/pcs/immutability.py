@@ -57,9 +57,10 @@ def raw_templates(spec: PodCliqueSetSpec) -> tuple[ClaimTemplate, ...] | None:
 
 def templates_text(spec: PodCliqueSetSpec) -> bytes | None:
     """The templates as JSON text (a nil list as an empty one): two lists sent as the same text are
-    equal without being decoded. Templates read from their text keep it; others are written out. None for templates nested too deep to write (a field Go ignores
-    may nest as deep as the request allows): they are not known to be the same, and are decoded,
-    which drops unknown fields and refuses parameters nested more than 100 levels."""
+    equal without being decoded. Templates read from their text keep it; others are written out,
+    None for those nested too deep to write (a field Go ignores may nest as deep as the request
+    allows): they are not known to be the same, and are decoded, which drops unknown fields and
+    refuses parameters nested more than 100 levels."""
     if isinstance(spec.templates, DecodableTemplates):
         return spec.templates.text
     try:

@@ -140,10 +140,11 @@ def name_patterns(spec: PodCliqueSetSpec) -> list[NamePattern]:
     ]
 
 
-def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -> list[NamePattern]:
+def owner_patterns(owner: Parts, entries: Entries, list_path: str, replicas: int) -> list[NamePattern]:
     """The patterns of the claims of the owners named ``owner`` (parts after the PodCliqueSet's
-    name) at ``replicas``: its AllReplicas entries, then its PerReplica entries with an open replica
-    index (none at 0 replicas). A scale (``scaling``) asks for one owner at a new count."""
+    name) at ``replicas``, their ``entries`` at ``list_path``: its AllReplicas entries, then its
+    PerReplica entries with an open replica index (none at 0 replicas). A scale (``scaling``) asks
+    for one owner at a new count."""
     head, extra = _first_name(owner)
     every: list[NamePattern] = []
     each: list[NamePattern] = []
@@ -154,11 +155,11 @@ def owner_patterns(owner: Parts, entries: Entries, source: str, replicas: int) -
             continue
         if scope == ALL_REPLICAS:
             first = naming.claim_name(head, name, None)
-            every.append(NamePattern(source, i, owner, name, None, first, len(first.encode()) + extra))
+            every.append(NamePattern(list_path, i, owner, name, None, first, len(first.encode()) + extra))
         elif scope == PER_REPLICA and replicas > 0:
             first = naming.claim_name(head, name, 0)
             longest = len(first.encode()) + extra + _extra_digits(replicas)
-            each.append(NamePattern(source, i, owner, name, replica, first, longest))
+            each.append(NamePattern(list_path, i, owner, name, replica, first, longest))
     return every + each
 
 
