@@ -21,7 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -84,9 +84,10 @@ def _answer(validator: Callable[[], PodCliqueSetValidator], bodies: list[bytes])
         answered(validator(), VALIDATE, body).content()
 
 
-def counted(kind: str, reviews: int) -> subprocess.Popen[str]:
+def counted(kind: str, reviews: int, script: str = __file__) -> subprocess.Popen[str]:
+    """``script --child kind --n reviews`` started under cachegrind."""
     command = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
-    command += [sys.executable, __file__, "--child", kind, "--n", str(reviews)]
+    command += [sys.executable, script, "--child", kind, "--n", str(reviews)]
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
 
 
@@ -96,6 +97,13 @@ def instructions(run: subprocess.Popen[str]) -> int:
     if run.returncode != 0 or found is None:
         raise SystemExit(f"valgrind did not count the run: {stderr.strip().splitlines()[-1:]}")
     return int(found.group(1).replace(",", ""))
+
+
+def per_review(kinds: Iterable[str], reviews: int, script: str = __file__) -> dict[str, int]:
+    """Instructions per review of each kind: its run of ``reviews`` less its run of none, all
+    started at once."""
+    runs = {kind: (counted(kind, 0, script), counted(kind, reviews, script)) for kind in kinds}
+    return {kind: (instructions(some) - instructions(none)) // reviews for kind, (none, some) in runs.items()}
 
 
 def main() -> None:
@@ -112,11 +120,11 @@ def main() -> None:
     if shutil.which("valgrind") is None:
         print("skipped: valgrind, which counts the instructions, is not installed")
         return
-    runs = {kind: (counted(kind, 0), counted(kind, reviews)) for kind in KINDS}
+    counts = per_review(KINDS, reviews)
     print(heading(f"{reviews} reviews per count, cachegrind") + "\n")
     print("| instructions per review | count |\n|---|---|")
-    for kind, (none, some) in runs.items():
-        print(f"| {KINDS[kind]} | {(instructions(some) - instructions(none)) // reviews:,} |")
+    for kind, count in counts.items():
+        print(f"| {KINDS[kind]} | {count:,} |")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,110 @@
+"""Where a cold CREATE's instructions go: each piece of validating Grove's e2e PodCliqueSet when
+its spec was never seen (a container image varied, as ``instructions.py``'s cold kind), counted
+alone by cachegrind over ``--n`` specs, each piece given what the pieces before it made. Pieces
+hold others where the table says so (reading the object reads its spec, and that its templates;
+the families are their patterns and more), so the rows do not add up to the whole. Needs valgrind
+(skipped without it). Run: ``python bench/cold_pieces.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import shutil
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import orjson
+from decisions import VALIDATE, pcs_reviews
+from instructions import MADE, _varied, per_review
+from serving import answered, heading
+
+from webhook.core.admission.request import decode
+from webhook.core.model.reader import read_podcliqueset, read_spec, read_templates
+from webhook.core.pcs.claimnames import name_families
+from webhook.core.pcs.handler import PodCliqueSetValidator
+from webhook.core.pcs.rules import validate_create
+from webhook.core.pcs.warnings import most_claims, unmatched_filters
+from webhook.core.sharing.patterns import name_patterns
+from webhook.core.sharing.scaling import largest
+from webhook.core.sharing.sharednames import may_share
+
+PIECES = {
+    "whole": "the whole answer, a new validator's (the cold kind of `instructions.py`)",
+    "validator": "a new validator made",
+    "decode": "the review decoded (`admission.request.decode`)",
+    "object": "the object read, its spec included (`model.reader.read_podcliqueset`)",
+    "spec": "the spec read, its templates included (`model.reader.read_spec`)",
+    "templates": "the templates read and checked (`model.reader.read_templates`)",
+    "rules": "Grove's rules (`pcs.rules.validate_create`)",
+    "families": "the claim-name families (`pcs.claimnames.name_families`)",
+    "patterns": "their patterns (`sharing.patterns.name_patterns`)",
+    "may-share": "whether two of them may share a name (`sharing.sharednames.may_share`)",
+    "filters": "the filters matching no pod (`pcs.warnings.unmatched_filters`)",
+    "most-claims": "the most claims of an owner (`pcs.warnings.most_claims`)",
+}
+
+
+def workload(piece: str) -> Callable[[int], None]:
+    """What one run of ``piece`` does: ``run(n)`` does it for the first ``n`` of ``MADE`` specs."""
+    review = pcs_reviews()["CREATE"]
+    bodies = [orjson.dumps(_varied(review(k), k)) for k in range(MADE)]
+    if piece == "whole":
+        return lambda n: _each(lambda body: answered(PodCliqueSetValidator(), VALIDATE, body).content(), bodies[:n])
+    if piece == "validator":
+        return lambda n: _each(lambda _body: PodCliqueSetValidator(), bodies[:n])
+    if piece == "decode":
+        return lambda n: _each(lambda body: decode(body, PodCliqueSetValidator.objects), bodies[:n])
+    if piece == "object":  # as the webhook hands it over: metadata and spec as their JSON text
+        sent = [PodCliqueSetValidator.objects.decode(body)["request"]["object"] for body in bodies]
+        return lambda n: _each(read_podcliqueset, sent[:n])
+    return _of_objects(piece, [orjson.loads(body)["request"]["object"] for body in bodies])
+
+
+def _of_objects(piece: str, objects: list[Any]) -> Callable[[int], None]:
+    texts = [msgspec.Raw(orjson.dumps(o["spec"])) for o in objects]
+    if piece == "spec":
+        return lambda n: _each(read_spec, texts[:n])
+    if piece == "templates":
+        templates = [msgspec.Raw(orjson.dumps(o["spec"]["template"]["resourceClaimTemplates"])) for o in objects]
+        return lambda n: _each(read_templates, templates[:n])
+    specs = [read_spec(text) for text in texts]
+    steps: dict[str, Callable[[Any], Any]] = {
+        "rules": validate_create, "families": name_families, "filters": unmatched_filters, "most-claims": most_claims,
+        "patterns": lambda spec: name_patterns(largest(spec)),
+    }
+    if piece == "may-share":
+        patterns = [name_patterns(largest(spec)) for spec in specs]
+        return lambda n: _each(may_share, patterns[:n])
+    return lambda n: _each(steps[piece], specs[:n])
+
+
+def _each(step: Callable[[Any], Any], inputs: list[Any]) -> None:
+    for value in inputs:
+        step(value)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=MADE, help=f"specs in the counted run (at most {MADE})")
+    parser.add_argument("--child", choices=PIECES, help=argparse.SUPPRESS)
+    arguments = parser.parse_args()
+    specs = min(arguments.n, MADE)
+    if arguments.child:
+        run = workload(arguments.child)
+        gc.disable()
+        run(specs)
+        return
+    if shutil.which("valgrind") is None:
+        print("skipped: valgrind, which counts the instructions, is not installed")
+        return
+    counts = per_review(PIECES, specs, __file__)
+    print(heading(f"{specs} specs never seen per count, cachegrind") + "\n")
+    print("| piece of a cold CREATE | instructions per spec |\n|---|---|")
+    for piece, count in counts.items():
+        print(f"| {PIECES[piece]} | {count:,} |")
+
+
+if __name__ == "__main__":
+    main()
