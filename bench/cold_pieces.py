@@ -8,17 +8,14 @@ the families are their patterns and more), so the rows do not add up to the whol
 
 from __future__ import annotations
 
-import argparse
-import gc
-import shutil
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 import orjson
 from decisions import VALIDATE, pcs_reviews
-from instructions import MADE, _varied, per_review
-from serving import answered, heading
+from instructions import MADE, _varied, count_kinds
+from serving import answered
 
 from webhook.core.admission.request import decode
 from webhook.core.model.reader import read_podcliqueset, read_spec, read_templates
@@ -85,26 +82,5 @@ def _each(step: Callable[[Any], Any], inputs: list[Any]) -> None:
         step(value)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=MADE, help=f"specs in the counted run (at most {MADE})")
-    parser.add_argument("--child", choices=PIECES, help=argparse.SUPPRESS)
-    arguments = parser.parse_args()
-    specs = min(arguments.n, MADE)
-    if arguments.child:
-        run = workload(arguments.child)
-        gc.disable()
-        run(specs)
-        return
-    if shutil.which("valgrind") is None:
-        print("skipped: valgrind, which counts the instructions, is not installed")
-        return
-    counts = per_review(PIECES, specs, __file__)
-    print(heading(f"{specs} specs never seen per count, cachegrind") + "\n")
-    print("| piece of a cold CREATE | instructions per spec |\n|---|---|")
-    for piece, count in counts.items():
-        print(f"| {PIECES[piece]} | {count:,} |")
-
-
 if __name__ == "__main__":
-    main()
+    count_kinds(__file__, __doc__, PIECES, workload, "spec", "piece of a cold CREATE")

@@ -21,7 +21,7 @@ from serving import heading
 
 from webhook.core.admission.envelope import Envelope
 from webhook.core.admission.request import AdmissionReview, decode
-from webhook.core.model.reader import spec_text
+from webhook.core.model.spectext import spec_text
 from webhook.core.pcs.handler import PodCliqueSetValidator
 from webhook.core.pod.handler import PodMutator
 

@@ -106,26 +106,33 @@ def per_review(kinds: Iterable[str], reviews: int, script: str = __file__) -> di
     return {kind: (instructions(some) - instructions(none)) // reviews for kind, (none, some) in runs.items()}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=MADE, help=f"reviews answered in the counted run (at most {MADE})")
-    parser.add_argument("--child", choices=KINDS, help=argparse.SUPPRESS)
+Workload = Callable[[str], Callable[[int], None]]
+"""What one counted run of a kind does: ``workload(kind)(n)`` for the first ``n`` of ``MADE``."""
+
+
+def count_kinds(script: str, doc: str, kinds: dict[str, str], workload: Workload, unit: str, column: str) -> None:
+    """The command line of a counting script (``script``, described by ``doc``): ``--child`` runs
+    one kind (under cachegrind), else every kind is counted and printed as a table of
+    instructions per ``unit``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--n", type=int, default=MADE, help=f"{unit}s in the counted run (at most {MADE})")
+    parser.add_argument("--child", choices=kinds, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
-    reviews = min(arguments.n, MADE)
+    count = min(arguments.n, MADE)
     if arguments.child:
         run = workload(arguments.child)
         gc.disable()
-        run(reviews)
+        run(count)
         return
     if shutil.which("valgrind") is None:
         print("skipped: valgrind, which counts the instructions, is not installed")
         return
-    counts = per_review(KINDS, reviews)
-    print(heading(f"{reviews} reviews per count, cachegrind") + "\n")
-    print("| instructions per review | count |\n|---|---|")
-    for kind, count in counts.items():
-        print(f"| {KINDS[kind]} | {count:,} |")
+    counts = per_review(kinds, count, script)
+    print(heading(f"{count} {unit}s per count, cachegrind") + "\n")
+    print(f"| {column} | instructions per {unit} |\n|---|---|")
+    for kind, instructions_per in counts.items():
+        print(f"| {kinds[kind]} | {instructions_per:,} |")
 
 
 if __name__ == "__main__":
-    main()
+    count_kinds(__file__, __doc__, KINDS, workload, "review", "kind")

@@ -8,10 +8,10 @@ through the pydantic schema instead (``schema.read_through_schema``), whose firs
 message Go's refusal gets; it gives the same PodCliqueSet for the objects both read.
 
 The spec is read on its own (``read_spec``), so that a caller may remember what it read by the
-spec's JSON (``spec_text``): many PodCliqueSets are one workload under several names. A spec may
+spec's JSON (``spectext.spec_text``): many PodCliqueSets are one workload under several names. A spec may
 come as that JSON (``msgspec.Raw``, as the validating webhook decodes a review), parsed only when
 not remembered: the usual spec in one pass by msgspec (``wire``), any other no further than it is
-read (``_SpecJson``: the cliques' pod templates, the bulk of a spec, skipped). Its templates are
+read (``spectext.spec_parsed``: the cliques' pod templates, the bulk of a spec, skipped). Its templates are
 then checked for Go's decoder from their text as they are parsed (``DecodableTemplates``).
 """
 
@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, TypedDict
+from typing import Any
 
 import msgspec
-import orjson
 
 from webhook.core.gocompat.dra import decodable_requests
-from webhook.core.model.meta import INT32, NotJson, Unusual, read_owner_references
+from webhook.core.model.meta import INT32, Unusual, read_owner_references
 from webhook.core.model.podcliqueset import (
     ClaimTemplate,
     CliqueTemplate,
@@ -39,13 +38,12 @@ from webhook.core.model.podcliqueset import (
     device_requests,
 )
 from webhook.core.model.schema import read_through_schema
+from webhook.core.model.spectext import SpecJson, parsed, spec_parsed
 from webhook.core.model.wire import TemplatesReader, read_usual_spec
 
 _intern = sys.intern
 
 
-SpecJson = dict[str, Any] | msgspec.Raw
-"""A spec parsed, or as its JSON text."""
 SpecReader = Callable[[SpecJson], PodCliqueSetSpec]
 
 
@@ -54,80 +52,12 @@ def read_podcliqueset(obj: Any, spec_reader: SpecReader | None = None) -> PodCli
     text), its spec read by ``spec_reader`` (``read_spec`` by default, or one that remembers it);
     raises pydantic's ``ValidationError`` (a ``ValueError``) where Go's decoder would refuse it."""
     if type(obj) is dict and type(obj.get("metadata")) is msgspec.Raw:
-        obj = {**obj, "metadata": _parsed(obj["metadata"])}
+        obj = {**obj, "metadata": parsed(obj["metadata"])}
     try:
         return _direct(obj, spec_reader or read_spec)
     except Unusual:
         spec = obj.get("spec") if type(obj) is dict else None
-        return read_through_schema({**obj, "spec": _parsed(spec)} if type(spec) is msgspec.Raw else obj)
-
-
-LARGEST_KEY = 64 * 1024
-"""Bytes of spec JSON, at most, worth remembering a spec by."""
-
-
-def spec_text(spec: SpecJson) -> bytes | None:
-    """The spec's JSON, as a key to remember what was read of it by: None for one larger than
-    ``LARGEST_KEY``, or nested too deep to write (it is read every time)."""
-    if type(spec) is msgspec.Raw:
-        return bytes(spec) if len(spec) <= LARGEST_KEY else None
-    try:
-        text = orjson.dumps(spec)
-    except orjson.JSONEncodeError:
-        return None
-    return text if len(text) <= LARGEST_KEY else None
-
-
-def _parsed(text: msgspec.Raw) -> Any:
-    """A member kept as its JSON text, parsed as orjson parses a whole body (a view: no copy)."""
-    try:
-        return orjson.loads(memoryview(text))
-    except orjson.JSONDecodeError:
-        raise NotJson from None
-
-
-class _CliqueSpecJson(TypedDict, total=False):
-    replicas: Any
-    autoScalingConfig: Any
-
-
-class _CliqueJson(TypedDict, total=False):
-    name: Any
-    labels: Any
-    resourceSharing: Any
-    spec: _CliqueSpecJson | None
-
-
-class _TemplateJson(TypedDict, total=False):
-    resourceSharing: Any
-    cliques: list[_CliqueJson] | None
-    podCliqueScalingGroups: Any
-    resourceClaimTemplates: msgspec.Raw
-
-
-class _SpecJson(TypedDict, total=False):
-    """The members of a spec ``read_spec`` reads, a clique's ``podSpec`` skipped. Members declared
-    as any JSON read as orjson reads them but for numbers past 64 bits or a double's range, which
-    msgspec reads otherwise: where ``read_spec`` reads one, it is no value it takes, and the spec
-    goes to the schema as orjson parses it (refused as before). The templates are left to orjson."""
-
-    replicas: Any
-    template: _TemplateJson | None
-
-
-_SPEC = msgspec.json.Decoder(_SpecJson)
-
-
-def _spec_parsed(text: msgspec.Raw) -> Any:
-    """A spec kept as its JSON text, decoded no further than ``read_spec`` reads it; parsed whole
-    (``_parsed``) where it is not of the shape declared, or not ASCII (skipped text is not checked
-    as UTF-8), so that reading it then says what is unusual about it."""
-    if bytes(text).isascii():
-        try:
-            return _SPEC.decode(text)
-        except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
-            pass
-    return _parsed(text)
+        return read_through_schema({**obj, "spec": parsed(spec)} if type(spec) is msgspec.Raw else obj)
 
 
 # --- the usual object, read directly --------------------------------------------------------------
@@ -272,10 +202,10 @@ def read_templates(value: Any) -> tuple[ClaimTemplate, ...]:
     their requests, finds that Go's decoder takes them (``dra.decodable_requests``)."""
     text = type(value) is msgspec.Raw
     counts = decodable_requests(value) if text else None
-    parsed = _list(_parsed(value) if text else value)
+    items = _list(parsed(value) if text else value)
     if counts is None:
-        return tuple([_template(t) for t in parsed])
-    return DecodableTemplates(map(_template, parsed, counts), bytes(value))
+        return tuple([_template(t) for t in items])
+    return DecodableTemplates(map(_template, items, counts), bytes(value))
 
 
 def read_spec(spec: SpecJson, templates: TemplatesReader = read_templates) -> PodCliqueSetSpec:
@@ -285,7 +215,7 @@ def read_spec(spec: SpecJson, templates: TemplatesReader = read_templates) -> Po
         usual = read_usual_spec(spec, templates)
         if usual is not None:
             return usual
-        spec = _spec_parsed(spec)
+        spec = spec_parsed(spec)
         if type(spec) is not dict:
             raise Unusual
     template = _member(spec, "template")

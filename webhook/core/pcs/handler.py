@@ -35,7 +35,8 @@ from webhook.core.gocompat import gojson
 from webhook.core.gocompat.fielderrors import aggregate
 from webhook.core.model.meta import GroupVersionKind
 from webhook.core.model.podcliqueset import PodCliqueSet, PodCliqueSetSpec
-from webhook.core.model.reader import read_podcliqueset, read_spec, read_templates, spec_text
+from webhook.core.model.reader import read_podcliqueset, read_spec, read_templates
+from webhook.core.model.spectext import spec_text
 from webhook.core.pcs.authorization import TemplateAuthorization, User
 from webhook.core.pcs.claimnames import name_warnings
 from webhook.core.pcs.immutability import validate_update
