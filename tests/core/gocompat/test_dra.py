@@ -183,17 +183,18 @@ def _values(go_type: GoType) -> st.SearchStrategy[Any]:
 def test_a_template_msgspec_accepts_is_one_go_decodes(spec: Any) -> None:
     """The templates are checked by msgspec first (``GoType.accepting``), parsed or as the JSON
     text of their list; whatever it lets through without ``decode`` must be a template Go's
-    decoder takes, and the requests counted as the text is checked are those of the parsed spec."""
+    decoder takes, and the name and requests read as the text is checked are those of the parsed
+    spec."""
     template = ClaimTemplate("gpu", spec, 0)
     try:
         text = orjson.dumps([{"name": "gpu", "templateSpec": spec}])
     except orjson.JSONEncodeError:  # an integer past 64 bits: the text way never sees one
-        counts = None
+        read = None
     else:
-        counts = dra.decodable_requests(text)
-    if counts is not None:
-        dra.decode_templates([template])
-        assert counts == [device_requests(spec) if isinstance(spec, dict) else 0]
+        read = dra.decodable_templates(text)
+    if read is not None:  # the spec as its text says (orjson writes an infinity as null)
+        dra.decode_templates([ClaimTemplate("gpu", orjson.loads(text)[0]["templateSpec"], 0)])
+        assert read == (["gpu"], [device_requests(spec)])
     try:
         msgspec.convert([spec], GenericAlias(list, (dra.TEMPLATE_SPEC.accepting(),)))
     except msgspec.ValidationError:

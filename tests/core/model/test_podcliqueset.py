@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from core.workload import workload_pcs, workload_pcs_raw
 from webhook.core.model.podcliqueset import (
+    ClaimTemplates,
     CliqueTemplate,
     EntryFilter,
     PodCliqueSet,
@@ -28,6 +29,7 @@ from webhook.core.model.podcliqueset import (
 from webhook.core.model.reader import read_podcliqueset
 from webhook.core.model.schema import read_through_schema
 from webhook.core.pcs.handler import PodCliqueSetJson
+from webhook.core.pcs.rules import validate_create
 
 
 def test_groves_workload_says_what_its_spec_says() -> None:
@@ -85,6 +87,22 @@ def test_groves_workload_says_what_its_spec_says() -> None:
             ),
         ),
     )
+
+
+def test_templates_sent_as_text_are_parsed_only_when_one_is_asked_for() -> None:
+    """Grove's rules read the templates' names and request counts alone: a spec whose templates
+    came as text Go's decoder takes is validated without parsing them, and a template asked for
+    (a claim's spec) is the one the parsed JSON gives."""
+    raw = workload_pcs_raw()
+    sent = read_podcliqueset(_AS_TEXT.decode(orjson.dumps(raw))).spec.templates
+    assert sent.text is not None and sent == read_podcliqueset(raw).spec.templates
+    assert sent.names == tuple(t["name"] for t in raw["spec"]["template"]["resourceClaimTemplates"])
+    unparsable = msgspec.structs.replace(
+        workload_pcs().spec, templates=ClaimTemplates.decodable(list(sent.names), list(sent.requests), b"not JSON")
+    )
+    assert validate_create(unparsable) == validate_create(workload_pcs().spec)
+    with pytest.raises(orjson.JSONDecodeError):
+        unparsable.template("int-tpl")
 
 
 def test_an_empty_filter_is_kept_apart_from_no_filter() -> None:

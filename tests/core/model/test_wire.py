@@ -60,6 +60,8 @@ MEMBERS = {
     "group.maxReplicas": (*_GROUP, "scaleConfig", "maxReplicas"),
     "resourceClaimTemplates": (*_TEMPLATE, "resourceClaimTemplates"),
     "template.name": (*_TEMPLATE, "resourceClaimTemplates", 0, "name"),
+    "template.templateSpec": (*_TEMPLATE, "resourceClaimTemplates", 1, "templateSpec"),
+    "template.requests": (*_TEMPLATE, "resourceClaimTemplates", 2, "templateSpec", "spec", "devices", "requests"),
 }
 VALUES = [
     2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 0, 1.0, True, None, "1", "", [], ["a", None], {}, {"a": None},

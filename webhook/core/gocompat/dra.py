@@ -142,24 +142,24 @@ def templates_problem(templates: Sequence[Template]) -> str | None:
     return None
 
 
-def decodable_requests(text: bytes) -> list[int] | None:
-    """Per template of a ``resourceClaimTemplates`` list given as its JSON text, how many device
-    requests it holds, when msgspec finds that Go's decoder takes every one (as
-    ``templates_problem`` checks them first); None when it cannot tell."""
+def decodable_templates(text: bytes) -> tuple[list[str], list[int]] | None:
+    """The names of the templates of a ``resourceClaimTemplates`` list given as its JSON text, and
+    how many device requests each holds, when msgspec finds that Go's decoder takes every one (as
+    ``templates_problem`` checks them first) and each is an object with a ``templateSpec`` object;
+    None when it cannot tell, or for any other list (a ``null`` item or ``templateSpec``)."""
     try:
         configs = _ACCEPTED_CONFIGS.decode(text)
     except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
         return None
-    return [_requests(config) for config in configs]
-
-
-def _requests(config: Any) -> int:
-    """``templateSpec.spec.devices.requests``' length in a checked config, 0 where a level is null
-    or absent."""
-    template_spec = None if config is None else config.templateSpec
-    spec = None if template_spec is None else template_spec.spec
-    devices = None if spec is None else spec.devices
-    return 0 if devices is None or devices.requests is None else len(devices.requests)
+    names, requests = [], []
+    for config in configs:
+        template_spec = None if config is None else config.templateSpec
+        if template_spec is None:
+            return None
+        names.append(config.name or "")
+        devices = None if template_spec.spec is None else template_spec.spec.devices
+        requests.append(0 if devices is None or devices.requests is None else len(devices.requests))
+    return names, requests
 
 
 def decode_templates(templates: Sequence[Template] | None) -> list[dict[str, Any]] | None:

@@ -13,10 +13,11 @@ they mean in the spec, and replica counts are as the spec gives them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, Final
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Final, overload
 
 import msgspec
+import orjson
 
 from webhook.core.model.meta import ObjectKey
 
@@ -123,18 +124,68 @@ def device_requests(template_spec: dict[str, Any]) -> int:
     return len(requests) if isinstance(requests, list) else 0
 
 
-class DecodableTemplates(tuple[ClaimTemplate, ...]):
-    """Templates Go's decoder is known to take: msgspec checked them as the spec was read from its
-    JSON text (``reader``), so that the validating webhook need not decode them again; ``text``
-    is the JSON text of their list, to tell two lists sent alike without writing them out. Equal
-    to the same templates in a plain tuple: how they were read is not what they are."""
+class ClaimTemplates(Sequence[ClaimTemplate]):
+    """A spec's internal templates, in the spec's order: their names and device-request counts at
+    hand (all Grove's rules read), each template's ``templateSpec`` only when first asked for (a
+    claim made from it, the message of an UPDATE that changed them, Go's decoding of a list
+    msgspec could not check).
 
-    text: bytes
+    Read from the list's JSON text when msgspec found that Go's decoder takes it
+    (``reader.read_templates``), they keep that text (``text``) and are parsed from it when a
+    template is first asked for, as the reader parses one (a ``null`` name reads as ""); read
+    from parsed JSON or through the schema, they are the templates given and ``text`` is None.
+    Two lists of the same templates are equal however they were read."""
 
-    def __new__(cls, templates: Iterable[ClaimTemplate], text: bytes) -> DecodableTemplates:
-        made = super().__new__(cls, templates)
-        made.text = text
+    __slots__ = ("names", "requests", "text", "_items")
+
+    def __init__(self, templates: Iterable[ClaimTemplate] = ()) -> None:
+        self._items: tuple[ClaimTemplate, ...] | None = tuple(templates)
+        self.names = tuple([t.name for t in self._items])
+        self.requests = tuple([t.requests for t in self._items])
+        self.text: bytes | None = None
+        """The list's JSON text, when read from it and Go's decoder is known to take it."""
+
+    @classmethod
+    def decodable(cls, names: list[str], requests: list[int], text: bytes) -> ClaimTemplates:
+        """Templates Go's decoder takes, of these names and counts, kept as the list's JSON
+        ``text``: every item an object whose ``templateSpec`` is an object."""
+        made = cls.__new__(cls)
+        made._items, made.names, made.requests, made.text = None, tuple(names), tuple(requests), text
         return made
+
+    def _templates(self) -> tuple[ClaimTemplate, ...]:
+        if self._items is None:
+            items = zip(orjson.loads(self.text or b"[]"), self.requests, strict=True)
+            self._items = tuple([ClaimTemplate(t.get("name") or "", t["templateSpec"], n) for t, n in items])
+        return self._items
+
+    @overload
+    def __getitem__(self, index: int) -> ClaimTemplate: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[ClaimTemplate, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> ClaimTemplate | tuple[ClaimTemplate, ...]:
+        return self._templates()[index]
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __iter__(self) -> Iterator[ClaimTemplate]:
+        return iter(self._templates())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ClaimTemplates):
+            return (self.text is not None and self.text == other.text) or self._templates() == other._templates()
+        return isinstance(other, tuple) and self._templates() == other
+
+    __hash__ = None  # type: ignore[assignment]  # a template's spec is a dict
+
+    def __repr__(self) -> str:
+        return f"ClaimTemplates({list(self._templates())!r})"
+
+
+NO_TEMPLATES = ClaimTemplates()
 
 
 class PodCliqueSetSpec(msgspec.Struct, frozen=True, gc=False):
@@ -146,7 +197,7 @@ class PodCliqueSetSpec(msgspec.Struct, frozen=True, gc=False):
     entries: Entries
     cliques: tuple[CliqueTemplate, ...]
     scaling_groups: tuple[ScalingGroupConfig, ...]
-    templates: tuple[ClaimTemplate, ...] = ()
+    templates: ClaimTemplates = NO_TEMPLATES
     sharing_sent: bool = True
     templates_sent: bool = True
 
@@ -166,10 +217,8 @@ class PodCliqueSetSpec(msgspec.Struct, frozen=True, gc=False):
 
     def template(self, name: str) -> ClaimTemplate | None:
         """The first internal template of that name."""
-        for template in self.templates:
-            if template.name == name:
-                return template
-        return None
+        names = self.templates.names
+        return self.templates[names.index(name)] if name in names else None
 
 
 class PodCliqueSet(msgspec.Struct, frozen=True, gc=False):
@@ -188,4 +237,4 @@ class PodCliqueSet(msgspec.Struct, frozen=True, gc=False):
 
     def without_templates(self) -> PodCliqueSet:
         """What the object stores keep: the pod webhook never reads a template."""
-        return msgspec.structs.replace(self, spec=msgspec.structs.replace(self.spec, templates=()))
+        return msgspec.structs.replace(self, spec=msgspec.structs.replace(self.spec, templates=NO_TEMPLATES))

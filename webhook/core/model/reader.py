@@ -12,7 +12,8 @@ spec's JSON (``spectext.spec_text``): many PodCliqueSets are one workload under 
 come as that JSON (``msgspec.Raw``, as the validating webhook decodes a review), parsed only when
 not remembered: the usual spec in one pass by msgspec (``wire``), any other no further than it is
 read (``spectext.spec_parsed``: the cliques' pod templates, the bulk of a spec, skipped). Its templates are
-then checked for Go's decoder from their text as they are parsed (``DecodableTemplates``).
+then checked for Go's decoder from their text, and kept as that text when Go's decoder takes them
+(``ClaimTemplates.decodable``).
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ from typing import Any
 
 import msgspec
 
-from webhook.core.gocompat.dra import decodable_requests
+from webhook.core.gocompat.dra import decodable_templates
 from webhook.core.model.meta import INT32, Unusual, read_owner_references
 from webhook.core.model.podcliqueset import (
     ClaimTemplate,
+    ClaimTemplates,
     CliqueTemplate,
-    DecodableTemplates,
     Entries,
     EntryFilter,
     PodCliqueSet,
@@ -189,23 +190,23 @@ def _max_replicas(config: Any) -> int | None:
     return None if most is None else _int32(most)
 
 
-def _template(value: Any, requests: int | None = None) -> ClaimTemplate:
-    """A template parsed; ``requests`` counted already, or None."""
+def _template(value: Any) -> ClaimTemplate:
     if type(value) is not dict:
         raise Unusual
     spec = _member(value, "templateSpec")
-    return ClaimTemplate(_text(value.get("name")), spec, device_requests(spec) if requests is None else requests)
+    return ClaimTemplate(_text(value.get("name")), spec, device_requests(spec))
 
 
-def read_templates(value: Any) -> tuple[ClaimTemplate, ...]:
-    """The templates, parsed or as their JSON text: ``DecodableTemplates`` when msgspec, counting
-    their requests, finds that Go's decoder takes them (``dra.decodable_requests``)."""
-    text = type(value) is msgspec.Raw
-    counts = decodable_requests(value) if text else None
-    items = _list(parsed(value) if text else value)
-    if counts is None:
-        return tuple([_template(t) for t in items])
-    return DecodableTemplates(map(_template, items, counts), bytes(value))
+def read_templates(value: Any) -> ClaimTemplates:
+    """The templates, parsed or as their JSON text: kept as that text, and parsed only when a
+    template is asked for (``ClaimTemplates.decodable``), when msgspec finds that Go's decoder
+    takes them (``dra.decodable_templates``)."""
+    if type(value) is msgspec.Raw:
+        decodable = decodable_templates(value)
+        if decodable is not None:
+            return ClaimTemplates.decodable(*decodable, bytes(value))
+        value = parsed(value)
+    return ClaimTemplates([_template(t) for t in _list(value)])
 
 
 def read_spec(spec: SpecJson, templates: TemplatesReader = read_templates) -> PodCliqueSetSpec:

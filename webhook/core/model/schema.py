@@ -156,7 +156,7 @@ def _spec_from_schema(pcs: PodCliqueSetSchema) -> model.PodCliqueSetSpec:
             )
             for g in template.pod_clique_scaling_groups
         ),
-        tuple(
+        model.ClaimTemplates(
             model.ClaimTemplate(t.name, t.template_spec, model.device_requests(t.template_spec))
             for t in template.resource_claim_templates
         ),

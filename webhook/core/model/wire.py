@@ -24,7 +24,8 @@ from msgspec import UNSET, Struct, UnsetType
 
 from webhook.core.model.meta import INT32
 from webhook.core.model.podcliqueset import (
-    ClaimTemplate,
+    NO_TEMPLATES,
+    ClaimTemplates,
     CliqueTemplate,
     Entries,
     EntryFilter,
@@ -106,7 +107,7 @@ class _Spec(Struct, frozen=True, gc=False):
 _DECODER = msgspec.json.Decoder(_Spec)
 
 
-TemplatesReader = Callable[[Any], tuple[ClaimTemplate, ...]]
+TemplatesReader = Callable[[Any], ClaimTemplates]
 """Reads a spec's templates: parsed, or as their JSON text (``msgspec.Raw``)."""
 
 
@@ -126,7 +127,7 @@ def read_usual_spec(text: msgspec.Raw, read_templates: TemplatesReader) -> PodCl
         _set_entries(template.resource_sharing),
         tuple([_clique(c) for c in template.cliques]),
         tuple([_group(g) for g in template.pod_clique_scaling_groups]),
-        read_templates(templates) if templates else (),
+        read_templates(templates) if templates else NO_TEMPLATES,
         template.resource_sharing is not UNSET,
         len(templates) > 0,
     )

@@ -24,7 +24,7 @@ from webhook.core.gocompat import dra
 from webhook.core.gocompat.fielderrors import ErrorList, Path, forbidden, invalid
 from webhook.core.gocompat.gotypes import GoType, semantic_equal
 from webhook.core.gocompat.grovetypes import CLIQUE_SHARING, PCS_SHARING, SCALING_GROUP_SHARING
-from webhook.core.model.podcliqueset import ClaimTemplate, DecodableTemplates, Entries, PodCliqueSetSpec, SharingEntry
+from webhook.core.model.podcliqueset import ClaimTemplates, Entries, PodCliqueSetSpec, SharingEntry
 from webhook.core.pcs import details
 
 TEMPLATE = Path("spec").child("template")
@@ -50,7 +50,7 @@ def _changed(go_type: GoType, new: Entries, new_sent: bool, old: Entries) -> Any
 _SAME = object()
 
 
-def raw_templates(spec: PodCliqueSetSpec) -> tuple[ClaimTemplate, ...] | None:
+def raw_templates(spec: PodCliqueSetSpec) -> ClaimTemplates | None:
     """The templates as sent; None when the list was not sent (a nil slice)."""
     return spec.templates if spec.templates or spec.templates_sent else None
 
@@ -61,7 +61,7 @@ def templates_text(spec: PodCliqueSetSpec) -> bytes | None:
     None for those nested too deep to write (a field Go ignores may nest as deep as the request
     allows): they are not known to be the same, and are decoded, which drops unknown fields and
     refuses parameters nested more than 100 levels."""
-    if isinstance(spec.templates, DecodableTemplates):
+    if spec.templates.text is not None:
         return spec.templates.text
     try:
         return orjson.dumps([(t.name, t.spec) for t in spec.templates])

@@ -63,7 +63,7 @@ def external_templates(pcs: PodCliqueSet, namespace: str) -> list[ExternalTempla
     """The distinct templates the entries name outside the PodCliqueSet (BEHAVIOUR.md §6.1: an entry
     with a namespace, or without one whose name is no internal template), each with its first
     entry; ``namespace`` is the PodCliqueSet's. Entries without a name name nothing."""
-    internal = {t.name for t in pcs.spec.templates}
+    internal = set(pcs.spec.templates.names)
     found: dict[tuple[str, str], ExternalTemplate] = {}
     for path, entry in _entries(pcs.spec):
         if not entry.name or (not entry.namespace and entry.name in internal):

@@ -22,7 +22,7 @@ from webhook.core.gocompat.fielderrors import (
 )
 from webhook.core.model.podcliqueset import (
     SUPPORTED_SCOPES,
-    ClaimTemplate,
+    ClaimTemplates,
     PodCliqueSetSpec,
     ScalingGroupConfig,
     SharingEntry,
@@ -38,7 +38,7 @@ PCS_SHARING = TEMPLATE.child("resourceSharing")
 
 def validate_create(spec: PodCliqueSetSpec) -> ErrorList:
     """Every resource-sharing error of one PodCliqueSet, in the order Grove reports them."""
-    internal = {t.name for t in spec.templates}
+    internal = set(spec.templates.names)
     errors = _templates(TEMPLATES, spec.templates)
 
     errors += _entries(PCS_SHARING, spec.entries, internal)
@@ -64,14 +64,13 @@ def _sharing_path(templates: Path, i: int) -> Path:
     return templates.index(i).child("resourceSharing")
 
 
-def _templates(path: Path, templates: Sequence[ClaimTemplate]) -> ErrorList:
+def _templates(path: Path, templates: ClaimTemplates) -> ErrorList:
     errors: ErrorList = []
     counts: dict[str, int] = {}
-    for i, tpl in enumerate(templates):
-        name = tpl.name
+    for i, (name, requests) in enumerate(zip(templates.names, templates.requests, strict=True)):
         if name == "":
             errors.append(required(path.index(i).child("name"), details.TEMPLATE_NAME_REQUIRED))
-        if tpl.requests == 0:
+        if requests == 0:
             errors.append(
                 required(
                     path.index(i).child("templateSpec", "spec", "devices", "requests"),

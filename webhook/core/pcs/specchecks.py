@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from webhook.core.gocompat import dra
-from webhook.core.model.podcliqueset import DecodableTemplates, PodCliqueSetSpec
+from webhook.core.model.podcliqueset import PodCliqueSetSpec
 from webhook.core.pcs.claimnames import NameFamilies, name_families
 from webhook.core.pcs.immutability import templates_text
 from webhook.core.pcs.rules import validate_create
@@ -36,7 +36,7 @@ def templates_problem(spec: PodCliqueSetSpec) -> str | None:
     """Where Go's decoder would refuse the templates (``path: problem``), or None: all an UPDATE
     needs of the old spec, and only when its templates were not sent as the new one's
     (``immutability.templates_text``)."""
-    if isinstance(spec.templates, DecodableTemplates):
+    if spec.templates.text is not None:
         return None
     return dra.templates_problem(spec.templates)
 
