@@ -128,16 +128,13 @@ def name_patterns(spec: PodCliqueSetSpec) -> list[NamePattern]:
     ``owners.places`` walked with open indices, each owner's AllReplicas entries, then its
     PerReplica entries (with an open replica index). Entries without a name (a Required error) or
     with another scope (ignored by Grove) make none."""
-    return [
-        pattern
-        for place in places(spec, _open)
-        for pattern in owner_patterns(
-            owner_parts(spec, place),
-            level_entries(spec, place.level, place.template),
-            entries_source(place.level, place.template),
-            planned_replicas(spec, place),
-        )
-    ]
+    found: list[NamePattern] = []
+    for place in places(spec, _open):
+        level, template = place.level, place.template
+        entries = level_entries(spec, level, template)
+        if entries:
+            found += owner_patterns(owner_parts(spec, place), entries, entries_source(level, template), planned_replicas(spec, place))
+    return found
 
 
 def owner_patterns(owner: Parts, entries: Entries, list_path: str, replicas: int) -> list[NamePattern]:
@@ -158,7 +155,7 @@ def owner_patterns(owner: Parts, entries: Entries, list_path: str, replicas: int
             every.append(NamePattern(list_path, i, owner, name, None, first, len(first.encode()) + extra))
         elif scope == PER_REPLICA and replicas > 0:
             first = naming.claim_name(head, name, 0)
-            longest = len(first.encode()) + extra + _extra_digits(replicas)
+            longest = len(first.encode()) + extra + (_extra_digits(replicas) if replicas > 10 else 0)
             each.append(NamePattern(list_path, i, owner, name, replica, first, longest))
     return every + each
 
@@ -173,7 +170,8 @@ def _first_name(owner: Parts) -> tuple[str, int]:
             first.append(part)
         elif type(part) is OpenIndex:
             first.append("0")
-            extra += _extra_digits(part.size)
+            if part.size > 10:  # indices below 10 print one digit
+                extra += _extra_digits(part.size)
         else:
             first.append(str(part))
     return "-".join(first), extra

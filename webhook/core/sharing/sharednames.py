@@ -52,8 +52,9 @@ def may_share(patterns: list[NamePattern]) -> bool:
     Where no segment of the first names starts with a digit but 0 (the usual spec: its only
     numbers are the 0s of the open indices), two shapes are equal exactly when the first names
     are, and those are compared instead."""
-    if _NONZERO_START.search("-" + "\n-".join([p.first for p in patterns])) is None:
-        return len({p.first for p in patterns}) < len(patterns)
+    firsts = [p.first for p in patterns]
+    if _NONZERO_START.search("-" + "\n-".join(firsts)) is None:
+        return len(set(firsts)) < len(firsts)
     return len({p.shape() for p in patterns}) < len(patterns)
 
 
