@@ -155,7 +155,7 @@ class ClaimTemplates(Sequence[ClaimTemplate]):
 
     def _templates(self) -> tuple[ClaimTemplate, ...]:
         if self._items is None:
-            items = zip(orjson.loads(self.text or b"[]"), self.requests, strict=True)
+            items = zip(orjson.loads(self.text) if self.text is not None else [], self.requests, strict=True)
             self._items = tuple([ClaimTemplate(t.get("name") or "", t["templateSpec"], n) for t, n in items])
         return self._items
 
@@ -175,9 +175,9 @@ class ClaimTemplates(Sequence[ClaimTemplate]):
         return iter(self._templates())
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, ClaimTemplates):
-            return (self.text is not None and self.text == other.text) or self._templates() == other._templates()
-        return isinstance(other, tuple) and self._templates() == other
+        if not isinstance(other, ClaimTemplates):
+            return NotImplemented
+        return (self.text is not None and self.text == other.text) or self._templates() == other._templates()
 
     __hash__ = None  # type: ignore[assignment]  # a template's spec is a dict
 
