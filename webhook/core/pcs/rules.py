@@ -67,10 +67,11 @@ def _sharing_path(templates: Path, i: int) -> Path:
 def _templates(path: Path, templates: ClaimTemplates) -> ErrorList:
     errors: ErrorList = []
     counts: dict[str, int] = {}
-    for i, (name, requests) in enumerate(zip(templates.names, templates.requests, strict=True)):
+    requests = templates.requests
+    for i, name in enumerate(templates.names):
         if name == "":
             errors.append(required(path.index(i).child("name"), details.TEMPLATE_NAME_REQUIRED))
-        if requests == 0:
+        if requests[i] == 0:
             errors.append(
                 required(
                     path.index(i).child("templateSpec", "spec", "devices", "requests"),
