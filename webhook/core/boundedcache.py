@@ -160,16 +160,17 @@ class Memo(Generic[A, V]):
         key = argument if self.key is None else self.key(argument)
         if key is None:
             return self.function(argument)
-        found = self._entries.get(key, _ABSENT)
-        if found is _ABSENT:
+        entries = self._entries
+        if key not in entries:
             found = self.function(argument)
             self._put(key, found)
             return found
         try:
-            self._entries.move_to_end(key)
-        except KeyError:
-            pass  # dropped for room by another thread meanwhile: the value found is still good
-        return cast(V, found)
+            found = entries[key]
+            entries.move_to_end(key)
+        except KeyError:  # dropped for room by another thread meanwhile
+            return self.function(argument)
+        return found
 
     def _put(self, key: Hashable, value: V) -> None:
         with self._lock:

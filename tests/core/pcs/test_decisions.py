@@ -60,7 +60,7 @@ def test_unreadable_metadata_is_refused_whatever_the_spec() -> None:
 def test_an_update_that_changes_no_spec_runs_no_immutability_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     passes: list[Any] = []
     real = handler.validate_update
-    monkeypatch.setattr(handler, "validate_update", lambda new, old, text: passes.append(new) or real(new, old, text))
+    monkeypatch.setattr(handler, "validate_update", lambda new, old, *texts: passes.append(new) or real(new, old, *texts))
     validator = PodCliqueSetValidator()
     answered = _answered(validator, orjson.dumps(pcs_review(noise(WORKLOAD, 2), operation="UPDATE", old=noise(WORKLOAD, 1))))
     assert answered["response"]["allowed"] is True and passes == []

@@ -133,36 +133,35 @@ class PodCliqueSetValidator:
         access = self.templates.access
         return lambda namespace, name: access.known(user, namespace, name) is True
 
-    def undecodable_templates(self, new: PodCliqueSetSpec, old: PodCliqueSetSpec | None) -> AdmissionResponse | None:
+    def undecodable_templates(self, new: KnownSpec, old: KnownSpec | None) -> AdmissionResponse | None:
         """Code 400 for templates Go's decoder would refuse: the new object's, then the old one's,
         unless sent as the same JSON (the usual UPDATE: then they are not looked at twice)."""
-        known = self.known(new)
-        problem = known.templates_problem()
+        problem = new.templates_problem()
         if problem:
             return _undecodable("object", problem)
         if old is None:
             return None
-        text, known_old = known.templates_text(), self.known(old)
-        problem = None if text is not None and text == known_old.templates_text() else known_old.templates_problem()
+        text = new.templates_text()
+        problem = None if text is not None and text == old.templates_text() else old.templates_problem()
         return _undecodable("oldObject", problem) if problem else None
-
-    def _templates_text(self, spec: PodCliqueSetSpec) -> bytes | None:
-        return self.known(spec).templates_text()
 
     def validate(self, new: PodCliqueSet, old: PodCliqueSet | None) -> AdmissionResponse:
         """A CREATE (``old`` None) or an UPDATE from ``old``."""
-        undecodable = self.undecodable_templates(new.spec, None if old is None else old.spec)
+        known = self.known(new.spec)
+        known_old = None if old is None else self.known(old.spec)
+        undecodable = self.undecodable_templates(known, known_old)
         if undecodable is not None:
             return undecodable
-        checks = self.known(new.spec).checks()
+        checks = known.checks()
         messages = list(checks.errors)
         warnings = [*name_warnings(new.name, checks.families), *checks.unmatched]
         if self.strict:
             messages, warnings = messages + warnings, []
         if checks.most_claims > self.max_claims_per_owner:
             warnings += limit_warnings(new, self.max_claims_per_owner)
-        if old is not None and not messages and new.spec is not old.spec:
-            messages = [str(e) for e in validate_update(new.spec, old.spec, self._templates_text)]
+        if old is not None and known_old is not None and not messages and new.spec is not old.spec:
+            errors = validate_update(new.spec, old.spec, known.templates_text(), known_old.templates_text())
+            messages = [str(e) for e in errors]
         message = aggregate(messages)
         if message is None:
             return response.allowed(warnings)

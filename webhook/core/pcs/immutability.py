@@ -15,7 +15,6 @@ ones go through ``dra``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -69,17 +68,16 @@ def templates_text(spec: PodCliqueSetSpec) -> bytes | None:
         return None
 
 
-def validate_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec, text: Callable[[PodCliqueSetSpec], bytes | None]) -> ErrorList:
+def validate_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec, new_text: bytes | None, old_text: bytes | None) -> ErrorList:
     """Immutability and composition errors of an UPDATE whose new object passed the create-time rules.
-    ``text`` gives a spec's ``templates_text``: the handler's remembers it, having asked it already.
+    ``new_text`` and ``old_text`` are the specs' ``templates_text`` (the handler has them already).
 
     Raises ``gotypes.DecodeError`` if a template cannot be decoded (the handler checks first).
     """
     errors = _cliques(new, old)
     errors += _scaling_groups(new, old)
     # Compared as JSON text: dict equality would miss a reordered RawExtension, which Go sees.
-    new_text = text(new)
-    if new_text is None or new_text != text(old):
+    if new_text is None or new_text != old_text:
         new_templates = dra.decode_templates(raw_templates(new))
         if not semantic_equal(dra.TEMPLATE_CONFIGS, new_templates, dra.decode_templates(raw_templates(old))):
             value = dra.TEMPLATE_CONFIGS.marshal(new_templates)
