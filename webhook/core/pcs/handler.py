@@ -159,8 +159,8 @@ class PodCliqueSetValidator:
             messages, warnings = messages + warnings, []
         if checks.most_claims > self.max_claims_per_owner:
             warnings += limit_warnings(new, self.max_claims_per_owner)
-        if old is not None and known_old is not None and not messages and new.spec is not old.spec:
-            errors = validate_update(new.spec, old.spec, known.templates_text(), known_old.templates_text())
+        if known_old is not None and not messages and new.spec is not known_old.spec:
+            errors = validate_update(new.spec, known_old.spec, known.templates_text(), known_old.templates_text())
             messages = [str(e) for e in errors]
         message = aggregate(messages)
         if message is None:
