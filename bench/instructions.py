@@ -6,9 +6,10 @@ Each kind runs twice under cachegrind after the same set-up, answering ``--revie
 answering none; the difference divided by their number is the count per review (``--n``). The collector is
 off and ``PYTHONHASHSEED`` fixed, so that two runs do the same work. Kinds: a cold CREATE and a cold
 UPDATE of ``spec.replicas`` of Grove's e2e PodCliqueSet (a new validator per review, a container
-image varied so that no two specs are alike), a CREATE of a spec seen before under a new name (one
-validator), and a spec read alone whose pod templates are large (60 environment variables and 10
-volume mounts per container, 10 volumes per pod). Needs valgrind (skipped without it). Run:
+image varied so that no two specs are alike), that UPDATE answered by a validator that admitted its
+old object (in the set-up: as a running webhook meets most UPDATEs), a CREATE of a spec seen
+before under a new name (one validator), and a spec read alone whose pod templates are large (60
+environment variables and 10 volume mounts per container, 10 volumes per pod). Needs valgrind (skipped without it). Run:
 ``python bench/instructions.py``.
 """
 
@@ -35,6 +36,7 @@ from webhook.core.pcs.handler import PodCliqueSetValidator
 KINDS = {
     "cold": "validate, CREATE, a spec never seen",
     "cold-update": "validate, UPDATE of spec.replicas only, a spec never seen",
+    "update-admitted": "validate, UPDATE of spec.replicas only, its old object admitted by the same validator",
     "distinct": "validate, CREATE, a spec seen under a new name",
     "large-spec": "a spec with large pod templates read (9.5 KB)",
 }
@@ -76,7 +78,22 @@ def workload(kind: str) -> Callable[[int], None]:
         return lambda n: _answer(lambda: validator, bodies[:n])
     review = reviews["CREATE" if kind == "cold" else "UPDATE of spec.replicas only"]
     bodies = [orjson.dumps(_varied(review(k), k)) for k in range(MADE)]
+    if kind == "update-admitted":
+        return _admitted(bodies)
     return lambda n: _answer(PodCliqueSetValidator, bodies[:n])
+
+
+def _admitted(updates: list[bytes]) -> Callable[[int], None]:
+    """Each UPDATE answered by a validator that admitted its old object (a CREATE, in the set-up):
+    as a running webhook meets most UPDATEs, the old spec remembered from its admission."""
+    validators = []
+    for body in updates:
+        review = orjson.loads(body)
+        request = {**review["request"], "operation": "CREATE", "object": review["request"]["oldObject"], "oldObject": None}
+        validator = PodCliqueSetValidator()
+        answered(validator, VALIDATE, orjson.dumps({**review, "request": request}))
+        validators.append(validator)
+    return lambda n: _answer(iter(validators).__next__, updates[:n])
 
 
 def _answer(validator: Callable[[], PodCliqueSetValidator], bodies: list[bytes]) -> None:
