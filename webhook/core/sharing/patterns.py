@@ -133,7 +133,8 @@ def name_patterns(spec: PodCliqueSetSpec) -> list[NamePattern]:
         level, template = place.level, place.template
         entries = level_entries(spec, level, template)
         if entries:
-            found += owner_patterns(owner_parts(spec, place), entries, entries_source(level, template), planned_replicas(spec, place))
+            owner = owner_parts(spec, place)
+            found += owner_patterns(owner, entries, entries_source(level, template), planned_replicas(spec, place))
     return found
 
 
@@ -146,6 +147,7 @@ def owner_patterns(owner: Parts, entries: Entries, list_path: str, replicas: int
     every: list[NamePattern] = []
     each: list[NamePattern] = []
     replica = OpenIndex(replicas)
+    each_extra = extra + (_extra_digits(replicas) if replicas > 10 else 0)  # and the replica index
     for i, entry in enumerate(entries):
         name, scope = entry.name, entry.scope
         if not name:
@@ -155,8 +157,7 @@ def owner_patterns(owner: Parts, entries: Entries, list_path: str, replicas: int
             every.append(NamePattern(list_path, i, owner, name, None, first, len(first.encode()) + extra))
         elif scope == PER_REPLICA and replicas > 0:
             first = naming.claim_name(head, name, 0)
-            longest = len(first.encode()) + extra + (_extra_digits(replicas) if replicas > 10 else 0)
-            each.append(NamePattern(list_path, i, owner, name, replica, first, longest))
+            each.append(NamePattern(list_path, i, owner, name, replica, first, len(first.encode()) + each_extra))
     return every + each
 
 
@@ -170,7 +171,7 @@ def _first_name(owner: Parts) -> tuple[str, int]:
             first.append(part)
         elif type(part) is OpenIndex:
             first.append("0")
-            if part.size > 10:  # indices below 10 print one digit
+            if part.size > 10:  # an index below 10 adds no digit
                 extra += _extra_digits(part.size)
         else:
             first.append(str(part))
