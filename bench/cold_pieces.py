@@ -19,6 +19,7 @@ from serving import answered
 
 from webhook.core.admission.request import decode
 from webhook.core.model.reader import read_podcliqueset, read_spec, read_templates
+from webhook.core.model.wire import SpecWire
 from webhook.core.pcs.claimnames import name_families
 from webhook.core.pcs.handler import PodCliqueSetValidator
 from webhook.core.pcs.rules import validate_create
@@ -26,6 +27,9 @@ from webhook.core.pcs.warnings import most_claims, unmatched_filters
 from webhook.core.sharing.patterns import name_patterns
 from webhook.core.sharing.scaling import largest
 from webhook.core.sharing.sharednames import may_share
+
+_AS_SENT = msgspec.json.Decoder(SpecWire)
+"""A spec as the review's decoding takes it (``model.wire``)."""
 
 PIECES = {
     "whole": "the whole answer, a new validator's (the cold kind of `instructions.py`)",
@@ -53,14 +57,14 @@ def workload(piece: str) -> Callable[[int], None]:
         return lambda n: _each(lambda _body: PodCliqueSetValidator(), bodies[:n])
     if piece == "decode":
         return lambda n: _each(lambda body: decode(body, PodCliqueSetValidator.objects), bodies[:n])
-    if piece == "object":  # as the webhook hands it over: metadata and spec as their JSON text
+    if piece == "object":  # as the webhook hands it over: metadata as its JSON text, the spec decoded
         sent = [PodCliqueSetValidator.objects.decode(body)["request"]["object"] for body in bodies]
         return lambda n: _each(read_podcliqueset, sent[:n])
     return _of_objects(piece, [orjson.loads(body)["request"]["object"] for body in bodies])
 
 
 def _of_objects(piece: str, objects: list[Any]) -> Callable[[int], None]:
-    texts = [msgspec.Raw(orjson.dumps(o["spec"])) for o in objects]
+    texts = [_AS_SENT.decode(orjson.dumps(o["spec"])) for o in objects]
     if piece == "spec":
         return lambda n: _each(read_spec, texts[:n])
     if piece == "templates":

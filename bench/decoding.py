@@ -4,8 +4,8 @@ an unusual one still is) against the body decoded as far as its webhook reads it
 
 The pods of ``decisions.py`` (worker-a of 1,000 PodCliqueSets, under distinct names) and Grove's
 e2e PodCliqueSet under distinct names, with the key the validating webhook remembers its spec by
-(``spec_text``: the spec written back to JSON after a whole decode, the spec's own text after a
-partial one). Printed: the least CPU µs per body over ``--runs`` passes of ``--n`` distinct
+(``json_key``: the spec written back to JSON after a whole decode, the declarations of
+``model.wire`` it was decoded into written out after a partial one). Printed: the least CPU µs per body over ``--runs`` passes of ``--n`` distinct
 bodies. Run: ``python bench/decoding.py``.
 """
 
@@ -21,7 +21,7 @@ from serving import heading
 
 from webhook.core.admission.envelope import Envelope
 from webhook.core.admission.request import AdmissionReview, decode
-from webhook.core.model.spectext import spec_text
+from webhook.core.model.spectext import json_key
 from webhook.core.pcs.handler import PodCliqueSetValidator
 from webhook.core.pod.handler import PodMutator
 
@@ -39,7 +39,7 @@ def with_spec_key(objects: Envelope | None) -> Callable[[bytes], Any]:
     def read(body: bytes) -> Any:
         review = decode(body, objects)
         assert isinstance(review, AdmissionReview)
-        return spec_text(review.request.object["spec"])
+        return json_key(review.request.object["spec"])
 
     return read
 

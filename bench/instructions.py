@@ -8,7 +8,7 @@ off and ``PYTHONHASHSEED`` fixed, so that two runs do the same work. Kinds: a co
 UPDATE of ``spec.replicas`` of Grove's e2e PodCliqueSet (a new validator per review, a container
 image varied so that no two specs are alike), that UPDATE answered by a validator that admitted its
 old object (in the set-up: as a running webhook meets most UPDATEs), a CREATE of a spec seen
-before under a new name (one validator), and a spec read alone whose pod templates are large (60
+before under a new name (one validator), and a cold CREATE whose pod templates are large (60
 environment variables and 10 volume mounts per container, 10 volumes per pod). Needs valgrind (skipped without it). Run:
 ``python bench/instructions.py``.
 """
@@ -25,12 +25,10 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import msgspec
 import orjson
 from decisions import VALIDATE, pcs_reviews
 from serving import answered, heading
 
-from webhook.core.model.reader import read_spec
 from webhook.core.pcs.handler import PodCliqueSetValidator
 
 KINDS = {
@@ -38,7 +36,7 @@ KINDS = {
     "cold-update": "validate, UPDATE of spec.replicas only, a spec never seen",
     "update-admitted": "validate, UPDATE of spec.replicas only, its old object admitted by the same validator",
     "distinct": "validate, CREATE, a spec seen under a new name",
-    "large-spec": "a spec with large pod templates read (9.5 KB)",
+    "cold-large": "validate, CREATE, a spec never seen, its pod templates large (9.5 KB)",
 }
 MADE = 200
 """Reviews made in every run, answered or not, so that both runs of a kind set up the same."""
@@ -62,22 +60,13 @@ def _varied(body: bytes, k: int, large: bool = False) -> Any:
 def workload(kind: str) -> Callable[[int], None]:
     """What one run of ``kind`` answers: ``run(n)`` answers the first ``n`` of ``MADE`` reviews."""
     reviews = pcs_reviews()
-    if kind == "large-spec":
-        created = [_varied(reviews["CREATE"](k), k, large=True) for k in range(MADE)]
-        specs = [msgspec.Raw(orjson.dumps(review["request"]["object"]["spec"])) for review in created]
-
-        def read(n: int) -> None:
-            for spec in specs[:n]:
-                read_spec(spec)
-
-        return read
     if kind == "distinct":
         validator = PodCliqueSetValidator()
         bodies = [reviews["CREATE"](k) for k in range(MADE)]
         answered(validator, VALIDATE, bodies[0])
         return lambda n: _answer(lambda: validator, bodies[:n])
-    review = reviews["CREATE" if kind == "cold" else "UPDATE of spec.replicas only"]
-    bodies = [orjson.dumps(_varied(review(k), k)) for k in range(MADE)]
+    review = reviews["CREATE" if kind in ("cold", "cold-large") else "UPDATE of spec.replicas only"]
+    bodies = [orjson.dumps(_varied(review(k), k, large=kind == "cold-large")) for k in range(MADE)]
     if kind == "update-admitted":
         return _admitted(bodies)
     return lambda n: _answer(PodCliqueSetValidator, bodies[:n])

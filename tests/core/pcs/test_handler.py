@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 import orjson
 import pytest
 
 from core.answers import validated
+from core.model.sent import read_as_sent
 from core.podcliquesets import Object, pcs_review, small, workload
 from webhook.core.admission.handling import Answer
-from webhook.core.pcs.handler import PodCliqueSetJson, PodCliqueSetValidator
+from webhook.core.pcs.handler import PodCliqueSetValidator
 
 UID = "5ca1ab1e-0000-4000-8000-000000000000"
 ALLOWED = {"uid": UID, "allowed": True, "status": {"code": 200}}
@@ -299,11 +299,10 @@ def test_a_template_field_go_ignores_is_ignored_however_deep_it_nests(new: Objec
 def test_templates_sent_again_are_read_once() -> None:
     """An UPDATE sends its templates twice (they are immutable), and the specs of one workload
     share them: a validator reads each list of templates once, by its JSON text."""
-    as_sent = msgspec.json.Decoder(PodCliqueSetJson)
     validator = PodCliqueSetValidator()
     old, new, changed = workload(), workload(), workload()
     new["spec"]["replicas"] = 2
     changed["spec"]["template"]["resourceClaimTemplates"][0]["name"] = "other"
-    read = [validator.read(as_sent.decode(orjson.dumps(obj))).spec for obj in (old, new, changed)]
+    read = [read_as_sent(orjson.dumps(obj), validator.read).spec for obj in (old, new, changed)]
     assert read[0] != read[1] and read[0].templates is read[1].templates
     assert read[2].templates is not read[0].templates and read[2].templates[0].name == "other"

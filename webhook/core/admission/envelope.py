@@ -1,13 +1,13 @@
 """A review's body decoded no further than its webhook reads it.
 
 A review is mostly its object, and a webhook reads little of it: the pod webhook a pod's labels,
-names and claim lists, not its images, env or volumes; the PodCliqueSet webhook a spec it has
-most often seen before (many PodCliqueSets are one workload under several names). Decoding the whole
-body into Python objects costs more than anything the webhooks then do with it. So each webhook
-declares the shape of the objects it reads (``Handler.objects``: typed dicts, as the models of
-``model.pod`` are), and the body is decoded into that shape by msgspec, which skips every other
+names and claim lists, not its images, env or volumes; the PodCliqueSet webhook a spec's resource
+sharing, not its cliques' pod templates. Decoding the whole body into Python objects costs more
+than anything the webhooks then do with it. So each webhook declares the shape of the objects it
+reads (``Handler.objects``: typed dicts and msgspec structs, as the models of ``model.pod`` and
+``model.wire`` are), and the body is decoded into that shape by msgspec, which skips every other
 member without making an object of it, and hands a member declared ``msgspec.Raw`` over as its JSON
-text (the PodCliqueSet webhook remembers specs by theirs, and reads one only when it is new).
+text.
 
 Only the usual body is read so: ASCII (skipped text is not checked as UTF-8) and of the declared
 types. Members read as any JSON that a webhook reads on (``userInfo``, a PodCliqueSet's metadata)

@@ -26,7 +26,7 @@ from webhook.core.admission.request import (
     decode,
     shortened,
 )
-from webhook.core.model.meta import GroupVersionKind, NotJson
+from webhook.core.model.meta import DecodeWhole, GroupVersionKind
 
 
 class Handler(Protocol):
@@ -114,9 +114,10 @@ async def answer(handler: Handler, webhook: str, body: bytes) -> Answer:
     of ours is answered code 500 and handed back in ``Answer.error``."""
     try:
         return await _answer(handler, webhook, body, handler.objects)
-    except NotJson:
-        # A member kept as JSON text that orjson then refused (a number past a double's range):
-        # answered as the body decoded whole is, the same as before it was read in parts.
+    except DecodeWhole:
+        # A member kept as JSON text that orjson then refused (a number past a double's range), or
+        # an object read in parts whose reading needs the whole of it: answered as the body
+        # decoded whole is, the same as before it was read in parts.
         return await _answer(handler, webhook, body, None)
 
 
@@ -138,7 +139,7 @@ async def answer_review(handler: Handler, webhook: str, review: AdmissionReview)
     if decided is None:
         try:
             decided = await handler.handle(request)
-        except NotJson:
+        except DecodeWhole:
             raise
         except Exception as err:  # noqa: BLE001 - a bug of ours: answered, and handed back to be logged
             decided, error = _internal(webhook), err

@@ -36,9 +36,12 @@ class Unusual(Exception):
     the pydantic schema reads the object instead, and its first complaint is Go's refusal."""
 
 
-class NotJson(Exception):
-    """A member handed over as its JSON text (``msgspec.Raw``) that orjson refuses to read: the body
-    must be decoded whole, which refuses it with orjson's message (``admission.envelope``)."""
+class DecodeWhole(Exception):
+    """A body decoded by the shape a webhook declares (``admission.envelope``) that its reading
+    cannot finish as the body decoded whole would be read: a member handed over as its JSON text
+    that orjson refuses (the whole body is then refused with orjson's message), or a PodCliqueSet
+    whose spec was decoded by its declarations while the rest of the object is unusual (the schema
+    then reads the whole object, for its message). The body is decoded whole and answered again."""
 
 
 GoStr = Annotated[str, BeforeValidator(_none_to_empty_str)]

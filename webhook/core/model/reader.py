@@ -8,12 +8,12 @@ through the pydantic schema instead (``schema.read_through_schema``), whose firs
 message Go's refusal gets; it gives the same PodCliqueSet for the objects both read.
 
 The spec is read on its own (``read_spec``), so that a caller may remember what it read by the
-spec's JSON (``spectext.spec_text``): many PodCliqueSets are one workload under several names. A spec may
-come as that JSON (``msgspec.Raw``, as the validating webhook decodes a review), parsed only when
-not remembered: the usual spec in one pass by msgspec (``wire``), any other no further than it is
-read (``spectext.spec_parsed``: the cliques' pod templates, the bulk of a spec, skipped). Its templates are
-then checked for Go's decoder from their text, and kept as that text when Go's decoder takes them
-(``ClaimTemplates.decodable``).
+spec (``spectext.json_key``): many PodCliqueSets are one workload under several names. A spec may
+come as the validating webhook's review decoding takes it (``wire.SpecWire``, decoded in the
+body's one pass), its templates' list as its JSON text, checked for Go's decoder from that text
+and kept as it when Go's decoder takes them (``ClaimTemplates.decodable``). An object whose spec
+came so but whose other members are unusual is read again from the body decoded whole
+(``DecodeWhole``), for the schema's message.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 
 from webhook.core.gocompat.dra import decodable_templates
-from webhook.core.model.meta import INT32, Unusual, read_owner_references
+from webhook.core.model.meta import INT32, DecodeWhole, Unusual, read_owner_references
 from webhook.core.model.podcliqueset import (
     ClaimTemplate,
     ClaimTemplates,
@@ -39,8 +39,8 @@ from webhook.core.model.podcliqueset import (
     device_requests,
 )
 from webhook.core.model.schema import read_through_schema
-from webhook.core.model.spectext import SpecJson, parsed, spec_parsed
-from webhook.core.model.wire import TemplatesReader, read_usual_spec
+from webhook.core.model.spectext import SpecJson, parsed
+from webhook.core.model.wire import SpecWire, TemplatesReader, read_wire
 
 _intern = sys.intern
 
@@ -57,8 +57,9 @@ def read_podcliqueset(obj: Any, spec_reader: SpecReader | None = None) -> PodCli
     try:
         return _direct(obj, spec_reader or read_spec)
     except Unusual:
-        spec = obj.get("spec") if type(obj) is dict else None
-        return read_through_schema({**obj, "spec": parsed(spec)} if type(spec) is msgspec.Raw else obj)
+        if type(obj) is dict and type(obj.get("spec")) is SpecWire:
+            raise DecodeWhole from None
+        return read_through_schema(obj)
 
 
 # --- the usual object, read directly --------------------------------------------------------------
@@ -212,13 +213,8 @@ def read_templates(value: Any) -> ClaimTemplates:
 def read_spec(spec: SpecJson, templates: TemplatesReader = read_templates) -> PodCliqueSetSpec:
     """A ``spec`` read directly, its templates by ``templates`` (``read_templates``, or one that
     remembers them); raises ``Unusual`` for anything the schema must read."""
-    if type(spec) is msgspec.Raw:
-        usual = read_usual_spec(spec, templates)
-        if usual is not None:
-            return usual
-        spec = spec_parsed(spec)
-        if type(spec) is not dict:
-            raise Unusual
+    if isinstance(spec, SpecWire):
+        return read_wire(spec, templates)
     template = _member(spec, "template")
     return PodCliqueSetSpec(
         _int32(spec.get("replicas", 0)),
@@ -238,4 +234,4 @@ def _direct(obj: Any, spec_reader: SpecReader) -> PodCliqueSet:
     _text(obj.get("kind"))
     namespace, name, uid, deleting = _metadata(obj)
     spec = obj.get("spec")
-    return PodCliqueSet(namespace, name, uid, spec_reader(spec if type(spec) is msgspec.Raw else _member(obj, "spec")), deleting)
+    return PodCliqueSet(namespace, name, uid, spec_reader(spec if type(spec) is SpecWire else _member(obj, "spec")), deleting)

@@ -1,17 +1,21 @@
-"""A spec handed over as its JSON text, read in one pass by msgspec (``read_usual_spec``).
+"""A spec as the validating webhook's review decoding takes it: in the body's one pass, by msgspec,
+into the declarations below (``SpecWire``); ``read_wire`` turns it into the model.
 
-The declarations below take a subset of what Go's decoder takes, and read it as Go does: each
-member of the type Go gives it, an ``int32`` within its range, every member no decision reads
-skipped. What they refuse, though Go may take it (``null`` where Go reads a zero value, text that is
-not ASCII, whose skipped parts msgspec does not check as UTF-8), is left to ``reader``'s reading of
-the parsed JSON, which refuses or reads it as before; so msgspec only decides how fast a spec is
-read, never what is read of it.
+The declarations take a subset of what Go's decoder takes, and read it as Go does: each member of
+the type Go gives it, an ``int32`` within its range, every member no decision reads skipped (a
+clique's pod template, the bulk of a spec). What they refuse, though Go may take it (``null`` where
+Go reads a zero value, text that is not ASCII, whose skipped parts msgspec does not check as
+UTF-8), sends the body to be decoded whole and read from the parsed JSON by ``reader``, which
+refuses or reads it as before; so msgspec only decides how fast a spec is read, never what is read
+of it.
 
 The wire types mirror the JSON's nesting (a clique's replicas under its ``spec``, a filter per
-level); ``read_usual_spec`` turns them into the model, whose shape is the decisions'. Members the
-model does not keep (a clique's ``labels``) are declared to be checked, as the reader checks them.
-Names are not interned as the reader interns them for the stores: only the validating webhook reads
-a spec from its text, and keeps what it read only in its bounded memo of specs.
+level); ``read_wire`` turns them into the model, whose shape is the decisions'. Members the model
+does not keep (a clique's ``labels``) are declared to be checked, as the reader checks them. A
+spec read so is remembered by these declarations written back out (``spectext.json_key``): the
+members no decision reads are not in them, so two specs that differ only there are one. Names
+are not interned as the reader interns them for the stores: only the validating webhook reads a
+spec so, and keeps what it read only in its bounded memo of specs.
 """
 
 from __future__ import annotations
@@ -96,30 +100,22 @@ class _Template(Struct, frozen=True, gc=False, rename="camel"):
     cliques: tuple[_Clique, ...] = ()
     pod_clique_scaling_groups: tuple[_Group, ...] = ()
     resource_claim_templates: msgspec.Raw = msgspec.Raw(b"")
-    """Kept as its JSON text: the templates' specs are kept whole, as orjson parses them."""
+    """Kept as its JSON text, which msgspec checks for Go's decoder (``reader.read_templates``)."""
 
 
-class _Spec(Struct, frozen=True, gc=False):
+class SpecWire(Struct, frozen=True, gc=False):
+    """A spec as the review's decoding takes it (``PodCliqueSetJson``)."""
+
     replicas: Int32 = 0
     template: _Template = _Template()
-
-
-_DECODER = msgspec.json.Decoder(_Spec)
 
 
 TemplatesReader = Callable[[Any], ClaimTemplates]
 """Reads a spec's templates: parsed, or as their JSON text (``msgspec.Raw``)."""
 
 
-def read_usual_spec(text: msgspec.Raw, read_templates: TemplatesReader) -> PodCliqueSetSpec | None:
-    """The spec ``text`` holds, its internal templates (kept as JSON text) read by
-    ``read_templates``; None for a spec these declarations do not take."""
-    if not bytes(text).isascii():
-        return None
-    try:
-        wire = _DECODER.decode(text)
-    except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
-        return None
+def read_wire(wire: SpecWire, read_templates: TemplatesReader) -> PodCliqueSetSpec:
+    """The spec ``wire`` holds, its internal templates (kept as JSON text) read by ``read_templates``."""
     template = wire.template
     templates = template.resource_claim_templates
     return PodCliqueSetSpec(

@@ -12,10 +12,11 @@ rules allow may still be refused for templates of other namespaces the user may 
 (``missingtemplates``).
 
 What a spec says is found once per spec (``specchecks``): the validator remembers the specs it read
-by their JSON and what it found about each (``KnownSpec``), the last ``SPECS`` of them, and the
-templates it read by theirs, which an UPDATE sends twice (they are immutable) and a workload's
-specs share. A review's spec is taken as its JSON text (``objects``) and parsed only when it is not
-one of them.
+(by what of them a decision reads, ``spectext.json_key``) and what it found about each
+(``KnownSpec``), the last ``SPECS`` of them, and the templates it read by their JSON, which an
+UPDATE sends twice (they are immutable) and a workload's specs share. A review's spec is decoded in
+the body's one pass into the declarations of ``model.wire`` (``objects``), its pod templates
+skipped, and turned into the model only when it is not one of them.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from webhook.core.gocompat.fielderrors import aggregate
 from webhook.core.model.meta import GroupVersionKind
 from webhook.core.model.podcliqueset import PodCliqueSet, PodCliqueSetSpec
 from webhook.core.model.reader import read_podcliqueset, read_spec, read_templates
-from webhook.core.model.spectext import spec_text
+from webhook.core.model.spectext import json_key
+from webhook.core.model.wire import SpecWire
 from webhook.core.pcs.authorization import TemplateAuthorization, User
 from webhook.core.pcs.claimnames import name_warnings
 from webhook.core.pcs.immutability import validate_update
@@ -51,13 +53,14 @@ SPECS = 512
 
 class PodCliqueSetJson(TypedDict, total=False):
     """The members of a PodCliqueSet the validator reads, as a review's body is decoded for it
-    (``admission.envelope``): the spec as its JSON text, read only when it is not remembered; the
-    metadata too, so that orjson reads it as it reads a body decoded whole."""
+    (``admission.envelope``): the spec by the declarations of ``model.wire``, turned into the model
+    only when it is not remembered; the metadata as its JSON text, so that orjson reads it as it
+    reads a body decoded whole."""
 
     apiVersion: Any
     kind: Any
     metadata: msgspec.Raw
-    spec: msgspec.Raw
+    spec: SpecWire
 
 
 def _undecodable(field: str, problem: str) -> AdmissionResponse:
@@ -96,8 +99,8 @@ class PodCliqueSetValidator:
         """Asks whether the user may read the templates of other namespaces a CREATE names (DECISIONS.md §3.1)."""
         self.lookup = lookup
         """Asks whether the external templates a CREATE names exist (DECISIONS.md §3.4)."""
-        read_templates_once = Memo(read_templates, SPECS, key=spec_text)
-        self.read_spec = Memo(functools.partial(read_spec, templates=read_templates_once), SPECS, key=spec_text)
+        read_templates_once = Memo(read_templates, SPECS, key=json_key)
+        self.read_spec = Memo(functools.partial(read_spec, templates=read_templates_once), SPECS, key=json_key)
         self.known = Memo.by_identity(KnownSpec, SPECS)
 
     def read(self, obj: Any) -> PodCliqueSet:
