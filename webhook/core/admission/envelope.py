@@ -22,25 +22,33 @@ from typing import Any, TypedDict
 
 import msgspec
 
+from webhook.core.model.meta import GroupVersionKind
+
 Envelope = msgspec.json.Decoder[dict[str, Any]]
 """Decodes an AdmissionReview whose objects have one declared shape."""
 
 
+class Resource(msgspec.Struct, frozen=True, gc=False):
+    """``request.resource``: only the plural is read."""
+
+    resource: str = ""
+
+
 def envelope(objects: Any) -> Envelope:
     """The decoder of a review whose ``object`` and ``oldObject`` have the shape ``objects``, and
-    whose request members are read as ``request.decode`` reads them (any JSON, checked after; a
-    member of another type than text sends the body to be decoded whole)."""
+    whose request members have the types ``request.decode`` takes (a member of another type, or
+    ``null``, sends the body to be decoded whole, where it is read as Go reads it)."""
     Request = TypedDict(  # noqa: UP013 - a shape made for each webhook's objects, named as the body names it
         "Request",
         {
-            "uid": Any,
-            "kind": Any,
-            "resource": Any,
-            "subResource": Any,
-            "name": Any,
-            "namespace": Any,
-            "operation": Any,
-            "dryRun": Any,
+            "uid": str,
+            "kind": GroupVersionKind,
+            "resource": Resource,
+            "subResource": str,
+            "name": str,
+            "namespace": str,
+            "operation": str,
+            "dryRun": bool | None,
             "userInfo": msgspec.Raw,
             "object": objects | None,
             "oldObject": objects | None,

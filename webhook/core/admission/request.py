@@ -148,19 +148,38 @@ def decode(body: bytes, objects: Envelope | None = None) -> AdmissionReview | Re
 
 
 def _usual(data: dict[str, Any]) -> AdmissionReview | None:
-    """The review of a decoded body when it is as the API server sends it, else None."""
+    """The review of a body decoded in the shape its webhook declares (``envelope``: every request
+    member of its type already) when it is as the API server sends it, else None."""
     api_version, request = data.get("apiVersion", DEFAULT_API_VERSION), data.get("request")
     if api_version not in SUPPORTED_API_VERSIONS or data.get("kind", REVIEW_KIND) != REVIEW_KIND:
         return None
-    if not isinstance(request, dict) or type(request.get("uid")) is not str or not request["uid"]:
+    if request is None or not request.get("uid"):
         return None
     user_info = request.get("userInfo")
     if user_info is not None:
         try:
-            request["userInfo"] = orjson.loads(memoryview(user_info))
+            user_info = orjson.loads(memoryview(user_info))
         except orjson.JSONDecodeError:
             return None
-    return _common_shape(api_version, request, typed=True)
+    resource = request.get("resource")
+    read = AdmissionRequest(
+        request["uid"],
+        request.get("kind", _NO_KIND),
+        request.get("name", ""),
+        request.get("namespace", ""),
+        request.get("operation", ""),
+        request.get("dryRun"),
+        request.get("object"),
+        request.get("oldObject"),
+        user_info,
+        "" if resource is None else resource.resource,
+        request.get("subResource", ""),
+        True,
+    )
+    return AdmissionReview(api_version, read)
+
+
+_NO_KIND = GroupVersionKind()
 
 
 def _whole(body: bytes) -> AdmissionReview | Rejection:
@@ -193,9 +212,9 @@ def _whole(body: bytes) -> AdmissionReview | Rejection:
 _ABSENT = object()
 
 
-def _common_shape(api_version: str, request: dict[str, Any], typed: bool = False) -> AdmissionReview | None:
-    """The review read directly when every member has the type it should (as the API server sends
-    it): no pydantic model is built on the request path. None when anything is unusual."""
+def _common_shape(api_version: str, request: dict[str, Any]) -> AdmissionReview | None:
+    """The review of a body decoded whole, read directly when every member has the type it should
+    (as the API server sends it): no pydantic model is built. None when anything is unusual."""
     name, namespace, operation = request.get("name", ""), request.get("namespace", ""), request.get("operation", "")
     dry_run = request.get("dryRun")
     if type(name) is not str or type(namespace) is not str or type(operation) is not str:
@@ -219,7 +238,6 @@ def _common_shape(api_version: str, request: dict[str, Any], typed: bool = False
         request.get("oldObject"),
         request.get("userInfo"),
         *resource,
-        typed,
     )
     return AdmissionReview(api_version, read)
 
