@@ -34,7 +34,7 @@ _AS_SENT = msgspec.json.Decoder(SpecWire)
 PIECES = {
     "whole": "the whole answer, a new validator's (the cold kind of `instructions.py`)",
     "validator": "a new validator made",
-    "decode": "the review decoded (`admission.request.decode`)",
+    "decode": "the review decoded, the spec's declarations included (`admission.request.decode`)",
     "object": "the object read, its spec included (`model.reader.read_podcliqueset`)",
     "spec": "the spec read, its templates included (`model.reader.read_spec`)",
     "templates": "the templates read and checked (`model.reader.read_templates`)",
