@@ -218,6 +218,24 @@ def test_stop_is_prompt_with_a_watch_open(fake_api: FakeApiServer, started: Any)
     assert not informer._thread.is_alive()  # type: ignore[union-attr]
 
 
+def test_stop_when_the_watch_connection_just_closed_itself(fake_api: FakeApiServer, started: Any) -> None:
+    """A watch the server has just ended has its socket closed by urllib3 before the informer
+    forgets the response: shutting that socket down fails (EBADF), which must not stop the
+    shutdown (a reconciler's SIGTERM ended in that traceback, rarely, at the end of a test)."""
+    informer = started(watch_timeout_seconds=300)
+    wait_until(lambda: fake_api.open_watches() == 1, message="watch open")
+    response = informer._response
+    shutdown = response.shutdown
+
+    def closed_already() -> None:
+        shutdown()  # the watch ends, as it had; its socket is then gone
+        raise OSError(9, "Bad file descriptor")
+
+    response.shutdown = closed_already
+    informer.stop()
+    wait_until(lambda: not informer._thread.is_alive(), message="informer thread ended")
+
+
 def test_a_failing_list_is_retried(fake_api: FakeApiServer, kube_api_client: Any) -> None:
     fake_api.create(clique("a"))
     fake_api.fail_next("GET", "podcliques", 500, "InternalError", times=2)

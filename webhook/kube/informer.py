@@ -18,6 +18,7 @@ most every 30 s while it lasts) and once at INFO when it is back, and tells ``on
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
@@ -138,11 +139,13 @@ class Informer(Generic[T]):
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Stop at once: the open watch connection is shut down rather than waited out."""
+        """Stop at once: the open watch connection is shut down rather than waited out (one the
+        server has just ended may have had its socket closed already: nothing is left to stop)."""
         self._stopping.set()
         with self._lock:
             if self._response is not None:
-                self._response.shutdown()
+                with contextlib.suppress(OSError):
+                    self._response.shutdown()
         if self._thread is not None:
             self._thread.join(timeout)
 
