@@ -161,20 +161,11 @@ def _usual(data: dict[str, Any]) -> AdmissionReview | None:
             user_info = orjson.loads(memoryview(user_info))
         except orjson.JSONDecodeError:
             return None
-    resource = request.get("resource")
+    get, resource = request.get, request.get("resource")
     read = AdmissionRequest(
-        request["uid"],
-        request.get("kind", _NO_KIND),
-        request.get("name", ""),
-        request.get("namespace", ""),
-        request.get("operation", ""),
-        request.get("dryRun"),
-        request.get("object"),
-        request.get("oldObject"),
-        user_info,
-        "" if resource is None else resource.resource,
-        request.get("subResource", ""),
-        True,
+        request["uid"], get("kind", _NO_KIND), get("name", ""), get("namespace", ""), get("operation", ""),
+        get("dryRun"), get("object"), get("oldObject"), user_info,
+        "" if resource is None else resource.resource, get("subResource", ""), typed=True,
     )
     return AdmissionReview(api_version, read)
 
