@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from server.asgi import call
 from server.memorystore import MemoryStore
 from server.reviews import VALIDATE, WORKLOAD, bad_scope_pcs, body, review, workload_pcs
-from server.serverproc import serve
+from server.serverproc import poll, serve
 
 from core.workload import grove_pod, pod_review, workload_pcs_raw
 from webhook import logs
@@ -118,6 +118,8 @@ def test_text_logs_show_a_forged_line_escaped_and_a_long_uid_cut(tmp_path: Path)
             response = client.post(VALIDATE, content=body(denied))
         assert (response.status_code, response.json()["response"]["allowed"]) == (200, False)
         assert response.json()["response"]["uid"] == "u" * 200_000
+        # Written after the answer went out: waited for before the server is killed.
+        poll(lambda: " webhook.server.decisions: " in served.log_text(), "the decision line")
     lines = served.log_text().splitlines()
     [line] = [line for line in lines if " webhook.server.decisions: " in line]
     assert " INFO webhook.server.decisions: validate-podcliqueset CREATE default/rs-test\\n2026-01-01 00:00:00,000 ERROR webhook.server.tls: forged: denied, code 403, " in line

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import orjson
 import yaml
-from server.serverproc import serve
+from server.serverproc import poll, serve
 
 from core.pcs.test_scale import PCS, TEMPLATE, scale_review, spec
 from core.workload import grove_pod, pod_review, workload_pcs_raw
@@ -49,6 +49,9 @@ def test_a_patched_pod_records_its_claims_and_the_log_says_so_at_info(tmp_path: 
         [annotation] = [op for op in patch if op["path"].startswith("/metadata/annotations")]
         recorded = "rs-test-all-int-tpl5,rs-test-0-ext-tpl,rs-test-0-int-tpl,rs-test-0-worker-a-all-ext-ns-tpl,rs-test-0-worker-a-0-int-tpl4"
         assert annotation["value"] == {"resource-sharing.grove.io/claims": recorded}
+        # Written after the answer went out (at the end of the loop's turn): waited for before the
+        # server is killed, which would lose it.
+        poll(lambda: "webhook.server.decisions" in served.log_text(), "the decision line")
     [line] = [line for line in served.log_text().splitlines() if "webhook.server.decisions" in line]
     assert " INFO " in line and ": patched, code 200, " in line
     assert line.endswith(f"uid uid-pod: shared claims {recorded.replace(',', ', ')}")
