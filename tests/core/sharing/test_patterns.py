@@ -16,8 +16,9 @@ from core.sharing.specs import random_spec
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.reader import read_podcliqueset
 from webhook.core.sharing.naming import OpenIndex
+from webhook.core.sharing.firstnames import first_names
 from webhook.core.sharing.patterns import NamePattern, first_longer_than, name_patterns
-from webhook.core.sharing.sharednames import may_share, shared_names
+from webhook.core.sharing.sharednames import apart, may_share, shared_names
 
 
 def pattern_of(source: str, segments: tuple[str | int, ...]) -> NamePattern:
@@ -77,6 +78,62 @@ def test_first_name_and_longest_length_are_those_of_the_listed_names() -> None:
             assert first in names
 
 
+def _odd_entries(raw: dict[str, Any], seed: int) -> dict[str, Any]:
+    """The spec with, for some seeds, an entry of another scope and one without a name (neither
+    makes claims) and a clique at 11 replicas (the fewest whose indices reach two digits) or more."""
+    template = raw["spec"]["template"]
+    lists = [template["resourceSharing"]] + [o["resourceSharing"] for o in template["cliques"] + template["podCliqueScalingGroups"]]
+    entries = [e for entries in lists for e in entries]
+    if seed % 3 == 0 and entries:
+        entries[0]["scope"] = "Sometimes"
+        entries[-1]["name"] = ""
+    if seed % 5 < 2:  # 11 replicas: the first to reach an index of two digits
+        template["cliques"][0]["spec"]["replicas"] = 11 if seed % 5 == 0 else 100 + seed
+    return raw
+
+
+def test_first_names_are_those_of_the_patterns() -> None:
+    """``first_names`` finds what the validating webhook needs of the usual spec without making
+    the patterns: the same first names and the same longest length."""
+    for seed in SEEDS:
+        spec = read_podcliqueset(_odd_entries(random_spec(seed), seed)).spec
+        patterns = name_patterns(spec)
+        firsts, longest = first_names(spec)
+        assert sorted(firsts) == sorted(p.first for p in patterns), seed
+        assert longest == max((p.longest for p in patterns), default=0), seed
+
+
+def _one_each(level: str, replicas: int) -> dict[str, Any]:
+    """A PerReplica entry at each level, the one of ``level`` with a long name and at ``replicas``
+    (its claims the longest names): the PodCliqueSet's, a standalone clique's, a scaling group's
+    (and its member clique's, at the group's replicas)."""
+    def owner(name: str) -> dict[str, Any]:
+        entry = {"name": "long-entry-name-on-" + name if name == level else "e", "scope": "PerReplica"}
+        return {"name": name, "replicas": replicas if name == level else 1, "resourceSharing": [entry]}
+
+    pcs, clique, group, member = owner("pcs"), owner("clique"), owner("group"), owner("member")
+    member["replicas"] = 1
+    if level == "member":
+        group["replicas"] = replicas
+    return {"metadata": {"name": "p"}, "spec": {"replicas": pcs["replicas"], "template": {
+        "resourceSharing": pcs["resourceSharing"],
+        "cliques": [
+            {"name": "clique", "spec": {"replicas": clique["replicas"]}, "resourceSharing": clique["resourceSharing"]},
+            {"name": "member", "spec": {"replicas": 1}, "resourceSharing": member["resourceSharing"]},
+        ],
+        "podCliqueScalingGroups": [{**group, "cliqueNames": ["member"]}],
+    }}}
+
+
+@pytest.mark.parametrize("replicas", [10, 11])
+@pytest.mark.parametrize("level", ["pcs", "clique", "group", "member"])
+def test_the_longest_name_counts_an_index_of_two_digits_from_11_replicas(level: str, replicas: int) -> None:
+    spec = read_podcliqueset(_one_each(level, replicas)).spec
+    longest = max(len(name) for p in name_patterns(spec) for name in listed(p))
+    assert first_names(spec)[1] == longest
+    assert longest == len(max(listed(next(p for p in name_patterns(spec) if "long" in p.entry)), key=len))
+
+
 def test_families_of_distinct_shapes_share_no_name() -> None:
     """``may_share`` lets the collision search be skipped: when it says no, no two listed families
     have a name in common (and the random specs give both answers)."""
@@ -98,6 +155,7 @@ def test_may_share_is_whether_two_shapes_are_equal() -> None:
         patterns = name_patterns(read_podcliqueset(random_spec(seed)).spec)
         shapes_equal = len({p.shape() for p in patterns}) < len(patterns)
         assert may_share(patterns) == shapes_equal, seed
+        assert not (apart([p.first for p in patterns]) and shapes_equal), seed
         zeros_only = not any(s.isdigit() and s != "0" for p in patterns for s in p.first.split("-"))
         ways.add((zeros_only, shapes_equal))
     assert ways == {(True, True), (True, False), (False, True), (False, False)}

@@ -17,9 +17,10 @@ import msgspec
 
 from webhook.core.gocompat import gojson
 from webhook.core.model.podcliqueset import PodCliqueSetSpec
+from webhook.core.sharing.firstnames import first_names
 from webhook.core.sharing.patterns import NamePattern, first_longer_than, name_patterns
 from webhook.core.sharing.scaling import largest
-from webhook.core.sharing.sharednames import may_share, shared_names
+from webhook.core.sharing.sharednames import apart, may_share, shared_names
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _LABEL_START = re.compile(r"[a-z0-9][-a-z0-9]*")
@@ -61,9 +62,11 @@ class Collision(msgspec.Struct, frozen=True, gc=False):
 class NameFamilies(msgspec.Struct, frozen=True, gc=False):
     """A spec's claim names, whatever the PodCliqueSet is called."""
 
-    patterns: list[NamePattern]
-    label_ends: list[bool]
-    """Per pattern: its names end as a DNS-1123 label does after a name that starts as one."""
+    spec: PodCliqueSetSpec
+    """The spec at the most replicas each owner can reach (``scaling.largest``): its families are
+    listed (``name_patterns``) only when a PodCliqueSet's name leaves some of them too little room."""
+    label_ends: bool
+    """Every family's names end as a DNS-1123 label does after a name that starts as one."""
     collisions: list[Collision]
     complete: bool
     """Every collision is listed."""
@@ -76,27 +79,35 @@ class NameFamilies(msgspec.Struct, frozen=True, gc=False):
         end one, none too long."""
         return (
             self.longest <= MAX_LABEL_LENGTH - len(pcs_name.encode())
-            and all(self.label_ends)
+            and self.label_ends
             and _LABEL_START.fullmatch(pcs_name) is not None
         )
 
 
 def name_families(spec: PodCliqueSetSpec) -> NameFamilies:
     """The families at the most replicas each owner can reach (``scaling.largest``): an autoscaler
-    scaling a clique from 9 to 10 replicas must not make its names invalid."""
-    patterns = name_patterns(largest(spec))
-    collisions, complete = _collisions(patterns) if may_share(patterns) else ([], True)
-    return NameFamilies(patterns, _label_ends(patterns), collisions, complete, max((p.longest for p in patterns), default=0))
+    scaling a clique from 9 to 10 replicas must not make its names invalid. Their first names tell
+    whether they end as labels and, in the usual spec, that no two share a name; only otherwise
+    are they listed to find the collisions."""
+    most = largest(spec)
+    firsts, longest = first_names(most)
+    collisions: list[Collision] = []
+    complete = True
+    if not apart(firsts):
+        patterns = name_patterns(most)
+        if may_share(patterns):
+            collisions, complete = _collisions(patterns)
+    return NameFamilies(most, all(_label_ends(firsts)), collisions, complete, longest)
 
 
-def _label_ends(patterns: list[NamePattern]) -> list[bool]:
-    """``NameFamilies.label_ends``: the first names matched in one piece, each on a line of its own,
-    and one by one when that piece does not match or a name holds a line break itself (it could
-    otherwise pass as two names that end as labels)."""
-    firsts = "\n".join([p.first for p in patterns])
-    if firsts.count("\n") == len(patterns) - 1 and _LABEL_ENDS.fullmatch(firsts):
-        return [True] * len(patterns)
-    return [_LABEL_END.fullmatch(p.first) is not None for p in patterns]
+def _label_ends(firsts: list[str]) -> list[bool]:
+    """Per first name: it ends as a DNS-1123 label does. Matched in one piece, each on a line of
+    its own, and one by one when that piece does not match or a name holds a line break itself
+    (it could otherwise pass as two names that end as labels)."""
+    joined = "\n".join(firsts)
+    if joined.count("\n") == len(firsts) - 1 and _LABEL_ENDS.fullmatch(joined):
+        return [True] * len(firsts)
+    return [_LABEL_END.fullmatch(first) is not None for first in firsts]
 
 
 def name_warnings(pcs_name: str, families: NameFamilies) -> list[str]:
@@ -116,8 +127,9 @@ def _invalid_names(pcs_name: str, families: NameFamilies) -> list[str]:
     none: only the others are looked at name by name."""
     room = MAX_LABEL_LENGTH - len(pcs_name.encode())
     starts = bool(_LABEL_START.fullmatch(pcs_name))
+    patterns = name_patterns(families.spec)
     warnings: dict[str, str] = {}
-    for pattern, ends in zip(families.patterns, families.label_ends, strict=True):
+    for pattern, ends in zip(patterns, _label_ends([p.first for p in patterns]), strict=True):
         if (starts and ends and pattern.longest <= room) or pattern.source in warnings:
             continue
         invalid = first_invalid(pcs_name, pattern)

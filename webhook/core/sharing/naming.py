@@ -30,6 +30,11 @@ def claim_name(owner: str, template: str, replica: int | None) -> str:
     return f"{owner}-{replica}-{template}"
 
 
+def extra_digits(size: int) -> int:
+    """Digits an open index of ``size`` values may print beyond the one of its first value."""
+    return len(str(size - 1)) - 1
+
+
 def claim_parts(owner: Parts, template: str, replica: Index | None) -> Parts:
     return (*owner, "all", template) if replica is None else (*owner, replica, template)
 

@@ -26,7 +26,14 @@ from webhook.core.gocompat.strconv import atoi
 from webhook.core.model import labels
 from webhook.core.model.children import PodClique, PodCliqueScalingGroup
 from webhook.core.model.meta import OwnerReference
-from webhook.core.model.podcliqueset import Entries, PodCliqueSet, PodCliqueSetSpec, SharingEntry
+from webhook.core.model.podcliqueset import (
+    CliqueTemplate,
+    Entries,
+    PodCliqueSet,
+    PodCliqueSetSpec,
+    ScalingGroupConfig,
+    SharingEntry,
+)
 from webhook.core.sharing import naming
 from webhook.core.sharing.placement import CliqueIdentity, IdentityError, clique_identity, clique_of
 
@@ -136,13 +143,22 @@ class Place(msgspec.Struct, Generic[I], frozen=True, gc=False):
 
 
 def planned_replicas(spec: PodCliqueSetSpec, place: Place[I]) -> int:
-    """The replicas the owner starts with: the PodCliqueSet's and scaling groups' as the template
-    gives them (a group's 1 when unset), PodCliques' at least 1 (Grove's defaulting turns 0 into 1)."""
+    """The replicas the owner starts with."""
     if place.level is Level.PODCLIQUESET:
         return max(spec.replicas, 0)
     if place.level is Level.SCALING_GROUP:
-        return max(spec.scaling_groups[place.template].template_replicas(), 0)
-    return max(spec.cliques[place.template].replicas or 0, 1)
+        return group_replicas(spec.scaling_groups[place.template])
+    return clique_replicas(spec.cliques[place.template])
+
+
+def group_replicas(group: ScalingGroupConfig) -> int:
+    """The replicas a scaling group starts with, as the template gives them (1 when unset)."""
+    return max(group.template_replicas(), 0)
+
+
+def clique_replicas(clique: CliqueTemplate) -> int:
+    """The replicas a PodClique starts with: at least 1 (Grove's defaulting turns 0 into 1)."""
+    return max(clique.replicas or 0, 1)
 
 
 def places(spec: PodCliqueSetSpec, indices: Callable[[int], Iterable[I]]) -> Iterator[Place[I]]:

@@ -147,7 +147,7 @@ def owner_patterns(owner: Parts, entries: Entries, list_path: str, replicas: int
     every: list[NamePattern] = []
     each: list[NamePattern] = []
     replica = OpenIndex(replicas)
-    each_extra = extra + (_extra_digits(replicas) if replicas > 10 else 0)  # and the replica index
+    each_extra = extra + (naming.extra_digits(replicas) if replicas > 10 else 0)  # and the replica index
     for i, entry in enumerate(entries):
         name, scope = entry.name, entry.scope
         if not name:
@@ -172,15 +172,10 @@ def _first_name(owner: Parts) -> tuple[str, int]:
         elif type(part) is OpenIndex:
             first.append("0")
             if part.size > 10:  # an index below 10 adds no digit
-                extra += _extra_digits(part.size)
+                extra += naming.extra_digits(part.size)
         else:
             first.append(str(part))
     return "-".join(first), extra
-
-
-def _extra_digits(size: int) -> int:
-    """Digits an open index of ``size`` values may print beyond the one of its first value."""
-    return len(str(size - 1)) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +206,7 @@ def first_longer_than(pattern: NamePattern, limit: int, prefix: str = "") -> str
     """The first name of the family (indices in creation order) longer than ``limit`` bytes, each
     name following ``prefix`` (the PodCliqueSet's name, for a spec's patterns)."""
     shortest = len((prefix + pattern.name()).encode())
-    extra = [_extra_digits(n) for n in pattern.open_sizes()]
+    extra = [naming.extra_digits(n) for n in pattern.open_sizes()]
     if shortest + sum(extra) <= limit:
         return None
     chosen, used = [], 0

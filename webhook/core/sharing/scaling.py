@@ -38,9 +38,11 @@ def _most_group(g: ScalingGroupConfig) -> ScalingGroupConfig:
 def largest(spec: PodCliqueSetSpec) -> PodCliqueSetSpec:
     """The spec with each clique and scaling group at the most replicas it can reach: the
     autoscaler's ``maxReplicas`` where one is set and above the template's count."""
-    if all(c.max_replicas is None for c in spec.cliques) and all(g.max_replicas is None for g in spec.scaling_groups):
-        return spec
-    return replace(spec, cliques=tuple(map(_most_clique, spec.cliques)), scaling_groups=tuple(map(_most_group, spec.scaling_groups)))
+    owners: tuple[CliqueTemplate | ScalingGroupConfig, ...] = (*spec.cliques, *spec.scaling_groups)
+    for owner in owners:
+        if owner.max_replicas is not None:
+            return replace(spec, cliques=tuple(map(_most_clique, spec.cliques)), scaling_groups=tuple(map(_most_group, spec.scaling_groups)))
+    return spec
 
 
 class ScaleTarget(NamedTuple):

@@ -47,21 +47,23 @@ class SharedNames:
         return iter(self.pairs)
 
 
-def may_share(patterns: list[NamePattern]) -> bool:
-    """Whether two of the patterns have one shape: only then may their families share a name.
-    Where no segment of the first names starts with a digit but 0 (the usual spec: its only
-    numbers are the 0s of the open indices), two shapes are equal exactly when the first names
-    are, and those are compared instead."""
-    firsts = [p.first for p in patterns]
-    if _NONZERO_START.search("-" + "\n-".join(firsts)) is None:
-        return len(set(firsts)) < len(firsts)
-    return len({p.shape() for p in patterns}) < len(patterns)
+def apart(firsts: list[str]) -> bool:
+    """Whether no two families whose first names are ``firsts`` share a name, told from those
+    names alone: they do not when no segment starts with a digit but 0 (the usual spec: its only
+    numbers are the 0s of the open indices) and no two first names are equal. False when they may
+    (``may_share`` then compares the shapes)."""
+    return _NONZERO_START.search("-" + "\n-".join(firsts)) is None and len(set(firsts)) == len(firsts)
 
 
 _NONZERO_START = re.compile("-[1-9]")
 """A segment starting with a digit other than 0, in first names joined by line breaks, each after
 a hyphen: every segment follows one, so no such number is missed (a segment such as ``2x`` is
 found too, and the shapes then compared)."""
+
+
+def may_share(patterns: list[NamePattern]) -> bool:
+    """Whether two of the patterns have one shape: only then may their families share a name."""
+    return not apart([p.first for p in patterns]) and len({p.shape() for p in patterns}) < len(patterns)
 
 
 def shared_names(patterns: list[NamePattern], work_limit: int = WORK_LIMIT) -> SharedNames:
