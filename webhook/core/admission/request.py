@@ -278,16 +278,17 @@ def _checked(data: dict[str, Any]) -> AdmissionReview | Rejection:
 
 
 def read_objects(
-    request: AdmissionRequest, read: Callable[[Any], T], expected: GroupVersionKind
+    request: AdmissionRequest, read: Callable[[Any], T], expected: GroupVersionKind, read_old: Callable[[Any], T] | None = None
 ) -> tuple[T | None, T | None] | AdmissionResponse:
-    """``object`` and ``oldObject`` as ``read`` gives them (None where absent), or the answer (code
-    400) to a review whose objects Go's decoder would refuse (``read`` raised ``ValidationError``)."""
+    """``object`` and ``oldObject`` as ``read`` gives them (``oldObject`` as ``read_old`` does, when
+    given), None where absent, or the answer (code 400) to a review whose objects Go's decoder
+    would refuse (the reader raised ``ValidationError``)."""
     try:
         obj = None if request.object is None else read(request.object)
     except ValidationError as err:
         return _undecodable("object", expected, err)
     try:
-        old = None if request.old_object is None else read(request.old_object)
+        old = None if request.old_object is None else (read_old or read)(request.old_object)
     except ValidationError as err:
         return _undecodable("oldObject", expected, err)
     return obj, old

@@ -16,7 +16,9 @@ What a spec says is found once per spec (``specchecks``): the validator remember
 (``KnownSpec``), the last ``SPECS`` of them, and the templates it read by their JSON, which an
 UPDATE sends twice (they are immutable) and a workload's specs share. A review's spec is decoded in
 the body's one pass into the declarations of ``model.wire`` (``objects``), its pod templates
-skipped, and turned into the model only when it is not one of them.
+skipped, and turned into the model only when it is not one of them. An UPDATE's old spec sent
+with the new one's ``template`` (a scale, a change of metadata) is the new spec at its own
+replicas (``old_reader``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from collections.abc import Callable
 from typing import Any, TypedDict
 
 import msgspec
+from msgspec.structs import replace
 
 from webhook.core.admission import response
 from webhook.core.admission.envelope import envelope
@@ -37,7 +40,7 @@ from webhook.core.gocompat.fielderrors import aggregate
 from webhook.core.model.meta import GroupVersionKind
 from webhook.core.model.podcliqueset import PodCliqueSet, PodCliqueSetSpec
 from webhook.core.model.reader import read_podcliqueset, read_spec, read_templates
-from webhook.core.model.spectext import json_key
+from webhook.core.model.spectext import SpecJson, json_key
 from webhook.core.model.wire import SpecWire
 from webhook.core.pcs.authorization import TemplateAuthorization, User
 from webhook.core.pcs.claimnames import name_warnings
@@ -106,8 +109,25 @@ class PodCliqueSetValidator:
     def read(self, obj: Any) -> PodCliqueSet:
         return read_podcliqueset(obj, self.read_spec)
 
+    def old_reader(self, new: Any) -> Callable[[Any], PodCliqueSet]:
+        """How an UPDATE's old object is read, ``new`` the new one as sent: a spec whose ``template``
+        was sent as the new one's (a scale, a change of metadata) is the new spec at its own
+        ``replicas``, not read again; every rule of an UPDATE reads the template alone."""
+        new_spec = new.get("spec") if type(new) is dict else None
+        if type(new_spec) is not SpecWire:
+            return self.read
+
+        def read_spec(spec: SpecJson) -> PodCliqueSetSpec:
+            if type(spec) is not SpecWire or spec.template != new_spec.template:
+                return self.read_spec(spec)
+            read = self.read_spec(new_spec)
+            return read if read.replicas == spec.replicas else replace(read, replicas=spec.replicas)
+
+        return lambda obj: read_podcliqueset(obj, read_spec)
+
     async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
-        objects = read_objects(request, self.read, PODCLIQUESET)
+        read_old = None if request.old_object is None else self.old_reader(request.object)
+        objects = read_objects(request, self.read, PODCLIQUESET, read_old)
         if isinstance(objects, AdmissionResponse):
             return objects
         new, old = objects
