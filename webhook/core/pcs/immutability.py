@@ -20,13 +20,12 @@ from typing import Any
 import orjson
 
 from webhook.core.gocompat import dra
-from webhook.core.gocompat.fielderrors import ErrorList, Path, forbidden, invalid
+from webhook.core.gocompat.fielderrors import ErrorList, forbidden, invalid
 from webhook.core.gocompat.gotypes import GoType, semantic_equal
 from webhook.core.gocompat.grovetypes import CLIQUE_SHARING, PCS_SHARING, SCALING_GROUP_SHARING
 from webhook.core.model.podcliqueset import ClaimTemplates, Entries, PodCliqueSetSpec, SharingEntry
-from webhook.core.pcs import details
+from webhook.core.pcs import details, rules
 
-TEMPLATE = Path("spec").child("template")
 
 
 def _sent(entry: SharingEntry) -> dict[str, Any]:
@@ -81,15 +80,15 @@ def validate_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec, new_text: byte
         new_templates = dra.decode_templates(raw_templates(new))
         if not semantic_equal(dra.TEMPLATE_CONFIGS, new_templates, dra.decode_templates(raw_templates(old))):
             value = dra.TEMPLATE_CONFIGS.marshal(new_templates)
-            errors.append(invalid(TEMPLATE.child("resourceClaimTemplates"), value, details.IMMUTABLE))
+            errors.append(invalid(rules.TEMPLATES, value, details.IMMUTABLE))
     value = _changed(PCS_SHARING, new.entries, new.sharing_sent, old.entries)
     if value is not _SAME:
-        errors.append(invalid(TEMPLATE.child("resourceSharing"), value, details.IMMUTABLE))
+        errors.append(invalid(rules.PCS_SHARING, value, details.IMMUTABLE))
     return errors
 
 
 def _cliques(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> ErrorList:
-    path = TEMPLATE.child("cliques")
+    path = rules.CLIQUES
     errors: ErrorList = []
     if len(new.cliques) != len(old.cliques):
         errors.append(forbidden(path, details.CLIQUE_COMPOSITION))
@@ -108,7 +107,7 @@ def _cliques(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> ErrorList:
 
 
 def _scaling_groups(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> ErrorList:
-    path = TEMPLATE.child("podCliqueScalingGroups")
+    path = rules.GROUPS
     if len(new.scaling_groups) != len(old.scaling_groups):
         return [forbidden(path, details.GROUP_COMPOSITION)]
     errors: ErrorList = []

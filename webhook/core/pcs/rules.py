@@ -65,10 +65,12 @@ def _sharing_path(templates: Path, i: int) -> Path:
 
 
 def _templates(path: Path, templates: ClaimTemplates) -> ErrorList:
+    names, requests = templates.names, templates.requests
+    if "" not in names and 0 not in requests and len(set(names)) == len(names):
+        return []  # the usual list, told without walking it
     errors: ErrorList = []
     counts: dict[str, int] = {}
-    requests = templates.requests
-    for i, name in enumerate(templates.names):
+    for i, name in enumerate(names):
         if name == "":
             errors.append(required(path.index(i).child("name"), details.TEMPLATE_NAME_REQUIRED))
         if requests[i] == 0:
