@@ -50,7 +50,7 @@ def _unmatched(source: str, entries: Entries, cliques: set[str], groups: set[str
     warnings = []
     for i, entry in enumerate(entries):
         flt = entry.filter
-        if flt is not None and flt.names_only(cliques, groups) and not flt.names_any(pod_names):
+        if flt is not None and not flt.names_any(pod_names) and flt.names_only(cliques, groups):
             warnings.append(f"{source}[{i}].filter: {MATCHES_NO_POD}")
     return warnings
 
