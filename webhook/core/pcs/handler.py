@@ -157,8 +157,9 @@ class PodCliqueSetValidator:
         return lambda namespace, name: access.known(user, namespace, name) is True
 
     def undecodable_templates(self, new: KnownSpec, old: KnownSpec | None) -> AdmissionResponse | None:
-        """Code 400 for templates Go's decoder would refuse: the new object's, then the old one's,
-        unless sent as the same JSON (the usual UPDATE: then they are not looked at twice)."""
+        """Code 400 for templates Go's decoder would refuse: the new object's, then the old one's
+        (``old`` None for a CREATE, or an UPDATE whose templates are the new one's), unless sent
+        as the same JSON (then they are not looked at twice)."""
         problem = new.templates_problem()
         if problem:
             return _undecodable("object", problem)
@@ -168,10 +169,18 @@ class PodCliqueSetValidator:
         problem = None if text is not None and text == old.templates_text() else old.templates_problem()
         return _undecodable("oldObject", problem) if problem else None
 
+    def known_old(self, new: PodCliqueSet, old: PodCliqueSet | None) -> KnownSpec | None:
+        """What the validator knows of an UPDATE's old spec; None for a CREATE, and for old
+        templates that are the new ones (templates read from one text are one object, by the
+        templates' memo), all an UPDATE needs of the old spec's knowledge being its templates."""
+        if old is None or old.spec.templates is new.spec.templates:
+            return None
+        return self.known(old.spec)
+
     def validate(self, new: PodCliqueSet, old: PodCliqueSet | None) -> AdmissionResponse:
         """A CREATE (``old`` None) or an UPDATE from ``old``."""
         known = self.known(new.spec)
-        known_old = None if old is None else self.known(old.spec)
+        known_old = self.known_old(new, old)
         undecodable = self.undecodable_templates(known, known_old)
         if undecodable is not None:
             return undecodable
@@ -182,9 +191,9 @@ class PodCliqueSetValidator:
             messages, warnings = messages + warnings, []
         if checks.most_claims > self.max_claims_per_owner:
             warnings += limit_warnings(new, self.max_claims_per_owner)
-        if known_old is not None and not messages and new.spec is not known_old.spec:
-            errors = validate_update(new.spec, known_old.spec, known.templates_text(), known_old.templates_text())
-            messages = [str(e) for e in errors]
+        if old is not None and not messages and new.spec is not old.spec:
+            old_text = (known_old or known).templates_text()
+            messages = [str(e) for e in validate_update(new.spec, old.spec, known.templates_text(), old_text)]
         message = aggregate(messages)
         if message is None:
             return response.allowed(warnings)
