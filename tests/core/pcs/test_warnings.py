@@ -23,9 +23,11 @@ from webhook.core.model.podcliqueset import (
     SharingEntry,
 )
 from webhook.core.model.reader import read_podcliqueset
-from webhook.core.pcs.claimnames import INCOMPLETE, MAX_COLLISIONS
+from webhook.core.pcs import claimnames
+from webhook.core.pcs.claimnames import INCOMPLETE, MAX_COLLISIONS, name_families, name_warnings
 from webhook.core.pcs.warnings import claim_warnings, unmatched_filters
 from webhook.core.sharing.owners import Level, places
+from webhook.core.sharing.patterns import name_patterns
 
 TOO_LONG = "must be no more than 63 characters"
 BAD = "must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
@@ -298,3 +300,16 @@ def test_a_filter_matches_no_pod_when_it_selects_no_pod_of_the_owners(spec: PodC
             if e.filter is not None and e.filter.names_only(set(group.clique_names), set()) and not any(e.selects(c) for c in members)
         ]
     assert unmatched_filters(spec) == expected
+
+
+def test_a_spec_s_families_are_listed_once_for_every_name_that_leaves_them_too_little_room(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A workload applied under names long enough to make some claim name too long is warned
+    about on every review, its families listed once (with the spec's checks, not per review)."""
+    listings: list[object] = []
+    monkeypatch.setattr(claimnames, "name_patterns", lambda spec: listings.append(spec) or name_patterns(spec))
+    families = name_families(read_podcliqueset(workload()).spec)
+    long_names = [f"{'p' * 40}-{k}" for k in range(3)]
+    found = [name_warnings(name, families) for name in long_names]
+    assert all(w and all("must be no more than 63 characters" in line for line in w) for w in found)
+    assert name_warnings("short", families) == []
+    assert len(listings) == 1

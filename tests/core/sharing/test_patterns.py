@@ -134,6 +134,22 @@ def test_the_longest_name_counts_an_index_of_two_digits_from_11_replicas(level: 
     assert longest == len(max(listed(next(p for p in name_patterns(spec) if "long" in p.entry)), key=len))
 
 
+@pytest.mark.parametrize(
+    ("firsts", "expected"),
+    [
+        pytest.param(["-0-gpu-8x-h100", "-all-x"], True, id="a-segment-starting-with-a-digit"),
+        pytest.param(["-0-a-08-b", "-all-x"], True, id="a-leading-zero"),
+        pytest.param(["-0-a-\u0663-b"], True, id="a-digit-not-ascii"),
+        pytest.param(["-0-a-8-b"], False, id="a-number"),
+        pytest.param(["-x", "-0-a-12"], False, id="a-number-at-the-end"),
+        pytest.param(["-0-a", "-0-a"], False, id="a-name-twice"),
+    ],
+)
+def test_apart_only_where_no_segment_is_a_number_but_0_and_no_name_is_repeated(firsts: list[str], expected: bool) -> None:
+    """The segments ``NamePattern.shape`` blanks are the numbers: any other may start with a digit."""
+    assert apart(firsts) is expected
+
+
 def test_families_of_distinct_shapes_share_no_name() -> None:
     """``may_share`` lets the collision search be skipped: when it says no, no two listed families
     have a name in common (and the random specs give both answers)."""

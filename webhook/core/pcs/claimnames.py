@@ -2,8 +2,9 @@
 items 1 and 8): the checks beyond Grove on the names the claim reconciler would create.
 
 The names are those the claim reconciler would create at the most replicas the spec allows, taken
-as families (``sharing.patterns``), so that the cost does not grow with the
-replica counts and no collision is missed. What a spec's families say (``name_families``) does not
+as families (``sharing.patterns``), so that the cost does not grow with the replica counts and no
+collision is missed. Of the usual spec only the families' first names are made
+(``sharing.firstnames``): they tell that no two families share a name, and that all end as labels. What a spec's families say (``name_families``) does not
 depend on the PodCliqueSet's name, which every claim name starts with; the warnings
 (``name_warnings``) put it in front. Warnings come in a stable order: invalid names (one per entry,
 its first invalid name), then collisions (one per pair of entries, the first shared name).
@@ -59,19 +60,32 @@ class Collision(msgspec.Struct, frozen=True, gc=False):
     """The first name both generate, after the PodCliqueSet's name."""
 
 
-class NameFamilies(msgspec.Struct, frozen=True, gc=False):
-    """A spec's claim names, whatever the PodCliqueSet is called."""
+class NameFamilies:
+    """A spec's claim names, whatever the PodCliqueSet is called: what its families' first names
+    tell, and the families themselves (``listed``), made when first needed and then kept with
+    the spec's checks."""
 
-    spec: PodCliqueSetSpec
-    """The spec at the most replicas each owner can reach (``scaling.largest``): its families are
-    listed (``name_patterns``) only when a PodCliqueSet's name leaves some of them too little room."""
-    label_ends: bool
-    """Every family's names end as a DNS-1123 label does after a name that starts as one."""
-    collisions: list[Collision]
-    complete: bool
-    """Every collision is listed."""
-    longest: int
-    """Bytes the longest name of any family takes (0 without families)."""
+    __slots__ = ("spec", "label_ends", "collisions", "complete", "longest", "_listed")
+
+    def __init__(
+        self,
+        spec: PodCliqueSetSpec,
+        label_ends: bool,
+        collisions: list[Collision],
+        complete: bool,
+        longest: int,
+        patterns: list[NamePattern] | None = None,
+    ) -> None:
+        self.spec = spec
+        """The spec at the most replicas each owner can reach (``scaling.largest``)."""
+        self.label_ends = label_ends
+        """Every family's names end as a DNS-1123 label does after a name that starts as one."""
+        self.collisions = collisions
+        self.complete = complete
+        """Every collision is listed."""
+        self.longest = longest
+        """Bytes the longest name of any family takes (0 without families)."""
+        self._listed = None if patterns is None else self._with_ends(patterns)
 
     def all_labels(self, pcs_name: str) -> bool:
         """Whether every name is a DNS-1123 label after ``pcs_name``, told without looking at each
@@ -83,6 +97,18 @@ class NameFamilies(msgspec.Struct, frozen=True, gc=False):
             and _LABEL_START.fullmatch(pcs_name) is not None
         )
 
+    def listed(self) -> list[tuple[NamePattern, bool]]:
+        """The families, each with whether its names end as labels: listed by ``name_families``
+        when their first names did not tell the collisions, else when a PodCliqueSet's name first
+        leaves some of them too little room (``name_warnings``)."""
+        if self._listed is None:
+            self._listed = self._with_ends(name_patterns(self.spec))
+        return self._listed
+
+    def _with_ends(self, patterns: list[NamePattern]) -> list[tuple[NamePattern, bool]]:
+        ends = [True] * len(patterns) if self.label_ends else _label_ends([p.first for p in patterns])
+        return list(zip(patterns, ends, strict=True))
+
 
 def name_families(spec: PodCliqueSetSpec) -> NameFamilies:
     """The families at the most replicas each owner can reach (``scaling.largest``): an autoscaler
@@ -91,13 +117,11 @@ def name_families(spec: PodCliqueSetSpec) -> NameFamilies:
     are they listed to find the collisions."""
     most = largest(spec)
     firsts, longest = first_names(most)
-    collisions: list[Collision] = []
-    complete = True
-    if not apart(firsts):
-        patterns = name_patterns(most)
-        if may_share(patterns):
-            collisions, complete = _collisions(patterns)
-    return NameFamilies(most, all(_label_ends(firsts)), collisions, complete, longest)
+    if apart(firsts):
+        return NameFamilies(most, all(_label_ends(firsts)), [], True, longest)
+    patterns = name_patterns(most)
+    collisions, complete = _collisions(patterns) if may_share(patterns) else ([], True)
+    return NameFamilies(most, all(_label_ends(firsts)), collisions, complete, longest, patterns)
 
 
 def _label_ends(firsts: list[str]) -> list[bool]:
@@ -127,9 +151,8 @@ def _invalid_names(pcs_name: str, families: NameFamilies) -> list[str]:
     none: only the others are looked at name by name."""
     room = MAX_LABEL_LENGTH - len(pcs_name.encode())
     starts = bool(_LABEL_START.fullmatch(pcs_name))
-    patterns = name_patterns(families.spec)
     warnings: dict[str, str] = {}
-    for pattern, ends in zip(patterns, _label_ends([p.first for p in patterns]), strict=True):
+    for pattern, ends in families.listed():
         if (starts and ends and pattern.longest <= room) or pattern.source in warnings:
             continue
         invalid = first_invalid(pcs_name, pattern)

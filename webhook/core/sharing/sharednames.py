@@ -49,16 +49,17 @@ class SharedNames:
 
 def apart(firsts: list[str]) -> bool:
     """Whether no two families whose first names are ``firsts`` share a name, told from those
-    names alone: they do not when no segment starts with a digit but 0 (the usual spec: its only
-    numbers are the 0s of the open indices) and no two first names are equal. False when they may
+    names alone: they do not when no segment is a number but 0 (the usual spec: its only numbers
+    are the 0s of the open indices) and no two first names are equal. False when they may
     (``may_share`` then compares the shapes)."""
-    return _NONZERO_START.search("-" + "\n-".join(firsts)) is None and len(set(firsts)) == len(firsts)
+    return _NUMBER.search("-" + "\n-".join(firsts)) is None and len(set(firsts)) == len(firsts)
 
 
-_NONZERO_START = re.compile("-[1-9]")
-"""A segment starting with a digit other than 0, in first names joined by line breaks, each after
-a hyphen: every segment follows one, so no such number is missed (a segment such as ``2x`` is
-found too, and the shapes then compared)."""
+_NUMBER = re.compile(r"-[1-9][0-9]*(?=[-\n]|\Z)")
+"""A segment that is a number but 0 (as ``NamePattern.shape`` reads one: ASCII digits, no leading
+zero), in first names joined by line breaks, each after a hyphen: every segment follows one and
+ends at the next or at the name's end, so none is missed (a name holding a line break itself may
+be taken for a number where it is not, and the shapes are then compared)."""
 
 
 def may_share(patterns: list[NamePattern]) -> bool:
