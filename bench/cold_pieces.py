@@ -2,7 +2,7 @@
 its spec was never seen (a container image varied, as ``instructions.py``'s cold kind), counted
 alone by cachegrind over ``--n`` specs, each piece given what the pieces before it made. Pieces
 hold others where the table says so (reading the object reads its spec, and that its templates;
-the families are their patterns and more), so the rows do not add up to the whole. Needs valgrind
+the families are their first names and more), so the rows do not add up to the whole. Needs valgrind
 (skipped without it). Run: ``python bench/cold_pieces.py``.
 """
 
@@ -24,9 +24,9 @@ from webhook.core.pcs.claimnames import name_families
 from webhook.core.pcs.handler import PodCliqueSetValidator
 from webhook.core.pcs.rules import validate_create
 from webhook.core.pcs.warnings import most_claims, unmatched_filters
-from webhook.core.sharing.patterns import name_patterns
+from webhook.core.sharing.firstnames import first_names
 from webhook.core.sharing.scaling import largest
-from webhook.core.sharing.sharednames import may_share
+from webhook.core.sharing.sharednames import apart
 
 _AS_SENT = msgspec.json.Decoder(SpecWire)
 """A spec as the review's decoding takes it (``model.wire``)."""
@@ -40,8 +40,8 @@ PIECES = {
     "templates": "the templates read and checked (`model.reader.read_templates`)",
     "rules": "Grove's rules (`pcs.rules.validate_create`)",
     "families": "the claim-name families (`pcs.claimnames.name_families`)",
-    "patterns": "their patterns (`sharing.patterns.name_patterns`)",
-    "may-share": "whether two of them may share a name (`sharing.sharednames.may_share`)",
+    "first-names": "their first names and longest length (`sharing.firstnames.first_names`)",
+    "apart": "whether those tell that no two share a name (`sharing.sharednames.apart`)",
     "filters": "the filters matching no pod (`pcs.warnings.unmatched_filters`)",
     "most-claims": "the most claims of an owner (`pcs.warnings.most_claims`)",
 }
@@ -73,11 +73,11 @@ def _of_objects(piece: str, objects: list[Any]) -> Callable[[int], None]:
     specs = [read_spec(text) for text in texts]
     steps: dict[str, Callable[[Any], Any]] = {
         "rules": validate_create, "families": name_families, "filters": unmatched_filters, "most-claims": most_claims,
-        "patterns": lambda spec: name_patterns(largest(spec)),
+        "first-names": lambda spec: first_names(largest(spec)),
     }
-    if piece == "may-share":
-        patterns = [name_patterns(largest(spec)) for spec in specs]
-        return lambda n: _each(may_share, patterns[:n])
+    if piece == "apart":
+        firsts = [first_names(largest(spec))[0] for spec in specs]
+        return lambda n: _each(apart, firsts[:n])
     return lambda n: _each(steps[piece], specs[:n])
 
 
