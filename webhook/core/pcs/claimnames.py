@@ -4,10 +4,11 @@ items 1 and 8): the checks beyond Grove on the names the claim reconciler would 
 The names are those the claim reconciler would create at the most replicas the spec allows, taken
 as families (``sharing.patterns``), so that the cost does not grow with the replica counts and no
 collision is missed. Of the usual spec only the families' first names are made
-(``sharing.firstnames``): they tell that no two families share a name, and that all end as labels. What a spec's families say (``name_families``) does not
-depend on the PodCliqueSet's name, which every claim name starts with; the warnings
-(``name_warnings``) put it in front. Warnings come in a stable order: invalid names (one per entry,
-its first invalid name), then collisions (one per pair of entries, the first shared name).
+(``sharing.firstnames``): they tell that no two families share a name, and that all end as labels.
+What a spec's families say (``name_families``) does not depend on the PodCliqueSet's name, which
+every claim name starts with; the warnings (``name_warnings``) put it in front. Warnings come in
+a stable order: invalid names (one per entry, its first invalid name), then collisions (one per
+pair of entries, the first shared name).
 """
 
 from __future__ import annotations

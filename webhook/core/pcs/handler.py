@@ -170,9 +170,9 @@ class PodCliqueSetValidator:
         return _undecodable("oldObject", problem) if problem else None
 
     def known_old(self, new: PodCliqueSet, old: PodCliqueSet | None) -> KnownSpec | None:
-        """What the validator knows of an UPDATE's old spec; None for a CREATE, and for old
-        templates that are the new ones (templates read from one text are one object, by the
-        templates' memo), all an UPDATE needs of the old spec's knowledge being its templates."""
+        """What the validator knows of an UPDATE's old spec, of which an UPDATE needs only the
+        templates: None for a CREATE, and when the old templates are the new ones (templates read
+        from one text are one object, by the templates' memo)."""
         if old is None or old.spec.templates is new.spec.templates:
             return None
         return self.known(old.spec)

@@ -48,7 +48,9 @@ def _standalone_names(spec: PodCliqueSetSpec, extra: int, names: list[str], size
             _entry_names(owner, extra, clique.entries, clique_replicas(clique), names, sizes)
 
 
-def _member_names(spec: PodCliqueSetSpec, group: ScalingGroupConfig, owner: str, extra: int, names: list[str], sizes: list[int]) -> None:
+def _member_names(
+    spec: PodCliqueSetSpec, group: ScalingGroupConfig, owner: str, extra: int, names: list[str], sizes: list[int]
+) -> None:
     """``first_names`` of the PodCliques of ``group``, whose first object's name is ``owner``."""
     for name in group.clique_names:
         clique = spec.clique(name)

@@ -41,7 +41,8 @@ def largest(spec: PodCliqueSetSpec) -> PodCliqueSetSpec:
     owners: tuple[CliqueTemplate | ScalingGroupConfig, ...] = (*spec.cliques, *spec.scaling_groups)
     for owner in owners:
         if owner.max_replicas is not None:
-            return replace(spec, cliques=tuple(map(_most_clique, spec.cliques)), scaling_groups=tuple(map(_most_group, spec.scaling_groups)))
+            cliques, groups = tuple(map(_most_clique, spec.cliques)), tuple(map(_most_group, spec.scaling_groups))
+            return replace(spec, cliques=cliques, scaling_groups=groups)
     return spec
 
 
