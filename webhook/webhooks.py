@@ -25,7 +25,10 @@ from webhook.settings import DecisionSettings, ServeSettings
 from webhook.stores.base import AuthorizingStore, ObjectStore
 
 Respond = Callable[[bytes], Awaitable[Answer]]
-"""A webhook's answer to a request body."""
+"""A webhook's answer to a request body. The server reaches the core through this module only:
+``WEBHOOKS``, ``Respond`` and ``Answer``."""
+
+__all__ = ["WEBHOOKS", "Answer", "Respond", "Webhook", "template_authorization"]
 
 
 @dataclass(frozen=True, slots=True)
