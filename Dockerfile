@@ -2,10 +2,12 @@
 #
 #   docker build -t grove-sharing-webhook:0.1.0 .
 #
-# The builder installs the package and its dependencies (all published as wheels) into a virtual
-# environment and compiles their bytecode; the final stage copies only that environment onto a
-# clean Python image, so it holds no pip, no build tools and no caches. At run time nothing is
-# written outside mounted volumes: the root filesystem may be read-only.
+# The builder installs the dependencies from requirements.lock (every version pinned with its
+# hashes, all published as wheels for x86_64 and aarch64; `make lock` regenerates it), a layer kept
+# while only the package changes, then the package without dependencies, into a virtual environment,
+# and compiles their bytecode; the final stage copies only that environment onto a clean Python
+# image, so it holds no pip, no build tools and no caches. At run time nothing is written outside
+# mounted volumes: the root filesystem may be read-only.
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
@@ -15,10 +17,12 @@ ENV PIP_NO_CACHE_DIR=1 \
     PYTHONDONTWRITEBYTECODE=1
 WORKDIR /src
 RUN python -m venv /opt/venv
+COPY requirements.lock ./
+RUN /opt/venv/bin/pip install --no-compile --require-hashes -r requirements.lock
 COPY pyproject.toml README.md ./
 COPY webhook ./webhook
 # kubernetes/aio is the client's asyncio twin (about half of the package), which nothing here imports.
-RUN /opt/venv/bin/pip install --no-compile . \
+RUN /opt/venv/bin/pip install --no-compile --no-deps . \
  && /opt/venv/bin/pip uninstall --yes pip setuptools \
  && rm -rf /opt/venv/lib/python*/site-packages/kubernetes/aio \
  && python -m compileall -q -j 0 --invalidation-mode unchecked-hash /opt/venv

@@ -84,14 +84,16 @@ def tracked_files() -> list[str]:
 
 def test_the_build_context_is_the_package_and_the_files_pip_needs():
     sent = sorted(path for path in tracked_files() if IGNORE.sends(path))
-    assert {"pyproject.toml", "README.md", "webhook/__main__.py", "webhook/cli.py"} <= set(sent)
-    assert [path for path in sent if path not in ("pyproject.toml", "README.md") and not path.startswith("webhook/")] == []
+    assert {"pyproject.toml", "requirements.lock", "README.md", "webhook/__main__.py", "webhook/cli.py"} <= set(sent)
+    outside = [path for path in sent if not path.startswith("webhook/")]
+    assert outside == ["README.md", "pyproject.toml", "requirements.lock"]
 
 
 @pytest.mark.parametrize(
     "path",
     [".venv/bin/python", "certs/tls.key", ".git/HEAD", "tests/deploy/helm.py", "webhook/__pycache__/cli.cpython-311.pyc",
-     "webhook/core/__pycache__/naming.cpython-311.pyc", "charts/grove-sharing-webhook/values.yaml", "Dockerfile"],
+     "webhook/core/__pycache__/naming.cpython-311.pyc", "charts/grove-sharing-webhook/values.yaml", "Dockerfile",
+     "requirements-test.lock"],
 )
 def test_what_the_image_does_not_need_stays_out_of_the_build_context(path):
     assert not IGNORE.sends(path)
