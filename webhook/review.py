@@ -13,8 +13,7 @@ import sys
 import orjson
 import yaml
 
-from webhook.core.admission.handling import Answer, answer_review
-from webhook.core.admission.request import AdmissionReview, Rejection, decode
+from webhook.core.admission import AdmissionReview, Answer, Rejection, answer_review, decode
 from webhook.errors import CommandError
 from webhook.settings import ReviewSettings
 from webhook.stores.base import StoreError

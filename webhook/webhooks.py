@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from webhook.core.admission.handling import Answer, Handler, answer
-from webhook.core.pcs.handler import PodCliqueSetValidator
+from webhook.core.admission import Answer, Handler, answer
 from webhook.core.pcs.authorization import TemplateAuthorization
 from webhook.core.pcs.scale import ScaleValidator
-from webhook.core.pod.handler import PodMutator
+from webhook.core.pcs.validator import PodCliqueSetValidator
+from webhook.core.pod.mutator import PodMutator
 from webhook.settings import DecisionSettings, ServeSettings
 from webhook.stores.base import AuthorizingStore, ObjectStore
 

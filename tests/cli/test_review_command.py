@@ -144,10 +144,10 @@ def test_an_internal_error_prints_the_servers_answer_and_one_line(
 ) -> None:
     """A bug in a decision ended the command with a traceback; it is answered as the server answers it."""
 
-    def broken(self: Any, pcs: Any, old: Any) -> Any:
+    def broken(self: Any, pcs: Any) -> Any:
         raise RuntimeError("bug\nin two lines")
 
-    monkeypatch.setattr("webhook.core.pcs.handler.PodCliqueSetValidator.validate", broken)
+    monkeypatch.setattr("webhook.core.pcs.validator.PodCliqueSetValidator.validate", broken)
     code, out, err = run(capsys, str(write(tmp_path, review(workload_pcs()))))
     assert code == 2
     assert orjson.loads(out)["response"] == {

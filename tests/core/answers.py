@@ -8,10 +8,10 @@ from typing import Any, Literal
 
 import orjson
 
-from webhook.core.admission.handling import Answer, answer
+from webhook.core.admission import Answer, answer
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.pcs.handler import PodCliqueSetValidator
-from webhook.core.pod.handler import PodMutator
+from webhook.core.pcs.validator import PodCliqueSetValidator
+from webhook.core.pod.mutator import PodMutator
 
 
 def _body(review: bytes | dict[str, Any]) -> bytes:

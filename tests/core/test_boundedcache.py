@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from webhook.core.boundedcache import BoundedCache, Memo
+from webhook.core.boundedcache import BoundedCache
 
 
 class Clock:
@@ -96,37 +96,3 @@ def test_coroutines_asking_at_once_share_one_read_whoever_gives_up() -> None:
         return answers, reads
 
     assert asyncio.run(scenario()) == ([True] * 4, 1)
-
-
-def test_a_memo_remembers_by_value_by_key_or_by_the_very_argument() -> None:
-    calls: list[Any] = []
-
-    def length(value: Any) -> int:
-        calls.append(value)
-        return len(value)
-
-    by_value = Memo(length, 10)
-    assert [by_value((1, 2)), by_value((1, 2))] == [2, 2] and len(calls) == 1
-    calls.clear()
-    by_key = Memo(length, 10, key=lambda value: tuple(value) if value else None)
-    assert [by_key([1, 2]), by_key([1, 2]), by_key([]), by_key([])] == [2, 2, 0, 0]
-    assert calls == [[1, 2], [], []]
-    calls.clear()
-    by_object = Memo.by_identity(length, 10)
-    same, equal = [1], [1]
-    assert [by_object(same), by_object(same), by_object(equal)] == [1, 1, 1]
-    assert [c is same for c in calls] == [True, False]
-
-
-def test_a_memo_keeps_its_size_dropping_the_least_recently_used() -> None:
-    calls: list[str] = []
-
-    def upper(value: str) -> str:
-        calls.append(value)
-        return value.upper()
-
-    memo = Memo(upper, 2)
-    assert [memo("a"), memo("b"), memo("a"), memo("c")] == ["A", "B", "A", "C"]
-    calls.clear()
-    assert [memo("a"), memo("c"), memo("b")] == ["A", "C", "B"]
-    assert calls == ["b"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from core.generators import load
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.podcliqueset import read_podcliqueset
 
 generate_pods = load("generate_pods")
 grove_pod = generate_pods.grove_pod

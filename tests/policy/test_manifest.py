@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from webhook.core.pcs import details
+from webhook.core.pcs import rules as groves_rules
+from webhook.core.pcs.authorization import TEMPLATE_REFUSED
 from webhook.policy import authorization, cel
 from webhook.policy.manifest import policy
 
@@ -42,9 +43,11 @@ def test_the_checks_come_in_the_webhooks_order() -> None:
     assert all("authorizer." in slot["expression"] for slot in slots[:-1])
 
 
-@pytest.mark.parametrize("name", [n for n in vars(details) if n.isupper()])
-def test_every_text_of_groves_rules_is_the_one_the_webhook_reports(name: str) -> None:
-    text = getattr(details, name)
+TEXTS = {name: text for name, text in vars(groves_rules).items() if name.isupper() and isinstance(text, str)}
+
+
+@pytest.mark.parametrize("text", [*TEXTS.values(), TEMPLATE_REFUSED], ids=[*TEXTS, "TEMPLATE_REFUSED"])
+def test_every_text_of_groves_rules_is_the_one_the_webhook_reports(text: str) -> None:
     parts = [cel.lit(part)[1:-1] for part in text.split("{}") if part]
     assert parts and all(any(part in e for e in expressions()) for part in parts), text
 

@@ -7,7 +7,7 @@ from webhook.core.model.podcliqueset import PodCliqueSet
 
 class MemoryStore:
     def __init__(self, *objects: PodCliqueSet, ready: bool = True) -> None:
-        self.objects = {pcs.key: pcs.without_templates() for pcs in objects}
+        self.objects = {pcs.key: pcs for pcs in objects}
         self.ready = ready
 
     @property

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
-from webhook.core.admission.handling import Answer
+from webhook.core.admission import Answer
 from webhook.exposition import new_registry
 from webhook.server.metrics import LATENCY_BUCKETS, OPERATIONS, UNKNOWN, ServerMetrics
 from webhook.stores import EmbeddedStore

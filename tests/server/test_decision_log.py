@@ -18,9 +18,9 @@ from server.serverproc import poll, serve
 
 from core.workload import grove_pod, pod_review, workload_pcs_raw
 from webhook import logs
-from webhook.core.admission.handling import Answer
+from webhook.core.admission import Answer
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.podcliqueset import read_podcliqueset
 from webhook.server import decisions
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings

@@ -17,7 +17,7 @@ import uvicorn
 from server.wire import Wire
 from uvicorn.server import ServerState
 
-from webhook.core.admission.handling import Answer
+from webhook.core.admission import Answer
 from webhook.server.budget import Budget
 from webhook.server.connection.limits import Limits
 from webhook.server.connection.protocol import ServerProtocol

@@ -36,8 +36,8 @@ class CountingStore(EmbeddedStore):
 
     def __init__(self, *cached: PodCliqueSet, behind: tuple[PodCliqueSet, ...] = ()) -> None:
         super().__init__()
-        self._objects = {pcs.key: pcs.without_templates() for pcs in cached}
-        self._behind = {pcs.key: pcs.without_templates() for pcs in behind}
+        self._objects = {pcs.key: pcs for pcs in cached}
+        self._behind = {pcs.key: pcs for pcs in behind}
         self._ready = True
         self.gets: list[tuple[str, str]] = []
         self.fetches: list[tuple[str, str]] = []

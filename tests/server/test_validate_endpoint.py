@@ -143,10 +143,10 @@ def test_a_streamed_body_within_the_limit_is_decided() -> None:
 def test_an_internal_error_is_logged_with_the_uid_and_answered_not_allowed(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken(self: Any, pcs: Any, old: Any) -> Any:
+    def broken(self: Any, pcs: Any) -> Any:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr("webhook.core.pcs.handler.PodCliqueSetValidator.validate", broken)
+    monkeypatch.setattr("webhook.core.pcs.validator.PodCliqueSetValidator.validate", broken)
     with caplog.at_level(logging.ERROR):
         status, data = post(body(review(workload_pcs())))
     assert status == 200

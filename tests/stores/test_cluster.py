@@ -20,9 +20,9 @@ from fakeapi import FakeApiServer, wait_until
 from kubernetes import client
 from server.asgi import call
 
-from webhook.core.admission import handling
+from webhook.core import admission
 from webhook.core.pcs.authorization import User
-from webhook.core.pod.handler import PodMutator
+from webhook.core.pod.mutator import PodMutator
 from webhook.kube.access import ACCESS, Component
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
@@ -56,7 +56,7 @@ def pcs(name: str = "rs-test", namespace: str = "default") -> dict[str, Any]:
 
 def admit(store: ClusterStore, pod: dict[str, Any]) -> dict[str, Any]:
     """What the server does with a pod: read, store get, fetch on a miss, decide."""
-    answer = asyncio.run(handling.answer(PodMutator(store), "mutate-pod", orjson.dumps(pod_review(pod))))
+    answer = asyncio.run(admission.answer(PodMutator(store), "mutate-pod", orjson.dumps(pod_review(pod))))
     return answer.body["response"]
 
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.podcliqueset import read_podcliqueset
 from webhook.stores import EmbeddedStore, StoreError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "objects"
@@ -38,7 +38,7 @@ def test_the_example_workload_is_one_podcliqueset_in_default() -> None:
     assert store.size == 1
     found = store.get("default", "rs-test")
     assert found is not None
-    assert [e.name for e in found.spec.entries] == ["int-tpl5", "ext-tpl", "int-tpl", "int-tpl7"]
+    assert [e.name for e in (found.spec.template.resource_sharing or [])] == ["int-tpl5", "ext-tpl", "int-tpl", "int-tpl7"]
     assert store.get("default", "ext-tpl") is None
     assert store.get("other", "rs-test") is None
 

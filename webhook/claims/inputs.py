@@ -12,28 +12,23 @@ or of a replica index the parent no longer has.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from msgspec.structs import replace
-from pydantic import ValidationError
-
-from webhook.core.admission.request import first_problem
 from webhook.core.model import labels
-from webhook.core.model.children import PodClique, PodCliqueScalingGroup
-from webhook.core.model.meta import DEFAULT_NAMESPACE, KubeModel, ObjectKey, ObjectMeta, controller_of
-from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.children import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
+from webhook.core.model.meta import ObjectKey, ObjectMeta, controller_of
+from webhook.core.model.podcliqueset import PodCliqueSet, read_podcliqueset
 from webhook.core.sharing.placement import index_below
 from webhook.errors import CommandError
 from webhook.stores.base import StoreError
-from webhook.stores.manifests import is_grove_object, manifest_objects
+from webhook.stores.manifests import is_grove_object, manifest_objects, read_object
 
 UNUSABLE = 2
 
-ModelT = TypeVar("ModelT", PodCliqueScalingGroup, PodClique)
+ModelT = TypeVar("ModelT", PodCliqueSet, PodCliqueScalingGroup, PodClique)
 
 
 @dataclass(slots=True)
@@ -56,31 +51,15 @@ class Workload:
         return bool(self.groups or self.cliques or self.notes)
 
 
-def _model(model: type[ModelT], obj: dict[str, Any], where: str) -> ModelT:
+def _read(read: Callable[[Any], ModelT], kind: str, obj: dict[str, Any], where: str) -> ModelT:
     try:
-        parsed = model.model_validate(obj)
-    except ValidationError as err:
-        raise CommandError(f"{where}: {model.__name__} cannot be read: {first_problem(err)}", UNUSABLE) from None
-    if not parsed.metadata.name:
-        raise CommandError(f"{where}: {model.__name__} has no metadata.name", UNUSABLE)
-    if parsed.metadata.namespace:
-        return parsed
-    metadata = parsed.metadata.model_copy(update={"namespace": DEFAULT_NAMESPACE})
-    return parsed.model_copy(update={"metadata": metadata})
+        return read_object(read, kind, obj, where)
+    except StoreError as err:
+        raise CommandError(str(err), UNUSABLE) from None
 
 
-def _podcliqueset(obj: dict[str, Any], where: str) -> PodCliqueSet:
-    try:
-        pcs = read_podcliqueset(obj)
-    except ValidationError as err:
-        raise CommandError(f"{where}: PodCliqueSet cannot be read: {first_problem(err)}", UNUSABLE) from None
-    if not pcs.name:
-        raise CommandError(f"{where}: PodCliqueSet has no metadata.name", UNUSABLE)
-    return pcs if pcs.namespace else replace(pcs, namespace=DEFAULT_NAMESPACE)
-
-
-def _describe(obj: KubeModel, metadata: ObjectMeta) -> str:
-    return f"{type(obj).__name__} {metadata.namespace}/{metadata.name}"
+def _describe(kind: str, metadata: ObjectMeta) -> str:
+    return f"{kind} {metadata.namespace}/{metadata.name}"
 
 
 def read(paths: Sequence[Path]) -> list[Workload]:
@@ -103,14 +82,14 @@ def gather(objects: Iterable[tuple[str, dict[str, Any]]]) -> list[Workload]:
     children: list[tuple[str, PodCliqueScalingGroup | PodClique]] = []
     for where, obj in objects:
         if is_grove_object(obj, "PodCliqueSet"):
-            workload = Workload(_podcliqueset(obj, where))
+            workload = Workload(_read(read_podcliqueset, "PodCliqueSet", obj, where))
             if workload.key in workloads:
                 raise CommandError(f"{where}: PodCliqueSet {workload.key} is already defined in {origin[workload.key]}", UNUSABLE)
             workloads[workload.key], origin[workload.key] = workload, where
         elif is_grove_object(obj, "PodCliqueScalingGroup"):
-            children.append((where, _model(PodCliqueScalingGroup, obj, where)))
+            children.append((where, _read(read_scaling_group, "PodCliqueScalingGroup", obj, where)))
         elif is_grove_object(obj, "PodClique"):
-            children.append((where, _model(PodClique, obj, where)))
+            children.append((where, _read(read_podclique, "PodClique", obj, where)))
     for where, child in children:
         _adopt(workloads, where, child)
     for workload in workloads.values():
@@ -120,7 +99,7 @@ def gather(objects: Iterable[tuple[str, dict[str, Any]]]) -> list[Workload]:
 
 def _adopt(workloads: dict[ObjectKey, Workload], where: str, child: PodCliqueScalingGroup | PodClique) -> None:
     metadata = child.metadata
-    what = _describe(child, metadata)
+    what = _describe(type(child).__name__, metadata)
     part_of = metadata.labels.get(labels.PART_OF)
     if not part_of:
         raise CommandError(f"{where}: {what} has no label {labels.PART_OF} naming its PodCliqueSet", UNUSABLE)
@@ -152,7 +131,7 @@ def _keep_current(workload: Workload) -> None:
     for group in workload.groups:
         why = _not_current(group.metadata, pcs.uid, labels.PCS_REPLICA_INDEX, pcs_replicas, owner)
         if why:
-            workload.notes.append(f"{_describe(group, group.metadata)} is not counted: {why}")
+            workload.notes.append(f"{_describe('PodCliqueScalingGroup', group.metadata)} is not counted: {why}")
         else:
             groups.append(group)
     by_name = {g.metadata.name: g for g in groups}
@@ -165,10 +144,10 @@ def _keep_current(workload: Workload) -> None:
             why = f"its PodCliqueScalingGroup {clique.metadata.namespace}/{group_name} is not among the objects counted"
         else:
             replicas = max(parent.spec.replicas or 0, 0)
-            parent_name = _describe(parent, parent.metadata)
+            parent_name = _describe(type(parent).__name__, parent.metadata)
             why = _not_current(clique.metadata, parent.metadata.uid, labels.PCSG_REPLICA_INDEX, replicas, parent_name)
         if why:
-            workload.notes.append(f"{_describe(clique, clique.metadata)} is not counted: {why}")
+            workload.notes.append(f"{_describe('PodClique', clique.metadata)} is not counted: {why}")
         else:
             cliques.append(clique)
     workload.groups, workload.cliques = groups, cliques

@@ -1,12 +1,10 @@
-"""The bounded caches every remembered answer in this project goes through.
+"""The bounded cache every remembered answer in this project goes through.
 
 At most ``size`` entries, the least recently used dropped first; an entry may expire (``ttl``
 seconds, the cache's or its own). Callers that need a value nobody has yet ask it to ``load`` it:
 however many threads (``load``) or coroutines of one event loop (``load_async``) ask at the same
 moment, one read is made and the others wait for it; what a read raises is handed to its askers and
-not remembered. ``Memo`` wraps a function of one argument with the least-recently-used part alone
-(a function's answer neither expires nor needs one read for all), so that a decision step stays
-the plain function and the remembering is beside it.
+not remembered.
 
 Safe to share between threads: every change is made under the cache's lock, and a read is one
 step of the dictionary's at a time (each atomic under the interpreter's lock), so it takes none.
@@ -24,7 +22,6 @@ from typing import Any, Generic, TypeVar, cast
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
-A = TypeVar("A")
 
 NEVER = math.inf
 READ_WAIT = 60.0
@@ -138,57 +135,3 @@ class BoundedCache(Generic[K, V]):
         self._pending.pop(key, None)
         if not done.cancelled():
             done.exception()  # retrieved here: every asker may have gone (their requests cut off)
-
-
-class Memo(Generic[A, V]):
-    """``function`` with its answers remembered, the last ``size`` of them, by ``key(argument)``:
-    by default the argument itself (a hashable value); an argument whose key is None is answered
-    by ``function`` each time. ``by_identity`` remembers by the very object instead.
-
-    A bounded cache without a time to live or a shared read: what it remembers is what the function
-    gives for the key, now and later, so a lookup is one dictionary read (a decision step calls it
-    on every review) and concurrent callers that both miss both compute the same answer."""
-
-    def __init__(self, function: Callable[[A], V], size: int, key: Callable[[A], Hashable | None] | None = None) -> None:
-        self.function = function
-        self.key = key
-        self.size = size
-        self._entries: OrderedDict[Hashable, V] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __call__(self, argument: A) -> V:
-        key = argument if self.key is None else self.key(argument)
-        if key is None:
-            return self.function(argument)
-        entries = self._entries
-        if key not in entries:
-            found = self.function(argument)
-            self._put(key, found)
-            return found
-        try:
-            found = entries[key]
-            entries.move_to_end(key)
-        except KeyError:  # dropped for room by another thread meanwhile
-            return self.function(argument)
-        return found
-
-    def _put(self, key: Hashable, value: V) -> None:
-        with self._lock:
-            self._entries[key] = value
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
-
-    @staticmethod
-    def by_identity(function: Callable[[A], V], size: int) -> Callable[[A], V]:
-        """``function`` remembered by the very argument (one that is not hashable, or not cheaply):
-        the cache keeps each argument alive with its answer, so that its ``id`` stays its own."""
-        remembered: Memo[A, tuple[A, V]] = Memo(lambda argument: (argument, function(argument)), size, key=id)
-
-        def answer(argument: A) -> V:
-            found = remembered(argument)
-            if found[0] is not argument:  # another object now has the id of one remembered
-                found = (argument, function(argument))
-                remembered._put(id(argument), found)
-            return found[1]
-
-        return answer

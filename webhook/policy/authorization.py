@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from webhook.core.gocompat.fielderrors import ErrorType
-from webhook.core.pcs import details
+from webhook.core.pcs.authorization import TEMPLATE_REFUSED
 from webhook.core.pcs.rules import CLIQUES, GROUPS, TEMPLATE
 from webhook.policy import cel
 from webhook.policy.cel import Text
@@ -85,7 +85,7 @@ def _refusal(place: str) -> str:
     entry = "e"
     user = Text.expr(cel.quote("request.userInfo.username"))
     template = Text.expr(cel.quote(f"string({entry}.namespace) + '/' + string({entry}.name)"))
-    before, middle, after = details.TEMPLATE_REFUSED.split("{}")
+    before, middle, after = TEMPLATE_REFUSED.split("{}")
     detail = Text.of(before + "user ") + user + middle + "ResourceClaimTemplate " + template + after
     return cel.bind("e", _entry(place), str(cel.error(Text.expr(_path(place)), ErrorType.FORBIDDEN) + ": " + detail))
 

@@ -16,16 +16,18 @@ from typing import Any
 
 from pydantic_core import PydanticKnownError
 
+from pydantic import TypeAdapter
+
 from webhook.core.gocompat import dra
-from webhook.core.gocompat.gotypes import STRING, Field, GoType, Slice, Struct
-from webhook.core.model.schema import PodCliqueSetSchema
-from webhook.core.pcs.handler import PODCLIQUESET
+from webhook.core.gocompat.gotypes import GoType, Slice, Struct, of_model
+from webhook.core.model.podcliqueset import PodCliqueSet, ResourceClaimTemplateConfig
+from webhook.core.pcs.validator import PODCLIQUESET
 from webhook.policy import cel, gotypes
 from webhook.policy.cel import Text
 from webhook.policy.rules import TEMPLATES
 
 _SPEC = Struct(dra.TEMPLATE_SPEC.go_name, tuple(f for f in dra.TEMPLATE_SPEC.fields if f.name != "metadata"))
-TEMPLATE_CONFIGS: GoType = Slice(Struct(dra.TEMPLATE_CONFIG.go_name, (Field("name", STRING), Field("templateSpec", _SPEC))))
+TEMPLATE_CONFIGS: GoType = Slice(of_model(ResourceClaimTemplateConfig, templateSpec=_SPEC))
 """The templates as the webhook decodes them, less ``templateSpec.metadata``: Grove's CRD declares
 it an object without properties, so the API server prunes everything in it before any admission
 check (and the webhook, called by the API server, sees it empty too)."""
@@ -66,7 +68,7 @@ def _out_of_range(value: str, parts: Parts, path: Text, bounds: tuple[int, int],
 
 def model_problems(root: str) -> str:
     """Where the webhook's model of a PodCliqueSet cannot hold ``root`` (``object``, ``oldObject``)."""
-    schema = PodCliqueSetSchema.model_json_schema(by_alias=True)
+    schema = TypeAdapter(PodCliqueSet).json_schema(by_alias=True)
     checks = [_out_of_range(root, parts, Text(), (low, high)) for parts, low, high in bounded(schema, schema.get("$defs", {}))]
     return f"[{', '.join(checks)}].filter(p, p != '').join(', ')"
 

@@ -6,7 +6,7 @@ is compared by what it points to, a quantity by value), ``marshal`` is ``json.Ma
 types CEL can print (strings, and the slices, pointers and structs made of them), and ``problems``
 is where Go's decoder would refuse the value: once the API server has checked Grove's CRD schema,
 a quantity that does not parse. Opaque parameters are read to any depth, as Go reads them: the
-webhook's own limit (100 levels, ``apimachinery.MAX_RAW_DEPTH``) would take a hundred nested
+webhook's own limit (100 levels, ``gotypes.MAX_RAW_DEPTH``) would take a hundred nested
 comprehensions, which the API server needs seconds to compile whenever it starts, while every
 admission waits (docs/policy.md). Nested comprehensions are given variable names by depth (``i0``,
 ``x1``) so that an inner one never hides an outer one's.
@@ -14,8 +14,7 @@ admission waits (docs/policy.md). Nested comprehensions are given variable names
 
 from __future__ import annotations
 
-from webhook.core.gocompat.apimachinery import INVALID_QUANTITY, QUANTITY, RAW
-from webhook.core.gocompat.gotypes import BOOL, INT64, STRING, Field, GoType, Map, Ptr, Slice, Struct
+from webhook.core.gocompat.gotypes import BOOL, INT32, INT64, INVALID_QUANTITY, QUANTITY, RAW, STRING, Field, GoType, Map, Ptr, Slice, Struct
 from webhook.policy import cel
 from webhook.policy.cel import Text
 

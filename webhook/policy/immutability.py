@@ -1,5 +1,5 @@
 """The UPDATE-only rules (BEHAVIOUR.md §2.10) as the policy's CEL, with ``oldObject``: the same
-composition checks, immutability rules, order and texts as ``core.pcs.immutability``.
+composition checks, immutability rules, order and texts as ``core.pcs.rules.validate_update``.
 
 Lists are compared as Go compares them once decoded (``gotypes.equal``, generated from the Go types
 the webhook decodes into); lists equal as JSON skip that comparison. A changed sharing list is
@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from webhook.core.gocompat.fielderrors import ErrorType
 from webhook.core.gocompat.gotypes import GoType
-from webhook.core.gocompat.grovetypes import CLIQUE_SHARING, PCS_SHARING, SCALING_GROUP_SHARING
-from webhook.core.pcs import details
+from webhook.core.pcs import rules as details
+from webhook.core.pcs.rules import CLIQUE_SHARING_TYPE as CLIQUE_SHARING
 from webhook.core.pcs.rules import CLIQUES, GROUPS, TEMPLATE
+from webhook.core.pcs.rules import GROUP_SHARING_TYPE as SCALING_GROUP_SHARING
+from webhook.core.pcs.rules import PCS_SHARING_TYPE as PCS_SHARING
 from webhook.policy import cel, gotypes
 from webhook.policy.cel import Text
 from webhook.policy.decoding import TEMPLATE_CONFIGS

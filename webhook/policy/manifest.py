@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from webhook.core.pcs.handler import PODCLIQUESET
+from webhook.core.pcs.validator import PODCLIQUESET
 from webhook.policy import authorization, decoding, immutability, rules
 from webhook.policy.cel import bind
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from webhook.core.gocompat.fielderrors import ErrorType, Path, not_supported
 from webhook.core.model.podcliqueset import SUPPORTED_SCOPES
-from webhook.core.pcs import details
+from webhook.core.pcs import rules as details
 from webhook.core.pcs.rules import CLIQUES, GROUPS, TEMPLATE
 from webhook.policy import cel
 from webhook.policy.cel import Text

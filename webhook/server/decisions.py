@@ -16,7 +16,7 @@ import logging
 from typing import Any
 
 from webhook import logs
-from webhook.core.admission.handling import Answer
+from webhook.webhooks import Answer
 from webhook.server.metrics import UNKNOWN
 
 log = logging.getLogger(__name__)

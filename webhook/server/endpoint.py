@@ -21,8 +21,8 @@ import time
 
 from starlette.types import Receive, Scope, Send
 
-from webhook.core.admission.handling import Answer
-from webhook.core.admission.request import Rejection
+from webhook.webhooks import Answer
+from webhook.core.admission import Rejection
 from webhook.server import decisions
 from webhook.server.budget import BUSY, RETRY_AFTER, SMALL, Budget
 from webhook.server.connection.limits import WRITE_HIGH_WATER

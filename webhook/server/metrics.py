@@ -14,7 +14,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
-from webhook.core.admission.handling import Answer
+from webhook.webhooks import Answer
 from webhook.core.pcs.authorization import REVIEW_RESULTS
 from webhook.exposition import new_registry
 from webhook.server.budget import Budget

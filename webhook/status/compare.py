@@ -17,7 +17,7 @@ from webhook.claims.listing import ListedClaim, Listing
 from webhook.core.model import labels
 from webhook.core.model.meta import ObjectKey, OwnerReference
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.pcs.claimnames import dns1123_label_problem
+from webhook.core.pcs.warnings import dns1123_label_problem
 from webhook.core.sharing.desired import claim_count, over_limit
 from webhook.core.sharing.owners import Owner
 from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, plan_change

@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.authorization import TemplateAccess
-from webhook.core.pcs.missingtemplates import TemplateLookup
+from webhook.core.pcs.authorization import TemplateLookup
 
 
 class StoreError(Exception):

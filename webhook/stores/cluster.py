@@ -22,8 +22,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.podcliqueset import PodCliqueSet, read_without_templates
 from webhook.kube.access import Access, Component, GuardedApiClient, guarded
 from webhook.kube.authorization import SubjectAccessReviews
 from webhook.kube.config import KubeConfigError, api_client
@@ -53,7 +52,7 @@ def kept(obj: object) -> PodCliqueSet:
     requests never parse one and the rest of the object (pod specs above all) is dropped at once. A
     ``ValidationError`` (a ``ValueError``) makes the informer log the object and leave it out, and
     ``get`` answer None. Typed ``object`` because that is how the client types a GET's answer."""
-    return read_podcliqueset(obj).without_templates()
+    return read_without_templates(obj)
 
 
 class ClusterStore:

@@ -25,7 +25,7 @@ class EmbeddedStore:
     def of(cls, objects: Iterable[PodCliqueSet]) -> EmbeddedStore:
         """A started store holding ``objects`` (keyed by their namespace and name)."""
         store = cls()
-        store._objects = {pcs.key: pcs.without_templates() for pcs in objects}
+        store._objects = {pcs.key: pcs for pcs in objects}
         store._ready = True
         return store
 

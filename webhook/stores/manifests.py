@@ -11,19 +11,16 @@ typo is found before the server takes traffic rather than when a pod is refused.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import orjson
 import yaml
-from msgspec.structs import replace
 from pydantic import ValidationError
 
-from webhook.core.admission.request import first_problem
-from webhook.core.model.meta import DEFAULT_NAMESPACE, ObjectKey
-from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.meta import DEFAULT_NAMESPACE, ObjectKey, ObjectMeta, first_problem
+from webhook.core.model.podcliqueset import PodCliqueSet, read_podcliqueset, read_without_templates
 from webhook.stores.base import StoreError
 
 SUFFIXES = (".yaml", ".yml", ".json")
@@ -94,15 +91,32 @@ def _is_podcliqueset(obj: dict[str, Any]) -> bool:
     return is_grove_object(obj, KIND)
 
 
-def read_manifest(obj: dict[str, Any], where: str) -> PodCliqueSet:
-    """One PodCliqueSet manifest, in ``default`` when it names no namespace."""
+class Named(Protocol):
+    @property
+    def metadata(self) -> ObjectMeta: ...
+
+
+N = TypeVar("N", bound=Named)
+
+
+def read_object(read: Callable[[Any], N], kind: str, obj: dict[str, Any], where: str) -> N:
+    """One object of a manifest (``kind`` names it in messages), in ``default`` when it names no
+    namespace."""
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict) and not metadata.get("namespace"):
+        obj = {**obj, "metadata": {**metadata, "namespace": DEFAULT_NAMESPACE}}
     try:
-        pcs = read_podcliqueset(obj)
+        found = read(obj)
     except ValidationError as err:
-        raise StoreError(f"{where}: PodCliqueSet cannot be read: {first_problem(err)}") from None
-    if not pcs.name:
-        raise StoreError(f"{where}: PodCliqueSet has no metadata.name")
-    return pcs if pcs.namespace else replace(pcs, namespace=DEFAULT_NAMESPACE)
+        raise StoreError(f"{where}: {kind} cannot be read: {first_problem(err)}") from None
+    if not found.metadata.name:
+        raise StoreError(f"{where}: {kind} has no metadata.name")
+    return found
+
+
+def read_manifest(obj: dict[str, Any], where: str, read: Callable[[Any], PodCliqueSet] = read_podcliqueset) -> PodCliqueSet:
+    """One PodCliqueSet manifest."""
+    return read_object(read, KIND, obj, where)
 
 
 def manifest_objects(paths: Sequence[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -122,7 +136,7 @@ def load(paths: Sequence[Path]) -> dict[tuple[str, str], PodCliqueSet]:
     for where, obj in manifest_objects(paths):
         if not _is_podcliqueset(obj):
             continue
-        pcs = read_manifest(obj, where).without_templates()
+        pcs = read_manifest(obj, where, read_without_templates)
         key = pcs.key
         if key in found:
             raise StoreError(f"{where}: PodCliqueSet {key} is already defined in {origin[key]}")

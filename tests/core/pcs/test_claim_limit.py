@@ -10,8 +10,8 @@ from typing import Any
 import orjson
 
 from core.podcliquesets import Object, create, pcs_review, small, update
-from webhook.core.admission.handling import answer
-from webhook.core.pcs.handler import PodCliqueSetValidator
+from webhook.core.admission import answer
+from webhook.core.pcs.validator import PodCliqueSetValidator
 
 UID = "5ca1ab1e-0000-4000-8000-000000000000"
 

@@ -10,12 +10,9 @@ import orjson
 import pytest
 
 from core.answers import validated
-from core.model.sent import in_parts, read_as_sent
 from core.podcliquesets import Object, pcs_review, small, workload
-from webhook.core.admission.handling import Answer, answer
-from webhook.core.model.reader import read_spec
-from webhook.core.pcs import handler
-from webhook.core.pcs.handler import PodCliqueSetValidator
+from webhook.core.admission import Answer, answer
+from webhook.core.pcs.validator import PodCliqueSetValidator
 
 UID = "5ca1ab1e-0000-4000-8000-000000000000"
 ALLOWED = {"uid": UID, "allowed": True, "status": {"code": 200}}
@@ -297,47 +294,3 @@ def test_a_template_field_go_ignores_is_ignored_however_deep_it_nests(new: Objec
     compared as JSON text, which orjson cannot write (code 500); 1000 levels failed Python's ``==``."""
     body = orjson.dumps(pcs_review(new, operation="UPDATE", old=old)).replace(b'"DEEP"', deep)
     assert decided(body).body["response"] == ALLOWED
-
-
-def test_templates_sent_again_are_read_once() -> None:
-    """An UPDATE sends its templates twice (they are immutable), and the specs of one workload
-    share them: a validator reads each list of templates once, by its JSON text."""
-    validator = PodCliqueSetValidator()
-    old, new, changed = workload(), workload(), workload()
-    new["spec"]["replicas"] = 2
-    changed["spec"]["template"]["resourceClaimTemplates"][0]["name"] = "other"
-    read = [read_as_sent(orjson.dumps(obj), validator.read).spec for obj in (old, new, changed)]
-    assert read[0] != read[1] and read[0].templates is read[1].templates
-    assert read[2].templates is not read[0].templates and read[2].templates[0].name == "other"
-
-
-@pytest.mark.parametrize(
-    ("change", "reads"),
-    [
-        pytest.param(lambda obj: obj["spec"].update(replicas=2), 1, id="replicas"),
-        pytest.param(lambda obj: obj["metadata"]["labels"].update(team="a"), 1, id="labels"),
-        pytest.param(lambda obj: obj["spec"]["template"]["cliques"][0].update(labels={"x": "y"}), 2, id="a-clique's-labels"),
-    ],
-)
-def test_an_old_spec_sent_with_the_new_one_s_template_is_not_read_again(monkeypatch: pytest.MonkeyPatch, change: Any, reads: int) -> None:
-    """A scale or a change of metadata sends the spec's template twice: the old spec is the new
-    one at its own replicas, and the UPDATE is answered as when both are read."""
-    read: list[object] = []
-    monkeypatch.setattr(handler, "read_spec", lambda spec, templates: read.append(spec) or read_spec(spec, templates))
-    old, new = workload(), workload()
-    change(new)
-    body = orjson.dumps(pcs_review(new, operation="UPDATE", old=old, uid=UID))
-    assert asyncio.run(answer(PodCliqueSetValidator(), "validate", body)).body["response"] == ALLOWED
-    assert len(read) == reads
-
-
-def test_an_old_spec_sent_with_the_new_one_s_template_keeps_its_own_replicas() -> None:
-    validator = PodCliqueSetValidator()
-    old, new = workload(), workload()
-    new["spec"]["replicas"] = 3
-    sent_new = in_parts(orjson.dumps(new))
-    read_new = validator.read(sent_new)
-    read_old = validator.old_reader(sent_new)(in_parts(orjson.dumps(old)))
-    assert (read_old.spec.replicas, read_new.spec.replicas) == (old["spec"].get("replicas", 1), 3)
-    assert read_old.spec.cliques is read_new.spec.cliques
-

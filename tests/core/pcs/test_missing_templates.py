@@ -11,9 +11,9 @@ import orjson
 import pytest
 
 from core.podcliquesets import Object, cross_namespace, pcs_review, small
-from webhook.core.admission.handling import answer
+from webhook.core.admission import answer
 from webhook.core.pcs.authorization import TemplateAuthorization, User
-from webhook.core.pcs.handler import PodCliqueSetValidator
+from webhook.core.pcs.validator import PodCliqueSetValidator
 
 NOT_CREATED = "its claims are not created, and the pods that need them stay Pending, until it exists"
 

@@ -10,7 +10,7 @@ import pytest
 
 from core.podcliquesets import Object, create, denial, workload
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.podcliqueset import read_podcliqueset
 from webhook.core.pcs.rules import validate_create as validate
 
 Change = Callable[[Object], Any]

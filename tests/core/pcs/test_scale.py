@@ -13,9 +13,9 @@ import pytest
 
 from core.answers import Source
 from core.podcliquesets import Object, small
-from webhook.core.admission.handling import answer
+from webhook.core.admission import answer
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.podcliqueset import read_podcliqueset
 from webhook.core.pcs.scale import ScaleValidator
 from webhook.core.pcs.warnings import claim_warnings
 from webhook.core.sharing.owners import Level

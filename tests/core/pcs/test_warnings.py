@@ -13,21 +13,9 @@ from hypothesis import strategies as st
 
 from core.podcliquesets import Object, create, denial, workload
 from webhook.core.gocompat.fielderrors import aggregate
-from webhook.core.model.podcliqueset import (
-    CliqueTemplate,
-    Entries,
-    EntryFilter,
-    PodCliqueSet,
-    PodCliqueSetSpec,
-    ScalingGroupConfig,
-    SharingEntry,
-)
-from webhook.core.model.reader import read_podcliqueset
-from webhook.core.pcs import claimnames
-from webhook.core.pcs.claimnames import INCOMPLETE, MAX_COLLISIONS, name_families, name_warnings
-from webhook.core.pcs.warnings import claim_warnings, unmatched_filters
+from webhook.core.model.podcliqueset import PodCliqueSet, PodCliqueSetSpec, read_podcliqueset
+from webhook.core.pcs.warnings import INCOMPLETE, MAX_COLLISIONS, claim_warnings, unmatched_filters
 from webhook.core.sharing.owners import Level, places
-from webhook.core.sharing.patterns import name_patterns
 
 TOO_LONG = "must be no more than 63 characters"
 BAD = "must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
@@ -254,25 +242,36 @@ _NAMES = st.sampled_from(["a", "b", "c", "g", "h"])
 def _filtered_specs(draw: st.DrawFn) -> PodCliqueSetSpec:
     """Specs whose filters and scaling groups name cliques and groups that may or may not exist, a
     clique possibly in two groups."""
-    def entries(groups: bool) -> Entries:
-        filters = st.builds(EntryFilter, st.lists(_NAMES, max_size=2).map(tuple), st.lists(_NAMES, max_size=2).map(tuple) if groups else st.just(()))
-        return tuple(draw(st.lists(st.builds(SharingEntry, st.just("t"), st.just("AllReplicas"), st.just(""), st.none() | filters), max_size=3)))
+    def entries(groups: bool) -> list[Object]:
+        lists = {"childCliqueNames": st.lists(_NAMES, max_size=2)}
+        if groups:
+            lists["childScalingGroupNames"] = st.lists(_NAMES, max_size=2)
+        filters = st.none() | st.fixed_dictionaries(lists)
+        return [
+            {"name": "t", "scope": "AllReplicas", **({} if f is None else {"filter": f})}
+            for f in draw(st.lists(filters, max_size=3))
+        ]
 
-    cliques = tuple(CliqueTemplate(name, 1, ()) for name in draw(st.lists(_NAMES, max_size=3, unique=True)))
-    groups = tuple(
-        ScalingGroupConfig(name, tuple(draw(st.lists(_NAMES, max_size=2))), 1, entries(False))
+    cliques = [{"name": name, "spec": {"replicas": 1}} for name in draw(st.lists(_NAMES, max_size=3, unique=True))]
+    groups = [
+        {"name": name, "cliqueNames": draw(st.lists(_NAMES, max_size=2)), "replicas": 1, "resourceSharing": entries(False)}
         for name in draw(st.lists(_NAMES, max_size=2, unique=True))
-    )
-    return PodCliqueSetSpec(1, entries(True), cliques, groups)
+    ]
+    template = {"resourceSharing": entries(True), "cliques": cliques, "podCliqueScalingGroups": groups}
+    return read_podcliqueset({"spec": {"replicas": 1, "template": template}}).spec
 
 
-_IN_TWO_GROUPS = PodCliqueSetSpec(
-    1,
-    (SharingEntry("t", "AllReplicas", "", EntryFilter((), ("g",))),),
-    (CliqueTemplate("a", 1, ()),),
-    (ScalingGroupConfig("g", ("a",), 1, ()), ScalingGroupConfig("h", ("a",), 1, ())),
-)
+_IN_TWO_GROUPS = read_podcliqueset({"spec": {"replicas": 1, "template": {
+    "resourceSharing": [{"name": "t", "scope": "AllReplicas", "filter": {"childScalingGroupNames": ["g"]}}],
+    "cliques": [{"name": "a", "spec": {"replicas": 1}}],
+    "podCliqueScalingGroups": [{"name": "g", "cliqueNames": ["a"], "replicas": 1}, {"name": "h", "cliqueNames": ["a"], "replicas": 1}],
+}}}).spec
 """A filter naming the first of two groups that both list a clique: its pods are the first's too."""
+
+
+def _names_only(flt: Any, cliques: set[str], groups: set[str]) -> bool:
+    clique_names, group_names = set(flt.child_clique_names), set(getattr(flt, "child_scaling_group_names", ()))
+    return bool(clique_names or group_names) and clique_names <= cliques and group_names <= groups
 
 
 @given(_filtered_specs())
@@ -281,35 +280,24 @@ _IN_TWO_GROUPS = PodCliqueSetSpec(
 def test_a_filter_matches_no_pod_when_it_selects_no_pod_of_the_owners(spec: PodCliqueSetSpec) -> None:
     """The warning asks a filter which names the pods carry; the pods are those of every
     PodClique ``owners.places`` finds (one replica of each owner), asked ``SharingEntry.selects``."""
+    template = spec.template
+    groups_of = template.pod_clique_scaling_groups
     pods = [
-        (spec.cliques[p.template].name, spec.scaling_groups[p.group].name if p.group_replica is not None else None, p.group)
+        (template.cliques[p.template].name, groups_of[p.group].name if p.group_replica is not None else None, p.group)
         for p in places(spec, lambda count: [0])
         if p.level is Level.CLIQUE
     ]
-    cliques, groups = {c.name for c in spec.cliques}, {g.name for g in spec.scaling_groups}
+    cliques, groups = {c.name for c in template.cliques}, {g.name for g in groups_of}
     expected = [
         f"spec.template.resourceSharing[{i}].filter: {NO_POD}"
-        for i, e in enumerate(spec.entries)
-        if e.filter is not None and e.filter.names_only(cliques, groups) and not any(e.selects(c, g) for c, g, _ in pods)
+        for i, e in enumerate(template.resource_sharing or [])
+        if e.filter is not None and _names_only(e.filter, cliques, groups) and not any(e.selects(c, g) for c, g, _ in pods)
     ]
-    for k, group in enumerate(spec.scaling_groups):
+    for k, group in enumerate(groups_of):
         members = [c for c, g, at in pods if g is not None and at == k]
         expected += [
             f"spec.template.podCliqueScalingGroups[{k}].resourceSharing[{i}].filter: {NO_POD}"
-            for i, e in enumerate(group.entries)
-            if e.filter is not None and e.filter.names_only(set(group.clique_names), set()) and not any(e.selects(c) for c in members)
+            for i, e in enumerate(group.resource_sharing or [])
+            if e.filter is not None and _names_only(e.filter, set(group.clique_names), set()) and not any(e.selects(c) for c in members)
         ]
     assert unmatched_filters(spec) == expected
-
-
-def test_a_spec_s_families_are_listed_once_for_every_name_that_leaves_them_too_little_room(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A workload applied under names long enough to make some claim name too long is warned
-    about on every review, its families listed once (with the spec's checks, not per review)."""
-    listings: list[object] = []
-    monkeypatch.setattr(claimnames, "name_patterns", lambda spec: listings.append(spec) or name_patterns(spec))
-    families = name_families(read_podcliqueset(workload()).spec)
-    long_names = [f"{'p' * 40}-{k}" for k in range(3)]
-    found = [name_warnings(name, families) for name in long_names]
-    assert all(w and all("must be no more than 63 characters" in line for line in w) for w in found)
-    assert name_warnings("short", families) == []
-    assert len(listings) == 1

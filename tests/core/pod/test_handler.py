@@ -13,9 +13,9 @@ import pytest
 
 from core.answers import Source, mutated
 from core.workload import grove_pod, pod_review, workload_pcs, workload_pcs_raw
-from webhook.core.admission.handling import Answer
+from webhook.core.admission import Answer
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.podcliqueset import read_podcliqueset
 
 Store = Mapping[tuple[str, str], PodCliqueSet]
 
@@ -52,7 +52,7 @@ def assert_claims(pod: dict[str, Any], expected: list[str]) -> None:
 
 def store_of(*objects: PodCliqueSet) -> dict[tuple[str, str], PodCliqueSet]:
     """What a store holds for ``objects``."""
-    return {pcs.key: pcs.without_templates() for pcs in objects}
+    return {pcs.key: pcs for pcs in objects}
 
 
 # --- §7: every pod of every step -------------------------------------------------------------------

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webhook.core.model.pod import read_pod
-from webhook.core.pod.patch import CLAIMS_ANNOTATION, claim_patch, pointer, shape_of
+from webhook.core.pod.patch import CLAIMS_ANNOTATION, claim_operations, pointer
 
 CLAIMS = ["p-all-a", "p-0-b"]
 
@@ -26,7 +26,7 @@ def refs(*names: str) -> list[dict[str, str]]:
 
 
 def apply(pod: dict[str, Any], claims: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    operations = claim_patch(shape_of(read_pod(pod)), claims)
+    operations = claim_operations(read_pod(pod), claims)
     return operations, jsonpatch.apply_patch(pod, operations)
 
 
@@ -156,7 +156,7 @@ def test_the_pod_records_the_claims_the_webhook_added(metadata: dict[str, Any], 
 
 def test_claims_grove_already_put_in_the_pod_leave_no_annotation() -> None:
     pod = {"metadata": {}, "spec": {"resourceClaims": pod_claims(*CLAIMS), "containers": [{"name": "c", "resources": {"claims": refs(*CLAIMS)}}]}}
-    assert claim_patch(shape_of(read_pod(pod)), CLAIMS) == []
+    assert claim_operations(read_pod(pod), CLAIMS) == []
 
 
 def test_duplicate_names_in_the_claim_list_are_added_once() -> None:
@@ -166,12 +166,12 @@ def test_duplicate_names_in_the_claim_list_are_added_once() -> None:
 
 
 def test_no_claims_no_operations() -> None:
-    assert claim_patch(shape_of(read_pod({"spec": {"containers": [{"name": "c"}]}})), []) == []
+    assert claim_operations(read_pod({"spec": {"containers": [{"name": "c"}]}}), []) == []
 
 
 def test_operations_are_the_smallest_set() -> None:
     pod = {"spec": {"resourceClaims": pod_claims("u"), "containers": [{"name": "c", "resources": {"limits": {}}}]}}
-    assert claim_patch(shape_of(read_pod(pod)), ["x"]) == [
+    assert claim_operations(read_pod(pod), ["x"]) == [
         {"op": "add", "path": "/spec/resourceClaims/-", "value": {"name": "x", "resourceClaimName": "x"}},
         {"op": "add", "path": "/spec/containers/0/resources/claims", "value": [{"name": "x"}]},
         {"op": "add", "path": "/metadata", "value": {"annotations": {CLAIMS_ANNOTATION: "x"}}},

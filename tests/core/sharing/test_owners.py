@@ -6,15 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from msgspec.structs import replace
 
 from core.sharing.oracle import claim_names, stale_claims
 from core.sharing.test_patterns import SEEDS, random_spec
 from core.workload import grove_pod, workload_pcs_raw
 from webhook.core.model.meta import OwnerReference
-from webhook.core.model.children import PodClique, PodCliqueScalingGroup
+from webhook.core.model.children import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.podcliqueset import read_podcliqueset
 from webhook.core.sharing.desired import claim_count, desired_claims
 from webhook.core.sharing.owners import Owner, live_owners, planned_owners
 from webhook.core.sharing.patterns import PlannedSize, planned_size
@@ -45,14 +44,14 @@ def group(name: str, pcs_replica: str = "0", replicas: int = 2, deleting: bool =
     metadata["labels"] = {"app.kubernetes.io/part-of": "rs-test", PCS_INDEX: pcs_replica}
     if deleting:
         metadata["deletionTimestamp"] = DELETING
-    return PodCliqueScalingGroup.model_validate({"metadata": metadata, "spec": {"replicas": replicas}})
+    return read_scaling_group({"metadata": metadata, "spec": {"replicas": replicas}})
 
 
 def clique(name: str, labels: dict[str, str], replicas: int = 1, deleting: bool = False) -> PodClique:
     metadata: dict[str, Any] = {"name": name, "namespace": "default", "uid": f"{name}-uid", "labels": labels}
     if deleting:
         metadata["deletionTimestamp"] = DELETING
-    return PodClique.model_validate({"metadata": metadata, "spec": {"replicas": replicas}})
+    return read_podclique({"metadata": metadata, "spec": {"replicas": replicas}})
 
 
 def worker_a(i: int = 0, **labels: str) -> dict[str, str]:
@@ -217,7 +216,7 @@ def test_scaling_group_and_podclique_claims_carry_their_own_label_and_no_podcliq
 
 def test_podclique_claims_take_part_of_from_the_podclique() -> None:
     """§4.5: Grove labels a PodClique's claims with the PodClique's own ``part-of``."""
-    other = replace(pcs(), name="renamed")
+    other = read_podcliqueset({**workload_pcs_raw(), "metadata": {**workload_pcs_raw()["metadata"], "name": "renamed"}})
     labels = {"app.kubernetes.io/part-of": "rs-test", PCS_INDEX: "0"}
     worker = live_owners((other), [], [clique("rs-test-0-worker-a", labels)])[1]
     assert {c.labels["app.kubernetes.io/part-of"] for c in desired_claims(worker)} == {"rs-test"}

@@ -14,11 +14,10 @@ import pytest
 from core.sharing.oracle import claim_names
 from core.sharing.specs import random_spec
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.podcliqueset import read_podcliqueset
 from webhook.core.sharing.naming import OpenIndex
-from webhook.core.sharing.firstnames import first_names
 from webhook.core.sharing.patterns import NamePattern, first_longer_than, name_patterns
-from webhook.core.sharing.sharednames import apart, may_share, shared_names
+from webhook.core.sharing.sharednames import may_share, shared_names
 
 
 def pattern_of(source: str, segments: tuple[str | int, ...]) -> NamePattern:
@@ -92,17 +91,6 @@ def _odd_entries(raw: dict[str, Any], seed: int) -> dict[str, Any]:
     return raw
 
 
-def test_first_names_are_those_of_the_patterns() -> None:
-    """``first_names`` finds what the validating webhook needs of the usual spec without making
-    the patterns: the same first names and the same longest length."""
-    for seed in SEEDS:
-        spec = read_podcliqueset(_odd_entries(random_spec(seed), seed)).spec
-        patterns = name_patterns(spec)
-        firsts, longest = first_names(spec)
-        assert sorted(firsts) == sorted(p.first for p in patterns), seed
-        assert longest == max((p.longest for p in patterns), default=0), seed
-
-
 def _one_each(level: str, replicas: int) -> dict[str, Any]:
     """A PerReplica entry at each level, the one of ``level`` with a long name and at ``replicas``
     (its claims the longest names): the PodCliqueSet's, a standalone clique's, a scaling group's
@@ -130,24 +118,8 @@ def _one_each(level: str, replicas: int) -> dict[str, Any]:
 def test_the_longest_name_counts_an_index_of_two_digits_from_11_replicas(level: str, replicas: int) -> None:
     spec = read_podcliqueset(_one_each(level, replicas)).spec
     longest = max(len(name) for p in name_patterns(spec) for name in listed(p))
-    assert first_names(spec)[1] == longest
+    assert longest == max(p.longest for p in name_patterns(spec))
     assert longest == len(max(listed(next(p for p in name_patterns(spec) if "long" in p.entry)), key=len))
-
-
-@pytest.mark.parametrize(
-    ("firsts", "expected"),
-    [
-        pytest.param(["-0-gpu-8x-h100", "-all-x"], True, id="a-segment-starting-with-a-digit"),
-        pytest.param(["-0-a-08-b", "-all-x"], True, id="a-leading-zero"),
-        pytest.param(["-0-a-\u0663-b"], True, id="a-digit-not-ascii"),
-        pytest.param(["-0-a-8-b"], False, id="a-number"),
-        pytest.param(["-x", "-0-a-12"], False, id="a-number-at-the-end"),
-        pytest.param(["-0-a", "-0-a"], False, id="a-name-twice"),
-    ],
-)
-def test_apart_only_where_no_segment_is_a_number_but_0_and_no_name_is_repeated(firsts: list[str], expected: bool) -> None:
-    """The segments ``NamePattern.shape`` blanks are the numbers: any other may start with a digit."""
-    assert apart(firsts) is expected
 
 
 def test_families_of_distinct_shapes_share_no_name() -> None:
@@ -161,20 +133,6 @@ def test_families_of_distinct_shapes_share_no_name() -> None:
             families = [listed(p) for p in patterns]
             assert not any(a & b for a, b in itertools.combinations(families, 2)), seed
     assert answers == {True, False}
-
-
-def test_may_share_is_whether_two_shapes_are_equal() -> None:
-    """Told from the first names when their only numbers are 0s, from the shapes otherwise: the
-    same answer as the shapes give, and the random specs take both ways (and both answers)."""
-    ways = set()
-    for seed in SEEDS:
-        patterns = name_patterns(read_podcliqueset(random_spec(seed)).spec)
-        shapes_equal = len({p.shape() for p in patterns}) < len(patterns)
-        assert may_share(patterns) == shapes_equal, seed
-        assert not (apart([p.first for p in patterns]) and shapes_equal), seed
-        zeros_only = not any(s.isdigit() and s != "0" for p in patterns for s in p.first.split("-"))
-        ways.add((zeros_only, shapes_equal))
-    assert ways == {(True, True), (True, False), (False, True), (False, False)}
 
 
 @pytest.mark.parametrize(

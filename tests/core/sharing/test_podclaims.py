@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from core.workload import workload_pcs, workload_pcs_raw
 
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.podcliqueset import read_podcliqueset
 from webhook.core.sharing.placement import IdentityError, clique_identity
 from webhook.core.sharing.podclaims import pod_claims
 

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from webhook.core.model.meta import ObjectKey
-from webhook.core.model.podcliqueset import SharingEntry
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.podcliqueset import ResourceSharingSpec
+from pydantic import TypeAdapter
+from webhook.core.model.podcliqueset import read_podcliqueset
 from webhook.core.sharing.templatesource import InternalTemplate, template_source
 
 SPEC = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}
@@ -43,4 +44,4 @@ CASES: list[tuple[str, dict[str, Any], InternalTemplate | ObjectKey]] = [
 
 @pytest.mark.parametrize(("entry", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_template_source(entry: dict[str, Any], expected: InternalTemplate | ObjectKey) -> None:
-    assert template_source(PCS, SharingEntry(entry["name"], "AllReplicas", entry.get("namespace", ""))) == expected
+    assert template_source(PCS, TypeAdapter(ResourceSharingSpec).validate_python({**entry, "scope": "AllReplicas"})) == expected

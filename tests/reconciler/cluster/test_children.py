@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from webhook.core.model.children import PodClique, PodCliqueScalingGroup
+from webhook.core.model.children import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.podcliqueset import read_podcliqueset
 from webhook.reconciler.cluster.children import current_children
 
 PCS_INDEX = "grove.io/podcliqueset-replica-index"
@@ -42,18 +42,18 @@ def pcs(replicas: int = 1) -> PodCliqueSet:
 
 def group(i: int = 0, replicas: int = 2, owner: str = "pcs", deleting: bool = False) -> PodCliqueScalingGroup:
     meta = metadata(f"rs-test-{i}-sga", owner, {PCS_INDEX: str(i)}, deleting)
-    return PodCliqueScalingGroup.model_validate({"metadata": meta, "spec": {"replicas": replicas}})
+    return read_scaling_group({"metadata": meta, "spec": {"replicas": replicas}})
 
 
 def standalone(i: int = 0, owner: str = "pcs") -> PodClique:
     meta = metadata(f"rs-test-{i}-worker-a", owner, {PCS_INDEX: str(i)})
-    return PodClique.model_validate({"metadata": meta, "spec": {"replicas": 1}})
+    return read_podclique({"metadata": meta, "spec": {"replicas": 1}})
 
 
 def member(i: int = 0, j: int = 0, owner: str = "") -> PodClique:
     labels = {PCS_INDEX: str(i), PCSG: f"rs-test-{i}-sga", PCSG_INDEX: str(j)}
     meta = metadata(f"rs-test-{i}-sga-{j}-worker-b", owner or f"rs-test-{i}-sga-uid", labels)
-    return PodClique.model_validate({"metadata": meta, "spec": {"replicas": 1}})
+    return read_podclique({"metadata": meta, "spec": {"replicas": 1}})
 
 
 Case = tuple[Callable[[], PodCliqueSet], list[PodCliqueScalingGroup], list[PodClique], list[str]]

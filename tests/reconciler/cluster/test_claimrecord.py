@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from kubernetes import client
 
 from webhook.core.model.meta import OwnerReference
-from webhook.core.model.children import PodClique, PodCliqueScalingGroup
+from webhook.core.model.children import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.podcliqueset import read_podcliqueset
 from webhook.core.sharing.owners import Owner, live_owners
 from webhook.reconciler.cluster.cache import Caches
 from webhook.reconciler.cluster.claimrecord import ClaimRecord
@@ -90,10 +90,10 @@ def workload() -> tuple[PodCliqueSet, list[Owner]]:
             "podCliqueScalingGroups": [{"name": "g", "cliqueNames": ["w"], "resourceSharing": sharing}],
         }},
     })
-    group = PodCliqueScalingGroup.model_validate(
+    group = read_scaling_group(
         {"metadata": {"name": "big-0-g", "namespace": "default", "uid": "g", "labels": {PCS_INDEX: "0"}},
          "spec": {"replicas": 2}})
-    clique = PodClique.model_validate(
+    clique = read_podclique(
         {"metadata": {"name": "big-0-w", "namespace": "default", "uid": "w",
                       "labels": {"app.kubernetes.io/part-of": "big", PCS_INDEX: "0"}},
          "spec": {"replicas": 2}})

@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 
 from webhook.core.model.meta import OwnerReference
-from webhook.core.model.podcliqueset import SharingEntry
+from pydantic import TypeAdapter
+
+from webhook.core.model.podcliqueset import ResourceSharingSpec
 from webhook.core.sharing.desired import DesiredClaim
 from webhook.core.sharing.owners import Level
 from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, plan_change as plan
@@ -18,7 +20,7 @@ DESIRED = DesiredClaim(
     "rs-test-0-worker-a-0-int-tpl4",
     LABELS,
     OWNER,
-    SharingEntry("int-tpl4", "PerReplica"),
+    TypeAdapter(ResourceSharingSpec).validate_python({"name": "int-tpl4", "scope": "PerReplica"}),
     "spec.template.cliques[0].resourceSharing[0]",
     Level.CLIQUE,
     0,

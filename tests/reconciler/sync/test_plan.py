@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 from webhook.core.model.meta import OwnerReference
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.podcliqueset import read_podcliqueset
 from webhook.core.sharing.owners import Owner, live_owners
 from webhook.reconciler.cluster.claimhistory import RecentDeletions
 from webhook.reconciler.cluster.claimrecord import ClaimRecord

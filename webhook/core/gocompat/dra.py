@@ -1,6 +1,6 @@
-"""The Go types of a ``resourceClaimTemplates[]`` entry, as Grove's webhook decodes it.
+"""The Go types of a ``resourceClaimTemplates[]`` entry's ``templateSpec``, as Grove's webhook decodes it.
 
-``ResourceClaimTemplateConfig`` holds a ``resource.k8s.io/v1`` ``ResourceClaimTemplateSpec`` (as of
+Grove's ``ResourceClaimTemplateConfig`` holds a ``resource.k8s.io/v1`` ``ResourceClaimTemplateSpec`` (as of
 k8s.io/api v0.35, the version Grove pins). The fields, their order and their ``omitempty`` tags are
 copied from the Go declarations because the U1 message prints the templates as ``json.Marshal``
 does: ``metadata`` always present (a struct), ``devices`` and ``requests`` never omitted, the zero
@@ -11,20 +11,18 @@ sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import GenericAlias
-from typing import Any, Protocol
+from typing import Any
 
-import msgspec
-
-from webhook.core.gocompat.apimachinery import QUANTITY, RAW, TIME
 from webhook.core.gocompat.fielderrors import Path
 from webhook.core.gocompat.gotypes import (
     BOOL,
     INT64,
+    QUANTITY,
+    RAW,
     STRING,
+    TIME,
     DecodeError,
     Field,
-    GoType,
     Map,
     Ptr,
     Slice,
@@ -103,76 +101,27 @@ TEMPLATE_SPEC = Struct("v1.ResourceClaimTemplateSpec", (
     Field("metadata", OBJECT_META, omitempty=True),
     Field("spec", Struct("v1.ResourceClaimSpec", (Field("devices", _DEVICE_CLAIM),))),
 ))
-TEMPLATE_CONFIG = Struct("v1alpha1.ResourceClaimTemplateConfig", (
-    Field("name", STRING), Field("templateSpec", TEMPLATE_SPEC),
-))
-TEMPLATE_CONFIGS: GoType = Slice(TEMPLATE_CONFIG)
-
 PATH = Path("spec").child("template", "resourceClaimTemplates")
 """Where the templates are, for the path of a ``DecodeError`` (``err.at(PATH)``)."""
 
 
-_ACCEPTED = GenericAlias(list, (TEMPLATE_SPEC.accepting(),))
-"""Template specs msgspec may check on ``decode``'s behalf (``GoType.accepting``)."""
-_ACCEPTED_CONFIGS = msgspec.json.Decoder(GenericAlias(list, (TEMPLATE_CONFIG.accepting(),)))
-"""A ``resourceClaimTemplates`` list's JSON text, checked as ``_ACCEPTED`` checks its specs."""
-
-
-class Template(Protocol):
-    """A ``resourceClaimTemplates[]`` entry: its name and its ``templateSpec`` as sent."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def spec(self) -> dict[str, Any]: ...
-
-
-def templates_problem(templates: Sequence[Template]) -> str | None:
-    """Where Go's decoder would refuse the templates (``path: problem``), or None."""
+def templates_problem(specs: Sequence[dict[str, Any]]) -> str | None:
+    """Where Go's decoder would refuse the ``templateSpec`` of each template, in order (``path:
+    problem``), or None."""
     try:
-        msgspec.convert([t.spec for t in templates], _ACCEPTED)
-        return None
-    except msgspec.ValidationError:
-        pass
-    try:
-        decode_templates(templates)
+        decode_templates(specs)
     except DecodeError as err:
         return err.at(PATH)
     return None
 
 
-def decodable_templates(text: bytes) -> tuple[list[str], list[int]] | None:
-    """The names of the templates of a ``resourceClaimTemplates`` list given as its JSON text, and
-    how many device requests each holds, when msgspec finds that Go's decoder takes every one (as
-    ``templates_problem`` checks them first) and each is an object with a ``templateSpec`` object;
-    None when it cannot tell, or for any other list (a ``null`` item or ``templateSpec``)."""
-    try:
-        configs = _ACCEPTED_CONFIGS.decode(text)
-    except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
-        return None
-    names, requests = [], []
-    for config in configs:
-        template_spec = None if config is None else config.templateSpec
-        if template_spec is None:
-            return None
-        names.append(config.name or "")
-        devices = None if template_spec.spec is None else template_spec.spec.devices
-        requests.append(0 if devices is None or devices.requests is None else len(devices.requests))
-    return names, requests
-
-
-def decode_templates(templates: Sequence[Template] | None) -> list[dict[str, Any]] | None:
-    """The templates as Go holds them; None for an absent list (a nil slice).
-
-    Raises ``gotypes.DecodeError`` where Go's decoder would refuse the object.
-    """
-    if templates is None:
-        return None
+def decode_templates(specs: Sequence[dict[str, Any]]) -> list[Any]:
+    """Each ``templateSpec`` as Go holds it. Raises ``gotypes.DecodeError`` where Go's decoder
+    would refuse one."""
     decoded = []
-    for i, template in enumerate(templates):
+    for i, spec in enumerate(specs):
         try:
-            decoded.append({"name": template.name, "templateSpec": TEMPLATE_SPEC.decode(template.spec)})
+            decoded.append(TEMPLATE_SPEC.decode(spec))
         except DecodeError as err:
             raise err.within("templateSpec").within(i) from None
     return decoded

@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-import msgspec
-
 from webhook.core.gocompat import gojson
 
 
@@ -25,11 +23,12 @@ class ErrorType(Enum):
     NOT_FOUND = "Not found"
     DUPLICATE = "Duplicate value"
     NOT_SUPPORTED = "Unsupported value"
+    TOO_MANY = "Too many"
 
 
-class Path(msgspec.Struct, frozen=True, gc=False):
-    """A field path such as ``spec.template.resourceSharing[1].name`` (a struct of msgspec's, the
-    cheapest immutable object to make: the rules make paths for every list a spec holds)."""
+@dataclass(frozen=True, slots=True)
+class Path:
+    """A field path such as ``spec.template.resourceSharing[1].name``."""
 
     text: str = ""
 
@@ -110,6 +109,10 @@ def duplicate(path: Path, value: Any) -> FieldError:
 def not_supported(path: Path, value: Any, supported: list[str]) -> FieldError:
     quoted = ", ".join(gojson.quote(v) for v in supported)
     return FieldError(ErrorType.NOT_SUPPORTED, path, value, f"supported values: {quoted}")
+
+
+def too_many(path: Path, actual: int, most: int) -> FieldError:
+    return FieldError(ErrorType.TOO_MANY, path, actual, f"must have at most {most} items")
 
 
 ErrorList = list[FieldError]

@@ -6,24 +6,28 @@ decoding rejects a value of the wrong JSON type (HTTP 400), ``Semantic.DeepEqual
 UPDATE changed it (nil equals empty, pointers compare what they point to, quantities compare by
 value), and ``json.Marshal`` prints it in the immutability message (declaration order, ``omitempty``,
 ``null`` for nil). Each type below does those three things; ``dra`` describes the structs.
+Grove's own types are not described here but read off the model's classes (``of_model``), so
+that the immutability rules compare and print Grove's lists as Go does from the one declaration.
 
-A decoded value is plain Python: a struct is a dict holding every field, nil is None.
-
-Whether a value decodes at all is asked of every template a review carries, and the usual answer is
-yes: each type also gives a msgspec type (``accepting``) that takes only values ``decode`` takes, so
-that msgspec checks the usual value in C and only what it refuses is decoded here, to say why.
+A decoded value is plain Python: a struct is a dict holding every field (or a model instance, for
+a type ``of_model`` made), nil is None.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cached_property
 from operator import itemgetter
-from types import GenericAlias
+from types import NoneType, UnionType
 from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
+import orjson
+from pydantic.fields import FieldInfo
 
+from webhook.core.gocompat import gojson, quantity
 from webhook.core.gocompat.fielderrors import Path
 from webhook.core.gocompat.gojson import GoMap
 
@@ -58,10 +62,6 @@ def _json_kind(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
-_NO_VALUE = Annotated[str, msgspec.Meta(pattern="(?!)")]
-"""A msgspec type no value has (a string matching no pattern)."""
-
-
 class GoType:
     """One Go type: how JSON decodes into it, what ``Semantic.DeepEqual`` compares, what
     ``json.Marshal`` prints."""
@@ -74,12 +74,6 @@ class GoType:
 
     def decode(self, value: Any) -> Any:
         raise NotImplementedError
-
-    def accepting(self) -> Any:
-        """A msgspec type whose values, and ``null``, ``decode`` takes (``msgspec.convert``
-        with it refuses some values ``decode`` takes too: those are then decoded to find out).
-        Here only ``null``: a type whose check msgspec cannot make leaves every value to ``decode``."""
-        return _NO_VALUE | None
 
     def key(self, value: Any) -> Any:
         """A Python value equal for two Go values exactly when ``Semantic.DeepEqual`` holds."""
@@ -117,16 +111,12 @@ class Scalar(GoType):
             raise DecodeError(f"cannot unmarshal number {value} into a Go value of type {self.go_name}")
         return value
 
-    def accepting(self) -> Any:
-        if not self.bits:
-            return self.kind | None
-        return Annotated[int, msgspec.Meta(ge=-(2 ** (self.bits - 1)), le=2 ** (self.bits - 1) - 1)] | None
-
     def is_empty(self, value: Any) -> bool:
         return bool(value == self.zero)
 
 
 STRING = Scalar("string", str, "")
+INT32 = Scalar("int32", int, 0, 32)
 INT64 = Scalar("int64", int, 0, 64)
 BOOL = Scalar("bool", bool, False)
 
@@ -141,9 +131,6 @@ class Ptr(GoType):
 
     def decode(self, value: Any) -> Any:
         return None if value is None else self.to.decode(value)
-
-    def accepting(self) -> Any:
-        return self.to.accepting()
 
     def key(self, value: Any) -> Any:
         return None if value is None else (self.to.key(value),)
@@ -175,9 +162,6 @@ class Slice(GoType):
             except DecodeError as err:
                 raise err.within(i) from None
         return decoded
-
-    def accepting(self) -> Any:
-        return GenericAlias(list, (self.item.accepting(),)) | None
 
     def key(self, value: Any) -> Any:
         return tuple(self.item.key(v) for v in value or ())
@@ -212,9 +196,6 @@ class Map(GoType):
                 raise err.within(k) from None
         return decoded
 
-    def accepting(self) -> Any:
-        return GenericAlias(dict, (str, self.value.accepting())) | None
-
     def key(self, value: Any) -> Any:
         return tuple(sorted(((k, self.value.key(v)) for k, v in (value or {}).items()), key=itemgetter(0)))
 
@@ -231,6 +212,8 @@ class Field:
     type: GoType
     omitempty: bool = False
     omitzero: bool = False
+    attr: str = ""
+    """The attribute that holds the field in a model instance (``of_model``)."""
 
 
 @dataclass(frozen=True)
@@ -263,27 +246,150 @@ class Struct(GoType):
                 raise err.within(f.name) from None
         return decoded
 
-    def accepting(self) -> Any:
-        """Members not declared are ignored, as ``decode`` ignores them; one not sent is null."""
-        return self._accepting | None
-
-    @cached_property
-    def _accepting(self) -> type[msgspec.Struct]:
-        return msgspec.defstruct(self.go_name, [(f.name, f.type.accepting(), None) for f in self.fields], gc=False)
+    @staticmethod
+    def get(value: Any, field: Field) -> Any:
+        """A field of a decoded struct (a dict) or of a model instance."""
+        return value[field.name] if isinstance(value, dict) else getattr(value, field.attr)
 
     def key(self, value: Any) -> Any:
-        return tuple(f.type.key(value[f.name]) for f in self.fields)
+        return tuple(f.type.key(self.get(value, f)) for f in self.fields)
 
     def marshal(self, value: Any) -> Any:
         out: dict[str, Any] = {}
         for f in self.fields:
-            v = value[f.name]
+            v = self.get(value, f)
             if (f.omitempty and f.type.is_empty(v)) or (f.omitzero and f.type.is_zero(v)):
                 continue
             out[f.name] = f.type.marshal(v)
         return out
 
 
+def of_model(model: type, package: str = "v1alpha1", **types: GoType) -> Struct:
+    """The Go struct a model class (``model.meta.kube_model``) declares: its fields in order, by
+    their JSON names, ``omitempty`` where the model leaves an empty value out. ``types`` gives the
+    Go type of a field the model keeps as sent (by JSON name)."""
+    hints = typing.get_type_hints(model, include_extras=True)
+    fields = []
+    for f in dataclasses.fields(model):
+        info = f.default if isinstance(f.default, FieldInfo) else None
+        name = info.alias if info is not None and info.alias else f.name
+        go_type = types.get(name) or _go_type(hints[f.name], package)
+        fields.append(Field(name, go_type, omitempty=info is not None and info.exclude_if is not None, attr=f.name))
+    return Struct(f"{package}.{model.__name__}", tuple(fields))
+
+
+def _go_type(hint: Any, package: str) -> GoType:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Annotated:
+        return _go_type(args[0], package)
+    if origin in (UnionType, typing.Union):
+        inner = _go_type(next(a for a in args if a is not NoneType), package)
+        return inner if isinstance(inner, Slice | Map) else Ptr(inner)
+    if origin is list:
+        return Slice(_go_type(args[0], package))
+    if origin is dict:
+        return Map(_go_type(args[1], package))
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return of_model(hint, package)
+    scalars: dict[Any, GoType] = {str: STRING, int: INT32, bool: BOOL}
+    return scalars[hint]
+
+
 def semantic_equal(go_type: GoType, a: Any, b: Any) -> bool:
     """apimachinery's ``equality.Semantic.DeepEqual`` on two decoded values of ``go_type``."""
     return bool(go_type.key(a) == go_type.key(b))
+
+
+# --- apimachinery's own types inside the DRA structs ----------------------------------------------
+# ``resource.Quantity`` compares by value and prints canonically, ``runtime.RawExtension`` is any
+# JSON kept as sent, ``metav1.Time`` compares as an instant and prints in UTC to the second.
+
+INVALID_QUANTITY = "invalid quantity"
+"""What a quantity that does not parse is refused with, before the quoted text."""
+
+
+class _Quantity(GoType):
+    """``resource.Quantity``: a string (or number) in JSON, compared by value, printed canonically."""
+
+    go_name = "resource.Quantity"
+
+    def decode(self, value: Any) -> Any:
+        if value is None:
+            return quantity.ZERO
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise self.mismatch(value)
+        parsed = quantity.parse(value if isinstance(value, str) else gojson.marshal(value))
+        if parsed is None:
+            raise DecodeError(f"{INVALID_QUANTITY} {gojson.quote(str(value))}")
+        return parsed
+
+    def key(self, value: Any) -> Any:
+        return value.value
+
+    def marshal(self, value: Any) -> Any:
+        return value.text
+
+
+MAX_RAW_DEPTH = 100
+"""How deep an opaque value may nest. Go reads up to 10,000 levels, but such a value is compared
+through orjson (which writes at most 255) and printed by recursive Python; no device configuration
+comes near 100, and a value beyond it is refused (code 400) rather than failing the request."""
+TOO_DEEP = f"nested more than {MAX_RAW_DEPTH} levels deep"
+
+
+def deeper_than(value: Any, limit: int) -> bool:
+    """Whether arrays and objects (lists, tuples, dicts) in ``value`` nest more than ``limit`` levels,
+    found level by level (a check by recursion would fail on the very values it is there to refuse)."""
+    level = [value]
+    for _ in range(limit):
+        level = [
+            child for v in level if isinstance(v, list | tuple | dict) for child in (v.values() if isinstance(v, dict) else v)
+        ]
+        if not level:
+            return False
+    return any(isinstance(v, list | tuple | dict) for v in level)
+
+
+class _Raw(GoType):
+    """``runtime.RawExtension``: any JSON, kept as sent; Go compares and prints the bytes as they came."""
+
+    go_name = "runtime.RawExtension"
+
+    def decode(self, value: Any) -> Any:
+        if deeper_than(value, MAX_RAW_DEPTH):
+            raise DecodeError(TOO_DEEP)
+        return value
+
+    def key(self, value: Any) -> Any:
+        return b"" if value is None else orjson.dumps(value)
+
+
+class _Time(GoType):
+    """``metav1.Time``: RFC 3339 in JSON, compared as instants, printed in UTC to the second; the zero
+    time is printed ``null`` (and left out by ``omitzero``)."""
+
+    go_name = "v1.Time"
+
+    def decode(self, value: Any) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise self.mismatch(value)
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            parsed = None
+        if parsed is None or parsed.tzinfo is None or "T" not in value.upper():
+            raise DecodeError(f"invalid RFC 3339 time {gojson.quote(value)}")
+        return parsed
+
+    def marshal(self, value: Any) -> Any:
+        if value is None:
+            return None
+        t = value.astimezone(UTC)
+        return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z"
+
+
+QUANTITY = _Quantity()
+RAW = _Raw()
+TIME = _Time()

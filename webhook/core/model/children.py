@@ -3,20 +3,28 @@ PodCliques, as far as their claims read them (name, labels, UID, owners, current
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, TypeAdapter
+from pydantic.dataclasses import dataclass
 
-from webhook.core.model.meta import Int32, KubeModel, ObjectMeta
+from webhook.core.model.meta import Int32, ObjectMeta, MODEL
 
 
-class ReplicasSpec(KubeModel):
+@dataclass(frozen=True, slots=True, config=MODEL)
+class ReplicasSpec:
     replicas: Int32 | None = None
 
 
-class PodCliqueScalingGroup(KubeModel):
+@dataclass(frozen=True, slots=True, config=MODEL)
+class PodCliqueScalingGroup:
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: ReplicasSpec = Field(default_factory=ReplicasSpec)
 
 
-class PodClique(KubeModel):
+@dataclass(frozen=True, slots=True, config=MODEL)
+class PodClique:
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: ReplicasSpec = Field(default_factory=ReplicasSpec)
+
+
+read_scaling_group = TypeAdapter(PodCliqueScalingGroup).validate_python
+read_podclique = TypeAdapter(PodClique).validate_python

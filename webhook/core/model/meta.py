@@ -1,69 +1,63 @@
-"""Object metadata and the Go-like field types every model here shares.
+"""What every object model here shares: Go's field types, object metadata, keys and references.
 
 Go decodes JSON ``null`` into a field's zero value, and the API server may send ``null`` for empty
-strings and lists, so these types accept ``null`` as "" or []. Everything else is strict: a number
-where Go expects a string (or the reverse) is a decode error, as it is for Grove.
+strings and lists, so the field types below read ``null`` as "" or []. Everything else is strict,
+as Go's decoder is: a number where Go expects a string (or the reverse) is refused, and pydantic's
+first complaint (``first_problem``) is the message a review gets for it.
+
+Models are pydantic dataclasses (``MODEL``): frozen, with slots (a store holds thousands of
+PodCliqueSets), unknown members ignored, and read only through the JSON names (``alias``): a member
+spelled the Python way is unknown to Kubernetes and to Grove. They are made by reading JSON
+(``TypeAdapter(...).validate_python``), never built field by field in code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any, NamedTuple, TypeVar
 
-import msgspec
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator
+from pydantic import BeforeValidator, ConfigDict, Field, PlainValidator, Strict, ValidationError
+from pydantic.dataclasses import dataclass
 
 T = TypeVar("T")
 
 DEFAULT_NAMESPACE = "default"
 """Where an object that names no namespace goes, as ``kubectl`` puts it."""
-
-
-def _none_to_empty_str(value: Any) -> Any:
-    return "" if value is None else value
-
-
-def _none_to_empty_list(value: Any) -> Any:
-    return [] if value is None else value
-
-
-def _none_to_empty_dict(value: Any) -> Any:
-    return {} if value is None else value
-
-
-class Unusual(Exception):
-    """A member a direct reading of parsed JSON does not take as it is (``null``, another type):
-    the pydantic schema reads the object instead, and its first complaint is Go's refusal."""
-
-
-class DecodeWhole(Exception):
-    """A body decoded by the shape a webhook declares (``admission.envelope``) that its reading
-    cannot finish as the body decoded whole would be read: a member handed over as its JSON text
-    that orjson refuses (the whole body is then refused with orjson's message), or a PodCliqueSet
-    whose spec was decoded by its declarations while the rest of the object is unusual (the schema
-    then reads the whole object, for its message). The body is decoded whole and answered again."""
-
-
-GoStr = Annotated[str, BeforeValidator(_none_to_empty_str)]
-GoList = Annotated[list[T], BeforeValidator(_none_to_empty_list)]
-GoStrList = GoList[GoStr]
-GoStrMap = Annotated[dict[str, GoStr], BeforeValidator(_none_to_empty_dict)]
-INT32 = range(-(2**31), 2**31)
-"""Go's ``int32``: the values each reading of a member of that type takes."""
-Int32 = Annotated[int, Field(ge=INT32.start, le=INT32.stop - 1)]
-
-
-class KubeModel(BaseModel):
-    """Base for read models: strict types, camelCase names, unknown fields ignored (never rewritten).
-
-    Only the camelCase name reads a field: a member spelled the Python way (``init_containers``) is
-    unknown to Kubernetes and to Grove, and reading it as the field would make the pod webhook patch
-    a list the pod does not have."""
-
-    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
-
-
 GROVE_API_VERSION = "grove.io/v1alpha1"
+
+MODEL = ConfigDict(extra="ignore")
+"""The configuration of every model (``@dataclass(frozen=True, slots=True, config=MODEL)``): unknown
+members ignored. Its field types are strict (below), so the class itself need not be."""
+
+
+def _null_to(zero: Callable[[], Any]) -> BeforeValidator:
+    return BeforeValidator(lambda value: zero() if value is None else value)
+
+
+GoStr = Annotated[str, _null_to(str), Strict()]
+GoList = Annotated[list[T], _null_to(list), Strict()]
+"""A list whose ``null`` and absence read as empty: every list but the few whose nil Go prints."""
+GoStrList = GoList[GoStr]
+GoStrMap = Annotated[dict[str, GoStr], _null_to(dict), Strict()]
+NilList = Annotated[list[T], Strict()] | None
+"""A list Go may hold as nil (absent or ``null``): ``json.Marshal`` prints it ``null``, and
+``Semantic.DeepEqual`` takes it for an empty one."""
+INT32 = range(-(2**31), 2**31)
+Int32 = Annotated[int, Strict(), Field(ge=INT32.start, le=INT32.stop - 1)]
+
+
+def omitted_when_empty(**field: Any) -> Any:
+    """A field tagged ``omitempty``: ``go_json`` leaves it out when it is "", empty or nil."""
+    return Field(exclude_if=lambda value: not value, **field)
+
+
+def first_problem(err: ValidationError) -> str:
+    """The first problem pydantic found, as ``path: problem`` (paths by the JSON names)."""
+    first = err.errors(include_url=False)[0]
+    where = ""
+    for part in first["loc"]:
+        where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+    return f"{where}: {first['msg']}" if where else str(first["msg"])
 
 
 class ObjectKey(NamedTuple):
@@ -78,9 +72,9 @@ class ObjectKey(NamedTuple):
         return f"{self.namespace}/{self.name}"
 
 
-class GroupVersionKind(msgspec.Struct, frozen=True, gc=False):
+class GroupVersionKind(NamedTuple):
     """apimachinery's ``schema.GroupVersionKind``: what a request or an object says it is, and the
-    one kind an endpoint serves."""
+    one kind a webhook serves."""
 
     group: str = ""
     version: str = ""
@@ -154,14 +148,15 @@ def read_owner_references(value: Any) -> list[OwnerReference]:
     return [OwnerReference.from_api(v) for v in value]
 
 
-class ObjectMeta(KubeModel):
+@dataclass(frozen=True, slots=True, config=MODEL)
+class ObjectMeta:
     name: GoStr = ""
-    generate_name: GoStr = Field("", alias="generateName")
+    generate_name: GoStr = Field(default="", alias="generateName")
     namespace: GoStr = ""
     uid: GoStr = ""
-    resource_version: GoStr = Field("", alias="resourceVersion")
+    resource_version: GoStr = Field(default="", alias="resourceVersion")
     labels: GoStrMap = Field(default_factory=dict)
     owner_references: Annotated[list[OwnerReference], PlainValidator(read_owner_references)] = Field(
         default_factory=list, alias="ownerReferences"
     )
-    deletion_timestamp: str | None = Field(None, alias="deletionTimestamp")
+    deletion_timestamp: Annotated[str, Strict()] | None = Field(default=None, alias="deletionTimestamp")

@@ -1,240 +1,227 @@
-"""A PodCliqueSet as every decision reads it: its identity, replicas, resource sharing and templates.
+"""Grove's PodCliqueSet, as far as resource sharing reads it: the one declaration of its shape.
 
-One representation serves the validating webhook, the stores the pod webhook reads, the claim
-reconciler and the claims command (``reader.read_podcliqueset`` makes it from JSON). Frozen msgspec
-structs all the way down: immutable, about the size of their fields, untracked by the garbage
-collector (they form no cycles), and the cheapest objects to build on every review; the
-names that repeat from one PodCliqueSet to the next (entry, clique and group names, scopes,
-namespaces) are interned, so the thousands of PodCliqueSets a store holds share them.
+The classes follow Grove's Go types (ai-dynamo/grove ``operator/api/core/v1alpha1``) field for field,
+in their declaration order and with their JSON names, so that a rule reads like Grove's
+(``pcs.spec.template.resource_sharing``) and ``json.Marshal``'s output can be made from them
+(``gocompat.gojson.go_json``; ``omitted_when_empty`` marks Go's ``omitempty``). Every decision
+reads this model: both webhooks, the claim reconciler, the ``claims`` and ``status`` commands and
+the ValidatingAdmissionPolicy's generator.
 
-Every list keeps the spec's order, so entry indices and "the first clique of that name" mean what
-they mean in the spec, and replica counts are as the spec gives them.
+``read_podcliqueset`` reads one from parsed JSON as strictly as Go's decoder (``model.meta``),
+raising pydantic's ``ValidationError`` where Go would refuse it; members not declared here are
+ignored, as Go ignores unknown fields. The lists Go prints as ``null`` when they were not sent
+(the three ``resourceSharing`` lists and ``resourceClaimTemplates``) are None then.
+``templateSpec`` is kept as sent: its Go types are ``gocompat.dra``'s, checked by the validating
+webhook alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Final, overload
+from collections.abc import Sequence
+from typing import Annotated, Any, Final
 
-import msgspec
-import orjson
+from pydantic import Field, Strict, TypeAdapter
+from pydantic.dataclasses import dataclass
 
-from webhook.core.model.meta import ObjectKey
-
+from webhook.core.model.meta import (
+    GoList,
+    GoStr,
+    GoStrList,
+    GoStrMap,
+    Int32,
+    NilList,
+    ObjectKey,
+    ObjectMeta,
+    MODEL,
+    omitted_when_empty,
+)
 
 # ``ResourceSharingScope``: one claim per owner, or one per replica of the owner. An entry keeps its
-# scope as the string sent (Grove ignores one of another value), so the scopes are strings too.
+# scope as the string sent (Grove ignores one of another value).
 ALL_REPLICAS: Final = "AllReplicas"
 PER_REPLICA: Final = "PerReplica"
 SUPPORTED_SCOPES = [ALL_REPLICAS, PER_REPLICA]
 
 
-class EntryFilter(msgspec.Struct, frozen=True, gc=False):
-    """An entry's ``filter``: the cliques (and, on the PodCliqueSet level, scaling groups) it names."""
+@dataclass(frozen=True, slots=True, config=MODEL)
+class ResourceSharingSpec:
+    """A clique's entry, and the fields every level's entry has (Grove inlines them)."""
 
-    clique_names: tuple[str, ...] = ()
-    scaling_group_names: tuple[str, ...] = ()
-
-    def names_only(self, cliques: set[str] | frozenset[str], groups: set[str] | frozenset[str]) -> bool:
-        """Whether the filter names something, and only ``cliques`` and ``groups``: a filter Grove's
-        rules let through when these are the children that exist."""
-        named = self.clique_names or self.scaling_group_names
-        return bool(named) and cliques.issuperset(self.clique_names) and groups.issuperset(self.scaling_group_names)
-
-    def names_any(self, names: set[str]) -> bool:
-        """Whether either list names one of ``names``: whether the filter leaves in some pod of the
-        cliques and scaling groups ``names`` holds, as ``SharingEntry.selects`` compares a pod's
-        names with both lists."""
-        return not (names.isdisjoint(self.clique_names) and names.isdisjoint(self.scaling_group_names))
-
-
-class SharingEntry(msgspec.Struct, frozen=True, gc=False):
-    """One ``resourceSharing`` entry of any level; ``filter`` is None when the entry has none (a
-    clique's entries never have one, a scaling group's names only cliques)."""
-
-    name: str
-    scope: str
-    namespace: str = ""
-    filter: EntryFilter | None = None
+    name: GoStr = ""
+    namespace: GoStr = omitted_when_empty(default="")
+    scope: GoStr = ""
 
     def selects(self, clique: str, scaling_group: str | None = None) -> bool:
-        """Whether the entry's filter leaves a pod of clique ``clique`` (in ``scaling_group``) in
-        (BEHAVIOUR.md §5.3). A PodCliqueSet-level filter compares both its lists with both
-        names; a scaling group's names only cliques and is asked about the clique alone; an entry
-        without a filter selects every pod."""
+        """Whether the entry leaves a pod of clique ``clique`` (in ``scaling_group``) in
+        (BEHAVIOUR.md §5.3): an entry without a filter selects every pod."""
+        return True
+
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class PCSResourceSharingFilter:
+    child_clique_names: GoStrList = omitted_when_empty(default_factory=list, alias="childCliqueNames")
+    child_scaling_group_names: GoStrList = omitted_when_empty(default_factory=list, alias="childScalingGroupNames")
+
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class PCSResourceSharingSpec(ResourceSharingSpec):
+    filter: PCSResourceSharingFilter | None = omitted_when_empty(default=None)
+
+    def selects(self, clique: str, scaling_group: str | None = None) -> bool:
+        """Both lists are compared with both the clique's and the scaling group's names (§9 item 11)."""
         flt = self.filter
         if flt is None:
             return True
         names = (clique,) if scaling_group is None else (clique, scaling_group)
-        return any(n in flt.clique_names or n in flt.scaling_group_names for n in names)
+        return any(n in flt.child_clique_names or n in flt.child_scaling_group_names for n in names)
 
 
-Entries = tuple[SharingEntry, ...]
+@dataclass(frozen=True, slots=True, config=MODEL)
+class PCSGResourceSharingFilter:
+    child_clique_names: GoStrList = omitted_when_empty(default_factory=list, alias="childCliqueNames")
 
 
-class CliqueTemplate(msgspec.Struct, frozen=True, gc=False):
-    """A clique template (``spec.template.cliques[]``): its replicas are None when unset."""
+@dataclass(frozen=True, slots=True, config=MODEL)
+class PCSGResourceSharingSpec(ResourceSharingSpec):
+    filter: PCSGResourceSharingFilter | None = omitted_when_empty(default=None)
 
-    name: str
-    replicas: int | None
-    entries: Entries
-    sharing_sent: bool = True
-    """Whether ``resourceSharing`` was sent: Go prints a list that was not sent as ``null``."""
-    max_replicas: int | None = None
-    """``spec.autoScalingConfig.maxReplicas``: the most an autoscaler may scale its PodCliques to,
-    and so how long the replica indices in claim names may grow."""
+    def selects(self, clique: str, scaling_group: str | None = None) -> bool:
+        return self.filter is None or clique in self.filter.child_clique_names
 
 
-class ScalingGroupConfig(msgspec.Struct, frozen=True, gc=False):
-    """A scaling-group config (``spec.template.podCliqueScalingGroups[]``)."""
+Entries = Sequence[ResourceSharingSpec]
+"""One ``resourceSharing`` list, of any level."""
 
-    name: str
-    clique_names: tuple[str, ...]
-    replicas: int | None
-    entries: Entries
-    sharing_sent: bool = True
-    max_replicas: int | None = None
-    """``scaleConfig.maxReplicas``: the most an autoscaler may scale the group's objects to."""
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class ResourceClaimTemplateConfig:
+    name: GoStr = ""
+    template_spec: Annotated[dict[str, Any], Strict()] = Field(default_factory=dict, alias="templateSpec")
+
+    @property
+    def device_requests(self) -> int:
+        """How many entries ``templateSpec.spec.devices.requests`` holds (0 when any level is absent)."""
+        spec = self.template_spec.get("spec")
+        devices = spec.get("devices") if isinstance(spec, dict) else None
+        requests = devices.get("requests") if isinstance(devices, dict) else None
+        return len(requests) if isinstance(requests, list) else 0
+
+    def claim_spec(self) -> dict[str, Any]:
+        """``templateSpec.spec``: the spec a claim made from it gets (its metadata is not copied, §6.4)."""
+        spec = self.template_spec.get("spec")
+        return spec if isinstance(spec, dict) else {}
+
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class AutoScalingConfig:
+    """``autoScalingConfig`` of a clique, ``scaleConfig`` of a scaling group: how far an autoscaler
+    may take the replicas, and so how long the replica indices in claim names may grow."""
+
+    max_replicas: Int32 | None = Field(default=None, alias="maxReplicas")
+
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class PodCliqueSpec:
+    replicas: Int32 | None = None
+    auto_scaling_config: AutoScalingConfig | None = Field(default=None, alias="autoScalingConfig")
+
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class PodCliqueTemplateSpec:
+    name: GoStr = ""
+    labels: GoStrMap = Field(default_factory=dict)
+    resource_sharing: NilList[ResourceSharingSpec] = Field(default=None, alias="resourceSharing")
+    spec: PodCliqueSpec = Field(default_factory=PodCliqueSpec)
+
+    @property
+    def max_replicas(self) -> int | None:
+        config = self.spec.auto_scaling_config
+        return None if config is None else config.max_replicas
+
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class PodCliqueScalingGroupConfig:
+    name: GoStr = ""
+    clique_names: GoStrList = Field(default_factory=list, alias="cliqueNames")
+    replicas: Int32 | None = None
+    scale_config: AutoScalingConfig | None = Field(default=None, alias="scaleConfig")
+    resource_sharing: NilList[PCSGResourceSharingSpec] = Field(default=None, alias="resourceSharing")
 
     def template_replicas(self) -> int:
         """Replicas a new scaling group object starts with (the CRD defaults an absent value to 1)."""
         return 1 if self.replicas is None else self.replicas
 
-
-class ClaimTemplate(msgspec.Struct, frozen=True, gc=False):
-    """An internal template (``spec.template.resourceClaimTemplates[]``), its ``templateSpec`` as sent."""
-
-    name: str
-    spec: dict[str, Any]
-    requests: int
-    """How many entries ``templateSpec.spec.devices.requests`` holds (0 when any level is absent),
-    counted as it was read (``device_requests``)."""
-
-    def claim_spec(self) -> dict[str, Any]:
-        """``templateSpec.spec``: the spec a claim made from it gets (its metadata is not copied, §6.4)."""
-        spec = self.spec.get("spec")
-        return spec if isinstance(spec, dict) else {}
+    @property
+    def max_replicas(self) -> int | None:
+        return None if self.scale_config is None else self.scale_config.max_replicas
 
 
-def device_requests(template_spec: dict[str, Any]) -> int:
-    """``ClaimTemplate.requests`` of a ``templateSpec`` as parsed."""
-    spec = template_spec.get("spec")
-    devices = spec.get("devices") if isinstance(spec, dict) else None
-    requests = devices.get("requests") if isinstance(devices, dict) else None
-    return len(requests) if isinstance(requests, list) else 0
-
-
-class ClaimTemplates(Sequence[ClaimTemplate]):
-    """A spec's internal templates, in the spec's order: their names and device-request counts at
-    hand (all Grove's rules read), each template's ``templateSpec`` only when first asked for (a
-    claim made from it, the message of an UPDATE that changed them, Go's decoding of a list
-    msgspec could not check).
-
-    Read from the list's JSON text when msgspec found that Go's decoder takes it
-    (``reader.read_templates``), they keep that text (``text``) and are parsed from it when a
-    template is first asked for, as the reader parses one (a ``null`` name reads as ""); read
-    from parsed JSON or through the schema, they are the templates given and ``text`` is None.
-    Two lists of the same templates are equal however they were read."""
-
-    __slots__ = ("names", "requests", "text", "_items")
-
-    def __init__(self, templates: Iterable[ClaimTemplate] = ()) -> None:
-        self._items: tuple[ClaimTemplate, ...] | None = tuple(templates)
-        self.names = tuple([t.name for t in self._items])
-        self.requests = tuple([t.requests for t in self._items])
-        self.text: bytes | None = None
-        """The list's JSON text, when read from it and Go's decoder is known to take it."""
-
-    @classmethod
-    def decodable(cls, names: list[str], requests: list[int], text: bytes) -> ClaimTemplates:
-        """Templates Go's decoder takes, of these names and counts, kept as the list's JSON
-        ``text``: every item an object whose ``templateSpec`` is an object."""
-        made = cls.__new__(cls)
-        made._items, made.names, made.requests, made.text = None, tuple(names), tuple(requests), text
-        return made
-
-    def _templates(self) -> tuple[ClaimTemplate, ...]:
-        if self._items is None:
-            items = zip(orjson.loads(self.text) if self.text is not None else [], self.requests, strict=True)
-            self._items = tuple([ClaimTemplate(t.get("name") or "", t["templateSpec"], n) for t, n in items])
-        return self._items
-
-    @overload
-    def __getitem__(self, index: int) -> ClaimTemplate: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[ClaimTemplate, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> ClaimTemplate | tuple[ClaimTemplate, ...]:
-        return self._templates()[index]
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-    def __iter__(self) -> Iterator[ClaimTemplate]:
-        return iter(self._templates())
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ClaimTemplates):
-            return NotImplemented
-        return (self.text is not None and self.text == other.text) or self._templates() == other._templates()
-
-    __hash__ = None  # type: ignore[assignment]  # a template's spec is a dict
-
-    def __repr__(self) -> str:
-        return f"ClaimTemplates({list(self._templates())!r})"
-
-
-NO_TEMPLATES = ClaimTemplates()
-
-
-class PodCliqueSetSpec(msgspec.Struct, frozen=True, gc=False):
-    """A PodCliqueSet's ``spec``, as far as resource sharing goes: everything a decision reads but
-    the object's name, which the claim names start with. Many PodCliqueSets share one (a workload
-    deployed under several names), so what depends on the spec alone can be found once."""
-
-    replicas: int
-    entries: Entries
-    cliques: tuple[CliqueTemplate, ...]
-    scaling_groups: tuple[ScalingGroupConfig, ...]
-    templates: ClaimTemplates = NO_TEMPLATES
-    sharing_sent: bool = True
-    templates_sent: bool = True
-
-    def clique(self, name: str) -> CliqueTemplate | None:
-        """The first clique template of that name, as Grove's lookup finds it."""
-        for clique in self.cliques:
-            if clique.name == name:
-                return clique
-        return None
+@dataclass(frozen=True, slots=True, config=MODEL)
+class PodCliqueSetTemplateSpec:
+    cliques: GoList[PodCliqueTemplateSpec] = Field(default_factory=list)
+    pod_clique_scaling_groups: GoList[PodCliqueScalingGroupConfig] = Field(default_factory=list, alias="podCliqueScalingGroups")
+    resource_claim_templates: NilList[ResourceClaimTemplateConfig] = Field(default=None, alias="resourceClaimTemplates")
+    resource_sharing: NilList[PCSResourceSharingSpec] = Field(default=None, alias="resourceSharing")
 
     def clique_index(self, name: str) -> int | None:
-        """The position of the first clique template of that name (for field paths)."""
-        for i, clique in enumerate(self.cliques):
-            if clique.name == name:
-                return i
-        return None
+        """The position of the first clique template of that name, as Grove's lookup finds it."""
+        return next((i for i, clique in enumerate(self.cliques) if clique.name == name), None)
 
-    def template(self, name: str) -> ClaimTemplate | None:
+    def clique(self, name: str) -> PodCliqueTemplateSpec | None:
+        index = self.clique_index(name)
+        return None if index is None else self.cliques[index]
+
+    def internal_template(self, name: str) -> ResourceClaimTemplateConfig | None:
         """The first internal template of that name."""
-        names = self.templates.names
-        return self.templates[names.index(name)] if name in names else None
+        return next((t for t in self.resource_claim_templates or () if t.name == name), None)
 
 
-class PodCliqueSet(msgspec.Struct, frozen=True, gc=False):
-    """A ``grove.io/v1alpha1`` PodCliqueSet, as far as resource sharing goes."""
+@dataclass(frozen=True, slots=True, config=MODEL)
+class PodCliqueSetSpec:
+    replicas: Int32 = 0
+    template: PodCliqueSetTemplateSpec = Field(default_factory=PodCliqueSetTemplateSpec)
 
-    namespace: str
-    name: str
-    uid: str
-    spec: PodCliqueSetSpec
-    deleting: bool = False
-    """It has a deletionTimestamp: the garbage collector is removing it and what it owns."""
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class PodCliqueSet:
+    """A ``grove.io/v1alpha1`` PodCliqueSet."""
+
+    api_version: GoStr = Field(default="", alias="apiVersion")
+    kind: GoStr = ""
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: PodCliqueSetSpec = Field(default_factory=PodCliqueSetSpec)
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace
+
+    @property
+    def uid(self) -> str:
+        return self.metadata.uid
 
     @property
     def key(self) -> ObjectKey:
-        return ObjectKey(self.namespace, self.name)
+        return ObjectKey(self.metadata.namespace, self.metadata.name)
 
-    def without_templates(self) -> PodCliqueSet:
-        """What the object stores keep: the pod webhook never reads a template."""
-        return msgspec.structs.replace(self, spec=msgspec.structs.replace(self.spec, templates=NO_TEMPLATES))
+    @property
+    def deleting(self) -> bool:
+        """It has a deletionTimestamp: the garbage collector is removing it and what it owns."""
+        return bool(self.metadata.deletion_timestamp)
+
+
+read_podcliqueset = TypeAdapter(PodCliqueSet).validate_python
+
+
+def read_without_templates(obj: Any) -> PodCliqueSet:
+    """A PodCliqueSet as the object stores keep it: its internal templates left unread (the pod
+    webhook never reads one, and thousands of PodCliqueSets are kept)."""
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    template = spec.get("template") if isinstance(spec, dict) else None
+    if isinstance(spec, dict) and isinstance(template, dict) and "resourceClaimTemplates" in template:
+        template = {k: v for k, v in template.items() if k != "resourceClaimTemplates"}
+        obj = {**obj, "spec": {**spec, "template": template}}
+    return read_podcliqueset(obj)

@@ -1,4 +1,5 @@
-"""Cross-namespace ResourceClaimTemplates: only for users who may read them (DECISIONS.md §3.1).
+"""External ResourceClaimTemplates at CREATE: those of other namespaces only for users who may read
+them (DECISIONS.md §3.1), and a warning for those that do not exist (DECISIONS.md §3.4).
 
 An entry with ``namespace: B`` makes the reconciler copy a template of namespace B into a claim of
 the PodCliqueSet's namespace, with the reconciler's own rights: whoever may create a PodCliqueSet
@@ -6,29 +7,54 @@ could read any template of the cluster through its claims. So a CREATE naming a 
 namespace is allowed only when the requesting user may ``get`` that template. This module decides
 which references need the question, asks it through ``TemplateAccess`` (a shell implements it with
 SubjectAccessReviews), and words the answer; it never talks to the API server itself.
+
+A PodCliqueSet naming a template that is not there is valid (a GitOps tool applies a directory in
+its own order), but its claims cannot be made until it exists and its pods stay Pending: an
+allowed CREATE gets a warning per missing template (``warn_missing``), never a denial. The shell
+asks whether each exists (``TemplateLookup``); an answer it cannot get says nothing. A template of
+another namespace is looked up only when the user may read it: the webhook reads with its own
+rights, and "not found" would tell anyone allowed to create a PodCliqueSet what other namespaces hold.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
+import dataclasses
+from collections.abc import Callable, Iterator
+from typing import Annotated, Protocol
 
-from webhook.core.admission import response
-from webhook.core.admission.response import AdmissionResponse
-from webhook.core.admission.userinfo import UserInfo, read_user_info
+from pydantic import BeforeValidator, Field, TypeAdapter, ValidationError
+from pydantic.dataclasses import dataclass
+
+from webhook.core.admission import AdmissionResponse, allowed, denied, errored
 from webhook.core.gocompat import gojson
-from webhook.core.gocompat.fielderrors import Path, aggregate, forbidden
-from webhook.core.model.podcliqueset import Entries, PodCliqueSet, PodCliqueSetSpec
-from webhook.core.pcs import details
+from webhook.core.gocompat.fielderrors import Path, forbidden
+from webhook.core.model.meta import GoStr, GoStrList, first_problem, MODEL
+from webhook.core.model.podcliqueset import Entries, PodCliqueSet, PodCliqueSetSpec, ResourceSharingSpec
+from webhook.core.sharing.owners import PCS_ENTRIES, Level, entries_source
 
 TEMPLATE = Path("spec").child("template")
 
 WARN_SUFFIX = "admitted because --template-authorization is warn"
+TEMPLATE_REFUSED = "{} may not get {}; a template of another namespace may be used only by users who may read it"
+"""Completed with the user (``user "<name>"``) and the template (``ResourceClaimTemplate "<ns>/<name>"``)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, config=MODEL)
+class UserInfo:
+    """``request.userInfo``: who sent the request, as the API server authenticated them
+    (``authentication.k8s.io/v1`` UserInfo); ``null`` members read as empty, as Go reads them."""
+
+    username: GoStr = ""
+    uid: GoStr = ""
+    groups: GoStrList = Field(default_factory=list)
+    extra: Annotated[dict[str, GoStrList], BeforeValidator(lambda v: {} if v is None else v)] = Field(default_factory=dict)
+
+
+_read_user_info = TypeAdapter(UserInfo).validate_python
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class User:
     """The requesting user as authorization sees them; hashable, so answers can be kept per user."""
 
@@ -44,13 +70,11 @@ class User:
 
     @classmethod
     def read(cls, raw: object) -> User | str:
-        """``request.userInfo`` as sent (absent: nobody), or why it cannot be read. The usual shape
-        is read directly; anything else (``null`` members too) through the model."""
-        user = _plain_user({} if raw is None else raw)
-        if user is not None:
-            return user
-        info = read_user_info(raw)
-        return info if isinstance(info, str) else cls.of(info)
+        """``request.userInfo`` as sent (absent: nobody), or why it cannot be read."""
+        try:
+            return cls.of(_read_user_info({} if raw is None else raw))
+        except ValidationError as err:
+            return f"cannot decode request.userInfo: {first_problem(err)}"
 
     @property
     def anonymous(self) -> bool:
@@ -61,28 +85,7 @@ class User:
         return f"user {gojson.quote(self.username)}"
 
 
-def _plain_user(raw: object) -> User | None:
-    if not isinstance(raw, dict):
-        return None
-    username, uid, groups, extra = (raw.get("username", ""), raw.get("uid", ""), raw.get("groups", []), raw.get("extra", {}))
-    if type(username) is not str or type(uid) is not str or type(groups) is not list or type(extra) is not dict:
-        return None
-    if not all(type(group) is str for group in groups):
-        return None
-    pairs = _plain_extra(extra)
-    return None if pairs is None else User(username, uid, tuple(groups), pairs)
-
-
-def _plain_extra(extra: dict[str, object]) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
-    pairs = []
-    for key, values in extra.items():
-        if type(values) is not list or not all(type(value) is str for value in values):
-            return None
-        pairs.append((key, tuple(values)))
-    return tuple(sorted(pairs))
-
-
-@dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class TemplateReference:
     """A template of another namespace, and where the first entry naming it is: ``level`` (``""``
     for the PodCliqueSet's list, ``cliques`` or ``podCliqueScalingGroups``), the index of the
@@ -140,14 +143,15 @@ def cross_namespace_references(spec: PodCliqueSetSpec, namespace: str) -> list[T
 
 def _entry_lists(spec: PodCliqueSetSpec) -> list[tuple[str, int, Entries]]:
     """(level, index of the clique or group, entries) of every list, in the order Grove's rules visit them."""
-    lists = [("", 0, spec.entries)]
-    lists += [("cliques", c, clique.entries) for c, clique in enumerate(spec.cliques)]
-    lists += [("podCliqueScalingGroups", g, group.entries) for g, group in enumerate(spec.scaling_groups)]
+    template = spec.template
+    lists: list[tuple[str, int, Entries]] = [("", 0, template.resource_sharing or ())]
+    lists += [("cliques", c, clique.resource_sharing or ()) for c, clique in enumerate(template.cliques)]
+    lists += [("podCliqueScalingGroups", g, group.resource_sharing or ()) for g, group in enumerate(template.pod_clique_scaling_groups)]
     return lists
 
 
 def refusal(user: User, reference: TemplateReference) -> str:
-    return str(forbidden(reference.path, details.TEMPLATE_REFUSED.format(user, reference)))
+    return str(forbidden(reference.path, TEMPLATE_REFUSED.format(user, reference)))
 
 
 def unchecked(user: User, reference: TemplateReference, problem: str) -> str:
@@ -181,7 +185,7 @@ class TemplateAuthorization:
             return decided
         user = User.read(user_info)
         if isinstance(user, str):
-            return response.errored(400, user)
+            return errored(400, user)
         denials = _denials(user, references, await self._answers(user, references))
         return self._with_denials(decided, denials)
 
@@ -198,10 +202,8 @@ class TemplateAuthorization:
         if not denials:
             return decided
         if self.warn:
-            return response.allowed([*decided.warnings, *(as_warning(d, r) for r, d in denials)])
-        message = aggregate([d for _, d in denials])
-        assert message is not None
-        return response.denied(message, decided.warnings)
+            return allowed([*decided.warnings, *(as_warning(d, r) for r, d in denials)])
+        return denied([d for _, d in denials], decided.warnings)
 
     async def _ask(self, user: User, references: list[TemplateReference], answers: list[bool | BaseException | None]) -> None:
         """The answers not remembered, into ``answers``: all asked at once (a single one without a task)."""
@@ -233,3 +235,69 @@ def _denials(
         elif not answer:
             denials.append((reference, refusal(user, reference)))
     return denials
+
+
+class TemplateLookup(Protocol):
+    async def exists(self, namespace: str, name: str) -> bool | None:
+        """Whether the ResourceClaimTemplate ``namespace/name`` exists; None when that cannot be
+        found out (the API server unreachable, no answer in time, no right to read it)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ExternalTemplate:
+    """A template an entry names outside the PodCliqueSet, and the path of its first entry."""
+
+    namespace: str
+    name: str
+    path: str
+
+    def warning(self) -> str:
+        where = gojson.quote(f"{self.namespace}/{self.name}")
+        return (
+            f"{self.path}: ResourceClaimTemplate {where} not found; "
+            "its claims are not created, and the pods that need them stay Pending, until it exists"
+        )
+
+
+def _entries(spec: PodCliqueSetSpec) -> Iterator[tuple[str, ResourceSharingSpec]]:
+    """Every entry with its path, in the order Grove's rules visit the lists."""
+    for level, index, entries in _entry_lists(spec):
+        source = PCS_ENTRIES if not level else entries_source(Level.CLIQUE if level == "cliques" else Level.SCALING_GROUP, index)
+        for i, entry in enumerate(entries):
+            yield f"{source}[{i}]", entry
+
+
+def external_templates(pcs: PodCliqueSet, namespace: str) -> list[ExternalTemplate]:
+    """The distinct templates the entries name outside the PodCliqueSet (BEHAVIOUR.md §6.1: an entry
+    with a namespace, or without one whose name is no internal template), each with its first
+    entry; ``namespace`` is the PodCliqueSet's. Entries without a name name nothing."""
+    internal = {t.name for t in pcs.spec.template.resource_claim_templates or ()}
+    found: dict[tuple[str, str], ExternalTemplate] = {}
+    for path, entry in _entries(pcs.spec):
+        if not entry.name or (not entry.namespace and entry.name in internal):
+            continue
+        key = (entry.namespace or namespace, entry.name)
+        found.setdefault(key, ExternalTemplate(*key, path))
+    return list(found.values())
+
+
+async def warn_missing(
+    decided: AdmissionResponse,
+    pcs: PodCliqueSet,
+    namespace: str,
+    lookup: TemplateLookup,
+    readable: Callable[[str, str], bool],
+) -> AdmissionResponse:
+    """``decided`` with a warning added for each external template that does not exist, when it
+    admits the CREATE. ``readable(namespace, name)`` says whether the user may read a template of
+    another namespace (one the user may not read is not looked up)."""
+    if not decided.allowed:
+        return decided
+    checked = [t for t in external_templates(pcs, namespace) if t.namespace == namespace or readable(t.namespace, t.name)]
+    if not checked:
+        return decided
+    found = await asyncio.gather(*(lookup.exists(t.namespace, t.name) for t in checked))
+    missing = [t.warning() for t, exists in zip(checked, found, strict=True) if exists is False]
+    if not missing:
+        return decided
+    return dataclasses.replace(decided, warnings=(*decided.warnings, *missing))

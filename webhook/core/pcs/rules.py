@@ -1,33 +1,47 @@
-"""Grove's create-time resource-sharing rules (BEHAVIOUR.md §2.5 to §2.8), in Grove's order.
+"""Grove's resource-sharing rules (BEHAVIOUR.md §2.5 to §2.10), as Grove's ``pcs/validation`` writes them.
 
-``validate_create`` mirrors the part of Grove's ``validate()`` that concerns resource sharing: templates
-(T1 to T3), the PodCliqueSet list (R1 to R4, then F1 to F3), each clique's list (R1 to R4), each
-scaling group's list (R1 to R4, then G1 and G2). The same entry checks run at every level.
+``validate_create`` mirrors the part of Grove's ``validate()`` that concerns resource sharing, in
+Grove's order: the templates (T1 to T3), the PodCliqueSet's list (R1 to R4, then F1 to F3), each
+clique's list (R1 to R4), each scaling group's list (R1 to R4, then G1 and G2). The same entry
+checks run at every level (``validate_resource_sharing_specs``).
+
+``validate_update`` is Grove's ``validateUpdate`` for resource sharing: the lists cannot change
+after creation (an ``Invalid: <new list as JSON>: field is immutable``, U1 to U4) and the
+composition of cliques and scaling groups is checked because it decides which of those appear.
+Lists are compared as ``Semantic.DeepEqual`` does (nil equals empty, order matters) and printed as
+``json.Marshal`` prints them, from the model's own declaration (``gotypes.of_model``).
+
+Every text a rule reports is a constant here, which the ValidatingAdmissionPolicy generated from
+these rules (``webhook.policy``) shares, so that the two cannot drift apart in wording.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
+from typing import Any
 
+from webhook.core.gocompat import dra
 from webhook.core.gocompat.fielderrors import (
     ErrorList,
     GoString,
     Path,
     duplicate,
+    forbidden,
     invalid,
     not_found,
     not_supported,
     required,
 )
+from webhook.core.gocompat.gotypes import GoType, Slice, of_model, semantic_equal
 from webhook.core.model.podcliqueset import (
     SUPPORTED_SCOPES,
-    ClaimTemplates,
+    PCSGResourceSharingSpec,
+    PCSResourceSharingSpec,
+    PodCliqueScalingGroupConfig,
     PodCliqueSetSpec,
-    ScalingGroupConfig,
-    SharingEntry,
+    ResourceClaimTemplateConfig,
+    ResourceSharingSpec,
 )
-from webhook.core.pcs import details
 
 TEMPLATE = Path("spec").child("template")
 CLIQUES = TEMPLATE.child("cliques")
@@ -35,120 +49,172 @@ GROUPS = TEMPLATE.child("podCliqueScalingGroups")
 TEMPLATES = TEMPLATE.child("resourceClaimTemplates")
 PCS_SHARING = TEMPLATE.child("resourceSharing")
 
+TEMPLATE_NAME_REQUIRED = "template name is required"
+DEVICE_REQUESTS_REQUIRED = "at least one device request is required"
+REFERENCE_NAME_REQUIRED = "reference name is required"
+NAMESPACE_OF_INTERNAL_TEMPLATE = "namespace must be empty when name matches an internal resourceClaimTemplate"
+PCS_FILTER_EMPTY = "filter must specify at least one childCliqueNames or childScalingGroupNames entry"
+GROUP_FILTER_EMPTY = "filter must specify at least one childCliqueNames entry"
+IMMUTABLE = "field is immutable"
+CLIQUE_COMPOSITION = "not allowed to change clique composition"
+NEW_CLIQUE = "not allowed to change clique composition, new clique name '{}' is not allowed"
+GROUP_COMPOSITION = "not allowed to add or remove PodCliqueScalingGroupConfigs"
+NEW_GROUP = "not allowed to change scaling group composition, new scaling group name '{}' is not allowed"
+
+PCS_SHARING_TYPE: GoType = Slice(of_model(PCSResourceSharingSpec))
+GROUP_SHARING_TYPE: GoType = Slice(of_model(PCSGResourceSharingSpec))
+CLIQUE_SHARING_TYPE: GoType = Slice(of_model(ResourceSharingSpec))
+TEMPLATES_TYPE: GoType = Slice(of_model(ResourceClaimTemplateConfig, templateSpec=dra.TEMPLATE_SPEC))
+"""Grove's lists as Go types: how ``Semantic.DeepEqual`` compares them and ``json.Marshal`` prints them."""
+
+
+# --- CREATE and UPDATE ---------------------------------------------------------------------------
+
 
 def validate_create(spec: PodCliqueSetSpec) -> ErrorList:
     """Every resource-sharing error of one PodCliqueSet, in the order Grove reports them."""
-    internal = set(spec.templates.names)
-    errors = _templates(TEMPLATES, spec.templates)
-
-    errors += _entries(PCS_SHARING, spec.entries, internal)
-    clique_names = {c.name for c in spec.cliques}
-    group_names = {g.name for g in spec.scaling_groups}
-    for i, entry in enumerate(spec.entries):
-        if entry.filter is not None:
-            errors += _pcs_filter(PCS_SHARING, i, entry, clique_names, group_names)
-
-    for c, clique in enumerate(spec.cliques):
-        if clique.entries:
-            errors += _entries(_sharing_path(CLIQUES, c), clique.entries, internal)
-
-    for g, group in enumerate(spec.scaling_groups):
-        if group.entries:
-            errors += _group(_sharing_path(GROUPS, g), group, internal)
+    template = spec.template
+    internal = {t.name for t in template.resource_claim_templates or ()}
+    errors = validate_resource_claim_templates(template.resource_claim_templates or (), TEMPLATES)
+    clique_names = {c.name for c in template.cliques}
+    group_names = {g.name for g in template.pod_clique_scaling_groups}
+    errors += validate_pcs_resource_sharing(template.resource_sharing or (), PCS_SHARING, internal, clique_names, group_names)
+    for c, clique in enumerate(template.cliques):
+        errors += validate_resource_sharing_specs(clique.resource_sharing or (), CLIQUES.index(c).child("resourceSharing"), internal)
+    for g, group in enumerate(template.pod_clique_scaling_groups):
+        errors += validate_pcsg_resource_sharing(group, GROUPS.index(g).child("resourceSharing"), internal)
     return errors
 
 
-@functools.lru_cache(maxsize=256)
-def _sharing_path(templates: Path, i: int) -> Path:
-    """The ``resourceSharing`` list of the ``i``-th clique or scaling group, made once for every spec."""
-    return templates.index(i).child("resourceSharing")
-
-
-def _templates(path: Path, templates: ClaimTemplates) -> ErrorList:
-    names, requests = templates.names, templates.requests
-    if "" not in names and 0 not in requests and len(set(names)) == len(names):
-        return []  # the usual list, told without walking it
+def validate_resource_claim_templates(templates: Sequence[ResourceClaimTemplateConfig], path: Path) -> ErrorList:
+    """T1 to T3: every template has a name and a device request, and no name is used twice."""
     errors: ErrorList = []
     counts: dict[str, int] = {}
-    for i, name in enumerate(names):
-        if name == "":
-            errors.append(required(path.index(i).child("name"), details.TEMPLATE_NAME_REQUIRED))
-        if requests[i] == 0:
-            errors.append(
-                required(
-                    path.index(i).child("templateSpec", "spec", "devices", "requests"),
-                    details.DEVICE_REQUESTS_REQUIRED,
-                )
-            )
-        counts[name] = counts.get(name, 0) + 1
+    for i, template in enumerate(templates):
+        if template.name == "":
+            errors.append(required(path.index(i).child("name"), TEMPLATE_NAME_REQUIRED))
+        if template.device_requests == 0:
+            errors.append(required(path.index(i).child("templateSpec", "spec", "devices", "requests"), DEVICE_REQUESTS_REQUIRED))
+        counts[template.name] = counts.get(template.name, 0) + 1
     duplicated = [name for name, count in counts.items() if count > 1]
     if duplicated:
         errors.append(duplicate(path.child("name"), duplicated))
     return errors
 
 
-def _entries(path: Path, entries: Sequence[SharingEntry], internal: set[str]) -> ErrorList:
+def validate_resource_sharing_specs(entries: Sequence[ResourceSharingSpec], path: Path, internal: set[str]) -> ErrorList:
     """R1 to R4 for one list: the checks every level shares."""
     errors: ErrorList = []
     seen: set[str] = set()
     for i, entry in enumerate(entries):
         if entry.name == "":
-            errors.append(required(path.index(i).child("name"), details.REFERENCE_NAME_REQUIRED))
+            errors.append(required(path.index(i).child("name"), REFERENCE_NAME_REQUIRED))
         elif entry.name in seen:
             errors.append(duplicate(path.index(i).child("name"), GoString(entry.name)))
         seen.add(entry.name)
         if entry.namespace and entry.name and entry.name in internal:
-            errors.append(
-                invalid(
-                    path.index(i).child("namespace"),
-                    GoString(entry.namespace),
-                    details.NAMESPACE_OF_INTERNAL_TEMPLATE,
-                )
-            )
+            errors.append(invalid(path.index(i).child("namespace"), GoString(entry.namespace), NAMESPACE_OF_INTERNAL_TEMPLATE))
         if entry.scope not in SUPPORTED_SCOPES:
             errors.append(not_supported(path.index(i).child("scope"), entry.scope, SUPPORTED_SCOPES))
     return errors
 
 
-def _pcs_filter(list_path: Path, i: int, entry: SharingEntry, clique_names: set[str], group_names: set[str]) -> ErrorList:
-    """F1 to F3: a PodCliqueSet filter names at least one child, and only children that exist
-    (the usual filter, answered before any path is made)."""
-    flt = entry.filter
-    if flt is None or flt.names_only(clique_names, group_names):
-        return []
-    path = list_path.index(i).child("filter")
-    errors: ErrorList = []
-    if not flt.clique_names and not flt.scaling_group_names:
-        errors.append(required(path, details.PCS_FILTER_EMPTY))
-    for j, name in enumerate(flt.clique_names):
-        if name not in clique_names:
-            errors.append(not_found(path.child("childCliqueNames").index(j), GoString(name)))
-    for j, name in enumerate(flt.scaling_group_names):
-        if name not in group_names:
-            errors.append(not_found(path.child("childScalingGroupNames").index(j), GoString(name)))
+def validate_pcs_resource_sharing(
+    entries: Sequence[PCSResourceSharingSpec], path: Path, internal: set[str], cliques: set[str], groups: set[str]
+) -> ErrorList:
+    """R1 to R4, then F1 to F3: a filter names at least one child, and only children that exist."""
+    errors = validate_resource_sharing_specs(entries, path, internal)
+    for i, entry in enumerate(entries):
+        flt = entry.filter
+        if flt is None:
+            continue
+        filter_path = path.index(i).child("filter")
+        if not flt.child_clique_names and not flt.child_scaling_group_names:
+            errors.append(required(filter_path, PCS_FILTER_EMPTY))
+        for j, name in enumerate(flt.child_clique_names):
+            if name not in cliques:
+                errors.append(not_found(filter_path.child("childCliqueNames").index(j), GoString(name)))
+        for j, name in enumerate(flt.child_scaling_group_names):
+            if name not in groups:
+                errors.append(not_found(filter_path.child("childScalingGroupNames").index(j), GoString(name)))
     return errors
 
 
-def _group(path: Path, group: ScalingGroupConfig, internal: set[str]) -> ErrorList:
-    """R1 to R4 for a scaling group's list, then G1 and G2 for each filtered entry."""
-    errors = _entries(path, group.entries, internal)
+def validate_pcsg_resource_sharing(group: PodCliqueScalingGroupConfig, path: Path, internal: set[str]) -> ErrorList:
+    """R1 to R4, then G1 and G2: a filter names at least one clique, and only the group's members."""
+    entries = group.resource_sharing or ()
+    errors = validate_resource_sharing_specs(entries, path, internal)
     members = set(group.clique_names)
-    for i, entry in enumerate(group.entries):
-        if entry.filter is not None:
-            errors += _group_filter(path, i, entry, members)
+    for i, entry in enumerate(entries):
+        flt = entry.filter
+        if flt is None:
+            continue
+        filter_path = path.index(i).child("filter")
+        if not flt.child_clique_names:
+            errors.append(required(filter_path, GROUP_FILTER_EMPTY))
+        for j, name in enumerate(flt.child_clique_names):
+            if name not in members:
+                errors.append(not_found(filter_path.child("childCliqueNames").index(j), GoString(name)))
     return errors
 
 
-def _group_filter(list_path: Path, i: int, entry: SharingEntry, members: set[str]) -> ErrorList:
-    """G1 and G2: a scaling group's filter names at least one clique, and only its members."""
-    flt = entry.filter
-    if flt is None or flt.names_only(members, frozenset()):
-        return []
-    path = list_path.index(i).child("filter")
+# --- UPDATE only ---------------------------------------------------------------------------------
+
+
+def validate_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> ErrorList:
+    """Immutability and composition errors of an UPDATE whose new object passed the create-time
+    rules, in Grove's order: cliques, scaling groups, templates (U1), the PodCliqueSet's list (U2).
+    The templates must decode (the validator checks first): raises ``gotypes.DecodeError`` else."""
+    errors = validate_cliques_update(new, old)
+    errors += validate_scaling_groups_update(new, old)
+    new_templates, old_templates = _decoded(new.template.resource_claim_templates), _decoded(old.template.resource_claim_templates)
+    errors += _immutable(TEMPLATES_TYPE, new_templates, old_templates, TEMPLATES)
+    errors += _immutable(PCS_SHARING_TYPE, new.template.resource_sharing, old.template.resource_sharing, PCS_SHARING)
+    return errors
+
+
+def validate_cliques_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> ErrorList:
     errors: ErrorList = []
-    if not flt.clique_names:
-        errors.append(required(path, details.GROUP_FILTER_EMPTY))
-    for j, name in enumerate(flt.clique_names):
-        if name not in members:
-            errors.append(not_found(path.child("childCliqueNames").index(j), GoString(name)))
+    if len(new.template.cliques) != len(old.template.cliques):
+        errors.append(forbidden(CLIQUES, CLIQUE_COMPOSITION))
+    old_by_name = {c.name: c for c in old.template.cliques}
+    for i, clique in enumerate(new.template.cliques):
+        previous = old_by_name.get(clique.name)
+        if previous is None:
+            errors.append(forbidden(CLIQUES.child("name"), NEW_CLIQUE.format(clique.name)))
+            continue
+        path = CLIQUES.index(i).child("resourceSharing")
+        errors += _immutable(CLIQUE_SHARING_TYPE, clique.resource_sharing, previous.resource_sharing, path)
     return errors
+
+
+def validate_scaling_groups_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> ErrorList:
+    """A changed number of scaling groups ends these checks early; Grove's path has no index here."""
+    new_groups, old_groups = new.template.pod_clique_scaling_groups, old.template.pod_clique_scaling_groups
+    if len(new_groups) != len(old_groups):
+        return [forbidden(GROUPS, GROUP_COMPOSITION)]
+    errors: ErrorList = []
+    old_by_name = {g.name: g for g in old_groups}
+    for group in new_groups:
+        previous = old_by_name.get(group.name)
+        if previous is None:
+            errors.append(forbidden(GROUPS.child("name"), NEW_GROUP.format(group.name)))
+            continue
+        errors += _immutable(GROUP_SHARING_TYPE, group.resource_sharing, previous.resource_sharing, GROUPS.child("resourceSharing"))
+    return errors
+
+
+def _immutable(go_type: GoType, new: Any, old: Any, path: Path) -> ErrorList:
+    """``ValidateImmutableField``: the new value printed as Go does when it differs from the old one."""
+    if semantic_equal(go_type, new, old):
+        return []
+    return [invalid(path, go_type.marshal(new), IMMUTABLE)]
+
+
+def _decoded(templates: Sequence[ResourceClaimTemplateConfig] | None) -> list[dict[str, Any]] | None:
+    """The templates as Go holds them (their specs decoded into the DRA types); None for nil."""
+    if templates is None:
+        return None
+    specs = dra.decode_templates([t.template_spec for t in templates])
+    return [{"name": t.name, "templateSpec": spec} for t, spec in zip(templates, specs, strict=True)]
+

@@ -15,16 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Protocol
 
-from pydantic import Field
+from pydantic import Field, TypeAdapter
+from pydantic.dataclasses import dataclass
 
-from webhook.core.admission import response
-from webhook.core.admission.request import NO_CONTENT, AdmissionRequest, read_objects
-from webhook.core.admission.response import AdmissionResponse
+from webhook.core.admission import AdmissionRequest, AdmissionResponse, allowed, decided
 from webhook.core.gocompat import gojson
-from webhook.core.gocompat.fielderrors import aggregate
-from webhook.core.model.meta import DEFAULT_NAMESPACE, GroupVersionKind, Int32, KubeModel, ObjectMeta
+from webhook.core.model.meta import DEFAULT_NAMESPACE, GroupVersionKind, Int32, ObjectMeta, MODEL
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.pcs.claimnames import first_invalid
+from webhook.core.pcs.warnings import first_invalid
 from webhook.core.sharing.owners import Level
 from webhook.core.sharing.patterns import NamePattern, name_patterns
 from webhook.core.sharing.sharednames import shared_names
@@ -40,18 +38,20 @@ LEVELS = {
 """The resources whose ``scale`` subresource the webhook takes, by plural."""
 
 
-class ScaleSpec(KubeModel):
+@dataclass(frozen=True, slots=True, config=MODEL)
+class ScaleSpec:
     replicas: Int32 = 0
 
 
-class Scale(KubeModel):
+@dataclass(frozen=True, slots=True, config=MODEL)
+class Scale:
     """An ``autoscaling/v1`` Scale: the object's name and its (new) replica count."""
 
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: ScaleSpec = Field(default_factory=ScaleSpec)
 
 
-read_scale = Scale.model_validate
+read_scale = TypeAdapter(Scale).validate_python
 
 
 class PodCliqueSetLookup(Protocol):
@@ -106,31 +106,23 @@ class ScaleValidator:
     grows into claim names pods cannot use; everything else allowed untouched."""
 
     kind = SCALE
-    objects = None
-    """A Scale is small: its reviews are decoded whole."""
+    read = staticmethod(read_scale)
 
     def __init__(self, store: PodCliqueSetLookup, strict: bool = False) -> None:
         self.store = store
         self.strict = strict
 
-    async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
-        objects = read_objects(request, read_scale, SCALE)
-        if isinstance(objects, AdmissionResponse):
-            return objects
-        new, old = objects
-        level = LEVELS.get(request.resource)
-        if request.operation != "UPDATE" or request.sub_resource != "scale" or level is None:
-            return response.allowed()
-        if new is None:
-            return response.errored(400, f"{NO_CONTENT}: request.object is missing")
-        if old is not None and new.spec.replicas <= old.spec.replicas:
-            return response.allowed()
-        return self.grown(request, level, new)
+    async def create(self, request: AdmissionRequest, new: Scale) -> AdmissionResponse:
+        return allowed()
 
-    def grown(self, request: AdmissionRequest, level: Level, new: Scale) -> AdmissionResponse:
-        """A count that grows: the names it makes checked, when the store knows the PodCliqueSet."""
+    async def update(self, request: AdmissionRequest, new: Scale, old: Scale | None) -> AdmissionResponse:
+        level = LEVELS.get(request.resource)
+        if request.sub_resource != "scale" or level is None or (old is not None and new.spec.replicas <= old.spec.replicas):
+            return allowed()
         namespace = request.namespace or new.metadata.namespace or DEFAULT_NAMESPACE
         target = place(level, request.name or new.metadata.name, lambda name: self.store.get(namespace, name))
         warnings = [] if target is None else scale_warnings(target, new.spec.replicas)
-        message = aggregate(warnings) if self.strict else None
-        return response.allowed(warnings) if message is None else response.denied(message)
+        return decided(warnings) if self.strict else allowed(warnings)
+
+    async def delete(self, request: AdmissionRequest, old: Scale | None) -> AdmissionResponse:
+        return allowed()

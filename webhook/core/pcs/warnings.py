@@ -1,26 +1,119 @@
 """Checks beyond Grove (DECISIONS.md §3): problems Grove only meets later, reported at admission.
 
-Grove accepts claim names that pods cannot use and names two owners both generate
-(``claimnames``, at the most replicas the spec allows: the autoscalers' ``maxReplicas`` where
-set), and filters that select no pod. Each becomes a warning here, or a denial under
-``--strict``, in a stable order: claim names first, then filters matching no pod.
+Grove accepts claim names that pods cannot use and names two owners both generate (BEHAVIOUR.md
+§9 items 1, 8 and 9), and filters that select no pod. Each becomes a warning here (``claim_warnings``),
+or a denial under ``--strict``, in a stable order: invalid claim names (one per entry, its first
+invalid name), then collisions (one per pair of entries, the first shared name), then filters
+matching no pod.
+
+The names are those the claim reconciler would create at the most replicas the spec allows (the
+autoscalers' ``maxReplicas`` where set: a clique scaled from 9 to 10 must not make its names
+invalid), taken as families (``sharing.patterns``), so that the cost does not grow with the
+replica counts and no collision is missed.
 
 Apart from these, and never a denial: an owner whose sharing needs more claims than the claim
 reconciler makes for one owner (``--max-claims-per-owner``), counted from the replicas the spec
-gives (``limit_warnings``). Replica counts are scale, not mistakes, and the reconciler makes the
-first claims and says so on the owner.
+gives (``limit_warnings``). Replica counts are scale, not mistakes.
 """
 
 from __future__ import annotations
 
-from webhook.core.model.podcliqueset import CliqueTemplate, Entries, PodCliqueSet, PodCliqueSetSpec, ScalingGroupConfig
-from webhook.core.pcs.claimnames import name_families, name_warnings
+import re
+from collections.abc import Sequence
+
+from webhook.core.gocompat import gojson
+from webhook.core.model.podcliqueset import (
+    PCSGResourceSharingSpec,
+    PCSResourceSharingSpec,
+    PodCliqueSet,
+    PodCliqueSetSpec,
+)
 from webhook.core.sharing.desired import claim_count, over_limit
-from webhook.core.sharing.owners import planned_owners
+from webhook.core.sharing.owners import most_replicas, planned_owners
+from webhook.core.sharing.patterns import NamePattern, first_longer_than, name_patterns
+from webhook.core.sharing.sharednames import may_share, shared_names
+
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+MAX_LABEL_LENGTH = 63
+TOO_LONG = f"must be no more than {MAX_LABEL_LENGTH} characters"
+BAD_CHARACTERS = (
+    "must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
+)
+MATCHES_NO_POD = "matches no pod of this PodCliqueSet"
+MAX_COLLISIONS = 100
+"""Collision warnings listed at most; one more says the list is cut. The API server keeps only the
+first few kilobytes of a response's warnings anyway, and a spec of many cliques of one name would
+otherwise be answered with a warning per pair of them."""
+INCOMPLETE = (
+    f"spec.template: not every claim-name collision is listed (more than {MAX_COLLISIONS} pairs of "
+    "entries, or too many similar names to compare them all)"
+)
 
 
 def claim_warnings(pcs: PodCliqueSet) -> list[str]:
-    return [*name_warnings(pcs.name, name_families(pcs.spec)), *unmatched_filters(pcs.spec)]
+    """Every warning beyond Grove's rules but the claim limit's, in their order."""
+    patterns = name_patterns(pcs.spec, most_replicas)
+    return [*invalid_names(pcs.name, patterns), *collisions(pcs.name, patterns), *unmatched_filters(pcs.spec)]
+
+
+def dns1123_label_problem(name: str) -> str | None:
+    """Why a pod could not use ``name`` as a claim name, or None. Length counts bytes, as Go does."""
+    if len(name.encode()) > MAX_LABEL_LENGTH:
+        return TOO_LONG
+    if not _DNS1123_LABEL.fullmatch(name):
+        return BAD_CHARACTERS
+    return None
+
+
+def first_invalid(pcs_name: str, pattern: NamePattern) -> tuple[str, str] | None:
+    """The first name of a family that is not a DNS-1123 label, with the reason. Indices are digits,
+    which never make a name invalid except by its length, so the first name (all indices 0) shows
+    every other problem."""
+    first = pcs_name + pattern.name()
+    problem = dns1123_label_problem(first)
+    if problem:
+        return first, problem
+    longer = first_longer_than(pattern, MAX_LABEL_LENGTH, pcs_name)
+    return (longer, TOO_LONG) if longer else None
+
+
+def invalid_names(pcs_name: str, patterns: list[NamePattern]) -> list[str]:
+    """One warning per entry whose names include one that is not a DNS-1123 label."""
+    warnings: dict[str, str] = {}
+    for pattern in patterns:
+        invalid = None if pattern.source in warnings else first_invalid(pcs_name, pattern)
+        if invalid:
+            name, problem = invalid
+            warnings[pattern.source] = (
+                f"{pattern.source}: claim name {gojson.quote(name)} is not a valid DNS-1123 label ({problem}); "
+                "pods that reference it will be rejected"
+            )
+    return list(warnings.values())
+
+
+def collisions(pcs_name: str, patterns: list[NamePattern]) -> list[str]:
+    """Names two entries of different lists both generate. Within one list a repeated name is
+    already Grove's Duplicate error (so only its first entry is compared with other lists), and
+    different names in one list never produce the same claim."""
+    if not may_share(patterns):
+        return []
+    firsts: dict[tuple[str, tuple[str | int, ...]], NamePattern] = {}
+    for pattern in patterns:
+        firsts.setdefault((pattern.list_path, pattern.segments), pattern)
+    distinct = list(firsts.values())
+    shared = shared_names(distinct)
+    found: dict[tuple[str, str], str] = {}
+    for a, b, name in shared:
+        earlier, later = distinct[a], distinct[b]
+        if earlier.list_path == later.list_path or (earlier.source, later.source) in found:
+            continue
+        if len(found) == MAX_COLLISIONS:
+            return [*found.values(), INCOMPLETE]
+        found[(earlier.source, later.source)] = (
+            f"{later.source}: claim name {gojson.quote(pcs_name + name)} is also generated by {earlier.source}; "
+            "the second owner cannot own it and a pod referencing it twice is rejected"
+        )
+    return [*found.values(), *([] if shared.complete else [INCOMPLETE])]
 
 
 def unmatched_filters(spec: PodCliqueSetSpec) -> list[str]:
@@ -31,40 +124,47 @@ def unmatched_filters(spec: PodCliqueSetSpec) -> list[str]:
     existing children none of which has pods, such as a scaling group whose ``cliqueNames`` name no
     clique template (a problem of Grove's wider validation, which this webhook does not run).
     """
-    cliques = {c.name for c in spec.cliques}
-    groups = {g.name for g in spec.scaling_groups}
-    # The names of the pods' cliques and scaling groups: a PodCliqueSet-level filter selects a pod
-    # naming either (a group with no clique template has no pods).
-    pod_names = cliques | {g.name for g in spec.scaling_groups if not cliques.isdisjoint(g.clique_names)}
-    warnings = _unmatched("spec.template.resourceSharing", spec.entries, cliques, groups, pod_names)
-    for g, group in enumerate(spec.scaling_groups):
+    template = spec.template
+    cliques = {c.name for c in template.cliques}
+    groups = {g.name for g in template.pod_clique_scaling_groups}
+    # A PodCliqueSet-level filter selects a pod naming its clique or its scaling group (a group with
+    # no clique template has no pods).
+    pod_names = cliques | {g.name for g in template.pod_clique_scaling_groups if not cliques.isdisjoint(g.clique_names)}
+    warnings = _unmatched("spec.template.resourceSharing", template.resource_sharing or (), cliques, groups, pod_names)
+    for g, group in enumerate(template.pod_clique_scaling_groups):
         members = set(group.clique_names)
         source = f"spec.template.podCliqueScalingGroups[{g}].resourceSharing"
-        warnings += _unmatched(source, group.entries, members, set(), members & cliques)
+        warnings += _unmatched(source, group.resource_sharing or (), members, set(), members & cliques)
     return warnings
 
 
-def _unmatched(source: str, entries: Entries, cliques: set[str], groups: set[str], pod_names: set[str]) -> list[str]:
+def _unmatched(
+    source: str, entries: Sequence[PCSResourceSharingSpec | PCSGResourceSharingSpec], cliques: set[str], groups: set[str], pod_names: set[str]
+) -> list[str]:
     """The entries of one list whose filter names only existing ``cliques`` and ``groups`` but
     selects no pod (names none of ``pod_names``)."""
     warnings = []
     for i, entry in enumerate(entries):
         flt = entry.filter
-        if flt is not None and not flt.names_any(pod_names) and flt.names_only(cliques, groups):
+        if flt is None:
+            continue
+        clique_names, group_names = set(flt.child_clique_names), set(getattr(flt, "child_scaling_group_names", ()))
+        names_only = (clique_names or group_names) and clique_names <= cliques and group_names <= groups
+        if names_only and (clique_names | group_names).isdisjoint(pod_names):
             warnings.append(f"{source}[{i}].filter: {MATCHES_NO_POD}")
     return warnings
 
 
-MATCHES_NO_POD = "matches no pod of this PodCliqueSet"
-
-
 def most_claims(spec: PodCliqueSetSpec) -> int:
     """At least as many claims as any one owner needs: every entry times the largest replica count."""
-    entries, replicas = len(spec.entries), max(1, spec.replicas)
-    owners: list[ScalingGroupConfig | CliqueTemplate] = [*spec.scaling_groups, *spec.cliques]
-    for owner in owners:
-        entries += len(owner.entries)
-        replicas = max(replicas, owner.replicas or 1)
+    template = spec.template
+    entries, replicas = len(template.resource_sharing or ()), max(1, spec.replicas)
+    for group in template.pod_clique_scaling_groups:
+        entries += len(group.resource_sharing or ())
+        replicas = max(replicas, group.replicas or 1)
+    for clique in template.cliques:
+        entries += len(clique.resource_sharing or ())
+        replicas = max(replicas, clique.spec.replicas or 1)
     return entries * replicas
 
 

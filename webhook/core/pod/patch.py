@@ -17,12 +17,11 @@ them from the claims Grove's operator wrote into the pod itself.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any
 
-import msgspec
 import orjson
 
-from webhook.core.model.pod import GROVE_INIT_CONTAINER, Container, Pod, claim_names, metadata
+from webhook.core.model.pod import GROVE_INIT_CONTAINER, Container, Pod, PodSpec, claim_names, metadata
 
 Operation = dict[str, Any]
 
@@ -51,44 +50,11 @@ CLAIMS_ANNOTATION_PATH = pointer("metadata", "annotations", CLAIMS_ANNOTATION)
 ContainerClaims = tuple[str, ...] | None
 """The claim names a container lists (empty: a ``resources`` without claims), or None when it has no
 ``resources``."""
-GROVE_INIT: Literal["grove-initc"] = "grove-initc"
-"""Grove's own init container in a shape: it gets no claims."""
-
-
-class PodShape(msgspec.Struct, frozen=True, gc=False):
-    """All of a pod its patch depends on: which claim lists exist and the names they hold; the
-    containers in order; the init containers in order, Grove's own (which gets no claims) marked.
-    The pods of one template have one shape."""
-
-    claims: tuple[str, ...] | None
-    """``spec.resourceClaims`` names (empty when absent or empty), None when the pod has no spec."""
-    containers: tuple[ContainerClaims, ...] = ()
-    init_containers: tuple[ContainerClaims | Literal["grove-initc"], ...] = ()
-    annotations: bool | None = None
-    """Whether the pod has annotations (None: it has no ``metadata``)."""
-    recorded: str = ""
-    """The names an earlier pass recorded in ``CLAIMS_ANNOTATION``."""
 
 
 def _container(container: Container) -> ContainerClaims:
     resources = container.get("resources")
     return None if resources is None else tuple(claim_names(resources.get("claims")))
-
-
-def shape_of(pod: Pod) -> PodShape:
-    spec = pod.get("spec")
-    annotations = metadata(pod).get("annotations")
-    has = None if pod.get("metadata") is None else bool(annotations)
-    recorded = (annotations.get(CLAIMS_ANNOTATION) or "") if annotations else ""
-    if spec is None:
-        return PodShape(None, annotations=has, recorded=recorded)
-    return PodShape(
-        tuple(claim_names(spec.get("resourceClaims"))),
-        tuple([_container(c) for c in spec.get("containers", ())]),
-        tuple([GROVE_INIT if c.get("name") == GROVE_INIT_CONTAINER else _container(c) for c in spec.get("initContainers", ())]),
-        has,
-        recorded,
-    )
 
 
 def _new(claims: list[str], present: Iterable[str]) -> list[str]:
@@ -116,58 +82,60 @@ def _container_operations(present: ContainerClaims, base: str, claims: list[str]
     return _extend(f"{base}/resources/claims", present, references if new is claims else [{"name": n} for n in new])
 
 
-def claim_patch(shape: PodShape, claims: Sequence[str]) -> list[Operation]:
-    """Operations adding ``claims`` to a pod of ``shape`` and to each of its containers, then init
-    containers.
+def claim_operations(pod: Pod, claims: Sequence[str]) -> list[Operation]:
+    """Operations adding ``claims`` to the pod and to each of its containers, then init containers.
 
     ``grove-initc`` among the init containers gets none, as in Grove, where it is added after
     injection. Names already present in a list are not added to that list again.
     """
     unique = list(dict.fromkeys(claims))
+    spec = pod.get("spec")
     if not unique:
         return []
-    if shape.claims is None:
+    if spec is None:
         values = [{"name": n, "resourceClaimName": n} for n in unique]
-        return [{"op": "add", "path": SPEC, "value": {"resourceClaims": values}}, _annotation(shape, unique)]
-    new = _new(unique, shape.claims)
-    operations = _extend(POD_CLAIMS, shape.claims, [{"name": n, "resourceClaimName": n} for n in new])
-    references = [{"name": n} for n in unique]
-    for index, present in enumerate(shape.containers):
-        operations += _container_operations(present, f"{CONTAINERS}/{index}", unique, references)
-    for index, init in enumerate(shape.init_containers):
-        if not isinstance(init, str):
-            operations += _container_operations(init, f"{INIT_CONTAINERS}/{index}", unique, references)
-    return [*operations, _annotation(shape, _added(shape, unique, new))] if operations else []
+        return [{"op": "add", "path": SPEC, "value": {"resourceClaims": values}}, _annotation(pod, unique)]
+    operations, added = _spec_operations(spec, unique)
+    return [*operations, _annotation(pod, added)] if operations else []
 
 
-def _added(shape: PodShape, claims: list[str], new: list[str]) -> list[str]:
-    """The names of ``claims`` the patch adds to the pod's list or to some container's."""
-    if len(new) == len(claims):  # the pod's list lacked them all (the usual pod)
-        return claims
-    added = set(new)
-    for present in (*shape.containers, *shape.init_containers):
-        if not isinstance(present, str):
-            added.update(_new(claims, present or ()))
-    return [n for n in claims if n in added]
+def claim_patch(pod: Pod, claims: Sequence[str]) -> bytes:
+    """``claim_operations`` as the JSON a response carries; empty when there is nothing to add."""
+    operations = claim_operations(pod, claims)
+    return orjson.dumps(operations) if operations else b""
 
 
-def _annotation(shape: PodShape, added: list[str]) -> Operation:
+def _spec_operations(spec: PodSpec, claims: list[str]) -> tuple[list[Operation], list[str]]:
+    """The operations on the pod's spec, and the names they add to some list (in claim order)."""
+    present = tuple(claim_names(spec.get("resourceClaims")))
+    new = _new(claims, present)
+    operations = _extend(POD_CLAIMS, present, [{"name": n, "resourceClaimName": n} for n in new])
+    references = [{"name": n} for n in claims]
+    containers = _containers(spec)
+    for base, listed in containers:
+        operations += _container_operations(listed, base, claims, references)
+    added = set(new).union(*(_new(claims, listed or ()) for _, listed in containers))
+    return operations, [n for n in claims if n in added]
+
+
+def _containers(spec: PodSpec) -> list[tuple[str, ContainerClaims]]:
+    """Each container that gets the claims, by its JSON Pointer, with the claims it lists: the
+    containers, then the init containers but ``grove-initc``."""
+    containers = [(f"{CONTAINERS}/{i}", _container(c)) for i, c in enumerate(spec.get("containers", ()))]
+    return containers + [
+        (f"{INIT_CONTAINERS}/{i}", _container(c))
+        for i, c in enumerate(spec.get("initContainers", ()))
+        if c.get("name") != GROVE_INIT_CONTAINER
+    ]
+
+
+def _annotation(pod: Pod, added: list[str]) -> Operation:
     """Records ``added`` in the pod's annotation, after the names an earlier pass recorded."""
-    recorded = shape.recorded
-    value = ",".join(dict.fromkeys([*filter(None, recorded.split(",")), *added])) if recorded else ",".join(added)
-    if shape.annotations is None:
+    annotations = metadata(pod).get("annotations")
+    recorded = (annotations.get(CLAIMS_ANNOTATION) or "") if annotations else ""
+    value = ",".join(dict.fromkeys([*filter(None, recorded.split(",")), *added]))
+    if pod.get("metadata") is None:
         return {"op": "add", "path": METADATA, "value": {"annotations": {CLAIMS_ANNOTATION: value}}}
-    if not shape.annotations:
+    if not annotations:
         return {"op": "add", "path": ANNOTATIONS, "value": {CLAIMS_ANNOTATION: value}}
     return {"op": "add", "path": CLAIMS_ANNOTATION_PATH, "value": value}
-
-
-class PatchInput(msgspec.Struct, frozen=True, gc=False):
-    shape: PodShape
-    claims: tuple[str, ...]
-
-
-def patch_json(patching: PatchInput) -> bytes:
-    """``claim_patch`` as the JSON a response carries; empty when there is nothing to add."""
-    operations = claim_patch(patching.shape, patching.claims)
-    return orjson.dumps(operations) if operations else b""

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from webhook.core.model.meta import OwnerReference
-from webhook.core.model.podcliqueset import ALL_REPLICAS, PER_REPLICA, Entries, SharingEntry
+from webhook.core.model.podcliqueset import ALL_REPLICAS, PER_REPLICA, Entries, ResourceSharingSpec
 from webhook.core.sharing.owners import Level, Owner
 
 
@@ -24,7 +24,7 @@ class DesiredClaim:
     name: str
     labels: dict[str, str]
     owner: OwnerReference
-    entry: SharingEntry
+    entry: ResourceSharingSpec
     source: str
     """The entry's field path, e.g. ``spec.template.cliques[0].resourceSharing[1]``."""
     level: Level
@@ -57,7 +57,7 @@ def over_limit(owner: Owner, count: int, limit: int) -> str:
     )
 
 
-def claim_slots(owner: Owner, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, SharingEntry, int | None]]:
+def claim_slots(owner: Owner, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, ResourceSharingSpec, int | None]]:
     """(entry index, entry, replica) of the owner's claims at positions ``start`` to ``stop`` in
     Grove's order: AllReplicas entries first, then the PerReplica entries of replica 0, of replica
     1, and so on, one at a time."""
@@ -73,7 +73,7 @@ def claim_slots(owner: Owner, start: int = 0, stop: int | None = None) -> Iterat
             yield (*per_replica[k], replica)
 
 
-def desired_claim(owner: Owner, index: int, entry: SharingEntry, replica: int | None) -> DesiredClaim:
+def desired_claim(owner: Owner, index: int, entry: ResourceSharingSpec, replica: int | None) -> DesiredClaim:
     return DesiredClaim(
         owner.claim_name(entry, replica),
         owner.claim_labels(replica),

@@ -9,10 +9,11 @@ concrete name are the name (tests/core/sharing/test_naming.py checks every formu
 
 from __future__ import annotations
 
-import msgspec
+from dataclasses import dataclass
 
 
-class OpenIndex(msgspec.Struct, frozen=True, gc=False):
+@dataclass(frozen=True, slots=True)
+class OpenIndex:
     """Any replica index of ``range(size)``, where a concrete name has one number."""
 
     size: int

@@ -18,45 +18,39 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import ClassVar, Generic, TypeVar
-
-import msgspec
+from enum import Enum
+from typing import Generic, TypeVar
 
 from webhook.core.gocompat.strconv import atoi
 from webhook.core.model import labels
 from webhook.core.model.children import PodClique, PodCliqueScalingGroup
 from webhook.core.model.meta import OwnerReference
 from webhook.core.model.podcliqueset import (
-    CliqueTemplate,
     Entries,
+    PodCliqueScalingGroupConfig,
     PodCliqueSet,
     PodCliqueSetSpec,
-    ScalingGroupConfig,
-    SharingEntry,
+    PodCliqueTemplateSpec,
+    ResourceSharingSpec,
 )
 from webhook.core.sharing import naming
 from webhook.core.sharing.placement import CliqueIdentity, IdentityError, clique_identity, clique_of
 
 
-class Level(msgspec.Struct, frozen=True, gc=False):
-    """The three levels, as data: owner kind, the label naming the owner, the replica-index label.
-    Its three values are its class attributes, compared by identity as an enum's members are (a
-    struct rather than an ``Enum``: on Python 3.11 naming an enum's member goes through its
-    metaclass's ``__getattr__``, and the walks over a spec's owners name them at every step)."""
+class Level(Enum):
+    """The three levels, as data: owner kind, the label naming the owner, the replica-index label."""
 
-    kind: str
-    owner_label: str | None
-    replica_label: str
+    PODCLIQUESET = ("PodCliqueSet", None, labels.PCS_REPLICA_INDEX)
+    SCALING_GROUP = ("PodCliqueScalingGroup", labels.PCSG, labels.PCSG_REPLICA_INDEX)
+    CLIQUE = ("PodClique", labels.PODCLIQUE, labels.POD_INDEX)
 
-    PODCLIQUESET: ClassVar[Level]
-    SCALING_GROUP: ClassVar[Level]
-    CLIQUE: ClassVar[Level]
+    def __init__(self, kind: str, owner_label: str | None, replica_label: str) -> None:
+        self.kind = kind
+        self.owner_label = owner_label
+        self.replica_label = replica_label
 
 
-Level.PODCLIQUESET = Level("PodCliqueSet", None, labels.PCS_REPLICA_INDEX)
-Level.SCALING_GROUP = Level("PodCliqueScalingGroup", labels.PCSG, labels.PCSG_REPLICA_INDEX)
-Level.CLIQUE = Level("PodClique", labels.PODCLIQUE, labels.POD_INDEX)
-LEVELS = (Level.PODCLIQUESET, Level.SCALING_GROUP, Level.CLIQUE)
+LEVELS = tuple(Level)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +75,7 @@ class Owner:
         """The controller reference its claims carry (§4.6)."""
         return OwnerReference.controlling(self.level.kind, self.name, self.uid)
 
-    def claim_name(self, entry: SharingEntry, replica: int | None) -> str:
+    def claim_name(self, entry: ResourceSharingSpec, replica: int | None) -> str:
         return naming.claim_name(self.name, entry.name, replica)
 
     def owner_labels(self) -> dict[str, str]:
@@ -97,7 +91,7 @@ class Owner:
             result[self.level.replica_label] = str(replica)
         return result
 
-    def in_scope(self, scope: str) -> Iterator[tuple[int, SharingEntry]]:
+    def in_scope(self, scope: str) -> Iterator[tuple[int, ResourceSharingSpec]]:
         """Entries of one scope with their index; entries of any other scope are skipped, as Grove does."""
         return ((i, e) for i, e in enumerate(self.entries) if e.scope == scope)
 
@@ -114,9 +108,14 @@ def entries_source(level: Level, template: int) -> str:
 
 
 def level_entries(spec: PodCliqueSetSpec, level: Level, template: int) -> Entries:
+    """The entries of the PodCliqueSet, or of the clique or scaling group at ``template``."""
     if level is Level.PODCLIQUESET:
-        return spec.entries
-    return spec.cliques[template].entries if level is Level.CLIQUE else spec.scaling_groups[template].entries
+        found: Entries | None = spec.template.resource_sharing
+    elif level is Level.CLIQUE:
+        found = spec.template.cliques[template].resource_sharing
+    else:
+        found = spec.template.pod_clique_scaling_groups[template].resource_sharing
+    return found or ()
 
 
 def _owner(pcs: PodCliqueSet, level: Level, template: int, name: str, pcs_name: str, uid: str, replicas: int,
@@ -130,7 +129,8 @@ def _owner(pcs: PodCliqueSet, level: Level, template: int, name: str, pcs_name: 
 I = TypeVar("I", int, naming.OpenIndex)
 
 
-class Place(msgspec.Struct, Generic[I], frozen=True, gc=False):
+@dataclass(frozen=True, slots=True)
+class Place(Generic[I]):
     """Where an owner sits in the spec: its level, the clique or scaling group it is made from (its
     position in the spec; 0 for the PodCliqueSet), the PodCliqueSet replica and, for a member
     PodClique, its scaling group's position and replica."""
@@ -142,65 +142,88 @@ class Place(msgspec.Struct, Generic[I], frozen=True, gc=False):
     group_replica: I | None = None
 
 
+Counts = Callable[[PodCliqueSetSpec, "Place[I]"], int]
+"""The replicas a walk gives the owner at a place: as the spec starts it (``planned_replicas``),
+at the most an autoscaler may take it (``most_replicas``), or at a count a scale writes."""
+
+
 def planned_replicas(spec: PodCliqueSetSpec, place: Place[I]) -> int:
     """The replicas the owner starts with."""
     if place.level is Level.PODCLIQUESET:
         return max(spec.replicas, 0)
     if place.level is Level.SCALING_GROUP:
-        return group_replicas(spec.scaling_groups[place.template])
-    return clique_replicas(spec.cliques[place.template])
+        return group_replicas(spec.template.pod_clique_scaling_groups[place.template])
+    return clique_replicas(spec.template.cliques[place.template])
 
 
-def group_replicas(group: ScalingGroupConfig) -> int:
+def most_replicas(spec: PodCliqueSetSpec, place: Place[I]) -> int:
+    """The most replicas the owner can reach: the autoscaler's ``maxReplicas`` where one is set
+    and above what it starts with."""
+    planned = planned_replicas(spec, place)
+    if place.level is Level.PODCLIQUESET:
+        return planned
+    template = spec.template
+    config = template.pod_clique_scaling_groups[place.template] if place.level is Level.SCALING_GROUP else template.cliques[place.template]
+    most = config.max_replicas
+    return most if most is not None and most > planned else planned
+
+
+def group_replicas(group: PodCliqueScalingGroupConfig) -> int:
     """The replicas a scaling group starts with, as the template gives them (1 when unset)."""
     return max(group.template_replicas(), 0)
 
 
-def clique_replicas(clique: CliqueTemplate) -> int:
+def clique_replicas(clique: PodCliqueTemplateSpec) -> int:
     """The replicas a PodClique starts with: at least 1 (Grove's defaulting turns 0 into 1)."""
-    return max(clique.replicas or 0, 1)
+    return max(clique.spec.replicas or 0, 1)
 
 
-def places(spec: PodCliqueSetSpec, indices: Callable[[int], Iterable[I]]) -> Iterator[Place[I]]:
+def places(spec: PodCliqueSetSpec, indices: Callable[[int], Iterable[I]], counts: Counts[I] = planned_replicas) -> Iterator[Place[I]]:
     """Every owner of the spec, in Grove's order: the PodCliqueSet; then for each of its replicas
     the standalone PodCliques, and each scaling group followed by the PodCliques of each of its
     replicas. ``indices`` gives the replica indices of a count: ``range``, or one open index."""
-    yield Place(Level.PODCLIQUESET)
-    members = {name for group in spec.scaling_groups for name in group.clique_names}
-    standalone = [c for c, clique in enumerate(spec.cliques) if clique.name not in members]
-    for i in indices(max(spec.replicas, 0)):
+    pcs_place: Place[I] = Place(Level.PODCLIQUESET)
+    yield pcs_place
+    standalone, members = _clique_templates(spec)
+    for i in indices(counts(spec, pcs_place)):
         for c in standalone:
             yield Place(Level.CLIQUE, c, i)
-        for g in range(len(spec.scaling_groups)):
+        for g, member_templates in enumerate(members):
             group_place: Place[I] = Place(Level.SCALING_GROUP, g, i)
             yield group_place
-            for j in indices(planned_replicas(spec, group_place)):
-                yield from _members(spec, g, i, j)
+            for j in indices(counts(spec, group_place)):
+                for member in member_templates:
+                    yield Place(Level.CLIQUE, member, i, g, j)
 
 
-def _members(spec: PodCliqueSetSpec, g: int, i: I, j: I) -> Iterator[Place[I]]:
-    """The PodCliques of replica ``j`` of scaling group ``g`` in PodCliqueSet replica ``i``: one per
-    member name that names a clique template."""
-    for name in spec.scaling_groups[g].clique_names:
-        member = spec.clique_index(name)
-        if member is not None:
-            yield Place(Level.CLIQUE, member, i, g, j)
+def _clique_templates(spec: PodCliqueSetSpec) -> tuple[list[int], list[list[int]]]:
+    """The positions of the standalone clique templates, and of each scaling group's member
+    templates: the first of each name its ``cliqueNames`` names, as Grove's lookup finds it."""
+    template = spec.template
+    first: dict[str, int] = {}
+    for c, clique in enumerate(template.cliques):
+        first.setdefault(clique.name, c)
+    groups = template.pod_clique_scaling_groups
+    grouped = {name for group in groups for name in group.clique_names}
+    standalone = [c for c, clique in enumerate(template.cliques) if clique.name not in grouped]
+    return standalone, [[first[name] for name in group.clique_names if name in first] for group in groups]
 
 
 def _planned(pcs: PodCliqueSet, place: Place[int]) -> Owner:
     replicas = planned_replicas(pcs.spec, place)
     if place.level is Level.PODCLIQUESET:
-        return _owner(pcs, place.level, 0, pcs.name, pcs.name, pcs.uid, replicas)
+        return _owner(pcs, place.level, 0, pcs.name, pcs.name, pcs.metadata.uid, replicas)
     i = place.pcs_replica
     assert i is not None
+    groups = pcs.spec.template.pod_clique_scaling_groups
     if place.level is Level.SCALING_GROUP:
-        name = naming.scaling_group_name(pcs.name, i, pcs.spec.scaling_groups[place.template].name)
+        name = naming.scaling_group_name(pcs.name, i, groups[place.template].name)
         return _owner(pcs, place.level, place.template, name, pcs.name, "", replicas)
-    clique = pcs.spec.cliques[place.template].name
+    clique = pcs.spec.template.cliques[place.template].name
     if place.group_replica is None:
         identity = CliqueIdentity(pcs.namespace, pcs.name, i, naming.standalone_clique_name(pcs.name, i, clique), clique)
     else:
-        group = naming.scaling_group_name(pcs.name, i, pcs.spec.scaling_groups[place.group].name)
+        group = naming.scaling_group_name(pcs.name, i, groups[place.group].name)
         member = naming.member_clique_name(group, place.group_replica, clique)
         identity = CliqueIdentity(pcs.namespace, pcs.name, i, member, clique, group, place.group_replica)
     return _owner(pcs, place.level, place.template, identity.clique_fqn, pcs.name, "", replicas, identity)
@@ -226,7 +249,7 @@ def _live_group(pcs: PodCliqueSet, obj: PodCliqueScalingGroup, on_error: OnError
     except ValueError as err:
         on_error(name, f"invalid label {labels.PCS_REPLICA_INDEX}: {err}")
         return None
-    for g, group in enumerate(pcs.spec.scaling_groups):
+    for g, group in enumerate(pcs.spec.template.pod_clique_scaling_groups):
         if naming.scaling_group_name(pcs.name, pcs_replica, group.name) == name:
             return _owner(pcs, Level.SCALING_GROUP, g, name, pcs.name, obj.metadata.uid, obj.spec.replicas or 0)
     on_error(
@@ -246,7 +269,7 @@ def _live_clique(pcs: PodCliqueSet, obj: PodClique, on_error: OnError) -> Owner 
     except IdentityError as err:
         on_error(metadata.name, str(err))
         return None
-    c = pcs.spec.clique_index(identity.clique_name)
+    c = pcs.spec.template.clique_index(identity.clique_name)
     assert c is not None, "clique_of found it"
     return _owner(pcs, Level.CLIQUE, c, metadata.name, part_of, metadata.uid, obj.spec.replicas or 0, identity)
 
@@ -262,7 +285,7 @@ def live_owners(
     not place are reported through ``on_error(object name, message)`` and skipped. Replica counts are
     as the objects say, negative ones included: such an owner has no PerReplica claims, and what to
     do about its existing ones is the caller's decision."""
-    found: list[Owner | None] = [_owner(pcs, Level.PODCLIQUESET, 0, pcs.name, pcs.name, pcs.uid, pcs.spec.replicas)]
+    found: list[Owner | None] = [_owner(pcs, Level.PODCLIQUESET, 0, pcs.name, pcs.name, pcs.metadata.uid, pcs.spec.replicas)]
     found += [_live_group(pcs, g, on_error) for g in scaling_groups if not g.metadata.deletion_timestamp]
     found += [_live_clique(pcs, c, on_error) for c in cliques if not c.metadata.deletion_timestamp]
     return [owner for owner in found if owner is not None]

@@ -23,19 +23,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import msgspec
-
 from webhook.core.model.podcliqueset import ALL_REPLICAS, PER_REPLICA, Entries, PodCliqueSetSpec
 from webhook.core.sharing import naming
 from webhook.core.sharing.desired import claims_needed
 from webhook.core.sharing.naming import OpenIndex, Parts
-from webhook.core.sharing.owners import Level, Place, entries_source, level_entries, places, planned_replicas
+from webhook.core.sharing.owners import Counts, Level, Place, entries_source, level_entries, places, planned_replicas
 
 Segment = str | int
 """A literal segment, or the size ``n`` of an open index (any of ``0 .. n-1``)."""
 
 
-class NamePattern(msgspec.Struct, frozen=True, gc=False):
+@dataclass(frozen=True, slots=True)
+class NamePattern:
     """The names one entry produces on one kind of owner."""
 
     list_path: str
@@ -114,27 +113,28 @@ def owner_parts(spec: PodCliqueSetSpec, place: Place[OpenIndex]) -> Parts:
     i = place.pcs_replica
     if place.level is Level.PODCLIQUESET or i is None:
         return (PCS_NAME,)
+    groups = spec.template.pod_clique_scaling_groups
     if place.level is Level.SCALING_GROUP:
-        return naming.scaling_group_parts(PCS_NAME, i, spec.scaling_groups[place.template].name)
-    clique = spec.cliques[place.template].name
+        return naming.scaling_group_parts(PCS_NAME, i, groups[place.template].name)
+    clique = spec.template.cliques[place.template].name
     if place.group_replica is None:
         return naming.standalone_clique_parts(PCS_NAME, i, clique)
-    group = naming.scaling_group_parts(PCS_NAME, i, spec.scaling_groups[place.group].name)
+    group = naming.scaling_group_parts(PCS_NAME, i, groups[place.group].name)
     return naming.member_clique_parts(group, place.group_replica, clique)
 
 
-def name_patterns(spec: PodCliqueSetSpec) -> list[NamePattern]:
+def name_patterns(spec: PodCliqueSetSpec, counts: Counts[OpenIndex] = planned_replicas) -> list[NamePattern]:
     """The patterns of every claim the spec produces, in the order Grove creates them: the owners of
-    ``owners.places`` walked with open indices, each owner's AllReplicas entries, then its
-    PerReplica entries (with an open replica index). Entries without a name (a Required error) or
-    with another scope (ignored by Grove) make none."""
+    ``owners.places`` walked with open indices at the replica counts ``counts`` gives, each owner's
+    AllReplicas entries, then its PerReplica entries (with an open replica index). Entries without
+    a name (a Required error) or with another scope (ignored by Grove) make none."""
     found: list[NamePattern] = []
-    for place in places(spec, _open):
+    for place in places(spec, _open, counts):
         level, template = place.level, place.template
         entries = level_entries(spec, level, template)
         if entries:
             owner = owner_parts(spec, place)
-            found += owner_patterns(owner, entries, entries_source(level, template), planned_replicas(spec, place))
+            found += owner_patterns(owner, entries, entries_source(level, template), counts(spec, place))
     return found
 
 

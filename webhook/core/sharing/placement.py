@@ -8,15 +8,14 @@ PodClique object, both through ``clique_identity``. Error texts are Grove's.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import NamedTuple
-
-import msgspec
 
 from webhook.core.gocompat import gojson
 from webhook.core.gocompat.strconv import atoi
 from webhook.core.model import labels
 from webhook.core.model.meta import ObjectKey
-from webhook.core.model.podcliqueset import CliqueTemplate, PodCliqueSet, ScalingGroupConfig
+from webhook.core.model.podcliqueset import PodCliqueScalingGroupConfig, PodCliqueSet, PodCliqueTemplateSpec
 from webhook.core.sharing import naming
 
 
@@ -68,7 +67,8 @@ def _index_label(value: str | None, key: str, object_key: str) -> int:
         raise ValueError(f"invalid label {key} on PodClique: {object_key}: {err}") from None
 
 
-class Placement(msgspec.Struct, frozen=True, gc=False):
+@dataclass(frozen=True, slots=True)
+class Placement:
     """All that places a PodClique or one of its pods: where it is, its PodClique's name, and the
     four labels Grove reads (None where absent). Every pod of a PodClique has the same."""
 
@@ -121,19 +121,19 @@ def _placed(found: Placement, pcs_replica: int, object_key: str) -> CliqueIdenti
     return CliqueIdentity(namespace, pcs_name, pcs_replica, clique_fqn, clique_name)
 
 
-def clique_of(pcs: PodCliqueSet, identity: CliqueIdentity) -> CliqueTemplate:
+def clique_of(pcs: PodCliqueSet, identity: CliqueIdentity) -> PodCliqueTemplateSpec:
     """The clique template the PodClique (or its pod) was built from: the first of its name."""
-    clique = pcs.spec.clique(identity.clique_name)
+    clique = pcs.spec.template.clique(identity.clique_name)
     if clique is None:
         raise template_not_found(identity)
     return clique
 
 
-def scaling_group_of(pcs: PodCliqueSet, identity: CliqueIdentity) -> ScalingGroupConfig | None:
+def scaling_group_of(pcs: PodCliqueSet, identity: CliqueIdentity) -> PodCliqueScalingGroupConfig | None:
     """The scaling-group config of a member PodClique (None for a standalone one)."""
     if not identity.scaling_group_fqn:
         return None
-    for group in pcs.spec.scaling_groups:
+    for group in pcs.spec.template.pod_clique_scaling_groups:
         if naming.scaling_group_name(pcs.name, identity.pcs_replica, group.name) == identity.scaling_group_fqn:
             return group
     raise scaling_group_not_found(identity, pcs.name)

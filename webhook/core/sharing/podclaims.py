@@ -34,8 +34,8 @@ class LevelClaims(NamedTuple):
         names += [claim_name(owner, entry, replica) for entry in self.per_replica]
 
 
-def _level(entries: Entries, clique: str, group: str | None) -> LevelClaims:
-    selected = [e for e in entries if e.filter is None or e.selects(clique, group)]
+def _level(entries: Entries | None, clique: str, group: str | None) -> LevelClaims:
+    selected = [e for e in entries or () if e.selects(clique, group)]
     return LevelClaims(
         tuple(e.name for e in selected if e.scope == ALL_REPLICAS), tuple(e.name for e in selected if e.scope == PER_REPLICA)
     )
@@ -65,10 +65,11 @@ def podclique_claims(pcs: PodCliqueSet, identity: CliqueIdentity) -> PodCliqueCl
     clique = clique_of(pcs, identity)
     group = scaling_group_of(pcs, identity)
     shared: list[str] = []
-    _level(pcs.spec.entries, clique.name, None if group is None else group.name).names(shared, pcs.name, identity.pcs_replica)
+    pcs_entries = pcs.spec.template.resource_sharing
+    _level(pcs_entries, clique.name, None if group is None else group.name).names(shared, pcs.name, identity.pcs_replica)
     if group is not None:
-        _level(group.entries, clique.name, None).names(shared, identity.scaling_group_fqn, identity.scaling_group_replica)
-    own = _level(clique.entries, clique.name, None)
+        _level(group.resource_sharing, clique.name, None).names(shared, identity.scaling_group_fqn, identity.scaling_group_replica)
+    own = _level(clique.resource_sharing, clique.name, None)
     own._replace(per_replica=()).names(shared, identity.clique_fqn, 0)
     return PodCliqueClaims(identity.clique_fqn, tuple(shared), own.per_replica)
 

@@ -3,8 +3,8 @@
 Grove puts replica indices into claim names, so a name that is a valid DNS-1123 label at 9
 replicas may be one character too long at 10 (Grove's #660), and a new index may make a name that
 another entry already produces. The validating webhook checks the names a spec can reach, not only
-those it starts with: ``largest`` gives every clique and scaling group the autoscaler's maximum
-where one is set. A scale of one object (``kubectl scale``, an autoscaler writing the ``scale``
+those it starts with: the names are walked with every clique and scaling group at the autoscaler's
+maximum where one is set (``owners.most_replicas``). A scale of one object (``kubectl scale``, an autoscaler writing the ``scale``
 subresource) carries only the object's name and its new count: ``place`` finds the PodCliqueSet
 and the clique or scaling group it was built from, by Grove's naming (``naming``), and
 ``scaled_patterns`` gives the names that count makes.
@@ -16,34 +16,11 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from msgspec.structs import replace
-
-from webhook.core.model.podcliqueset import CliqueTemplate, PodCliqueSet, PodCliqueSetSpec, ScalingGroupConfig
+from webhook.core.model.podcliqueset import PodCliqueSet, PodCliqueSetSpec
 from webhook.core.sharing import naming
 from webhook.core.sharing.naming import OpenIndex, Parts
-from webhook.core.sharing.owners import Level, entries_source
+from webhook.core.sharing.owners import Level, Place, clique_replicas, entries_source, planned_replicas
 from webhook.core.sharing.patterns import NamePattern, name_patterns, owner_patterns
-
-
-def _most_clique(c: CliqueTemplate) -> CliqueTemplate:
-    above = c.max_replicas is not None and c.max_replicas > max(c.replicas or 0, 1)
-    return replace(c, replicas=c.max_replicas) if above else c
-
-
-def _most_group(g: ScalingGroupConfig) -> ScalingGroupConfig:
-    above = g.max_replicas is not None and g.max_replicas > g.template_replicas()
-    return replace(g, replicas=g.max_replicas) if above else g
-
-
-def largest(spec: PodCliqueSetSpec) -> PodCliqueSetSpec:
-    """The spec with each clique and scaling group at the most replicas it can reach: the
-    autoscaler's ``maxReplicas`` where one is set and above the template's count."""
-    owners: tuple[CliqueTemplate | ScalingGroupConfig, ...] = (*spec.cliques, *spec.scaling_groups)
-    for owner in owners:
-        if owner.max_replicas is not None:
-            cliques, groups = tuple(map(_most_clique, spec.cliques)), tuple(map(_most_group, spec.scaling_groups))
-            return replace(spec, cliques=cliques, scaling_groups=groups)
-    return spec
 
 
 class ScaleTarget(NamedTuple):
@@ -63,9 +40,14 @@ class ScaleTarget(NamedTuple):
         template's replicas); for a PodCliqueSet every claim but its own AllReplicas ones."""
         spec = self.pcs.spec
         if self.level is Level.PODCLIQUESET:
-            found = name_patterns(replace(spec, replicas=replicas))
+
+            def scaled(spec: PodCliqueSetSpec, place: Place[OpenIndex]) -> int:
+                return max(replicas, 0) if place.level is Level.PODCLIQUESET else planned_replicas(spec, place)
+
+            found = name_patterns(spec, scaled)
         elif self.level is Level.CLIQUE:
-            found = owner_patterns(self._owner(), spec.cliques[self.config].entries, entries_source(self.level, self.config), replicas)
+            entries = spec.template.cliques[self.config].resource_sharing or ()
+            found = owner_patterns(self._owner(), entries, entries_source(self.level, self.config), replicas)
         else:
             found = self._group_patterns(replicas)
         return [p for p in found if p.open_sizes()]
@@ -75,17 +57,17 @@ class ScaleTarget(NamedTuple):
         return (self.name[len(self.pcs.name) :],)
 
     def _group_patterns(self, replicas: int) -> list[NamePattern]:
-        spec, g = self.pcs.spec, self.config
-        group = spec.scaling_groups[g]
-        found = owner_patterns(self._owner(), group.entries, entries_source(Level.SCALING_GROUP, g), replicas)
+        template, g = self.pcs.spec.template, self.config
+        group = template.pod_clique_scaling_groups[g]
+        found = owner_patterns(self._owner(), group.resource_sharing or (), entries_source(Level.SCALING_GROUP, g), replicas)
         if replicas <= 0:
             return found
         for clique_name in group.clique_names:
-            c = spec.clique_index(clique_name)
+            c = template.clique_index(clique_name)
             if c is not None:
                 member = naming.member_clique_parts(self._owner(), OpenIndex(replicas), clique_name)
-                clique = spec.cliques[c]
-                found += owner_patterns(member, clique.entries, entries_source(Level.CLIQUE, c), max(clique.replicas or 0, 1))
+                clique = template.cliques[c]
+                found += owner_patterns(member, clique.resource_sharing or (), entries_source(Level.CLIQUE, c), clique_replicas(clique))
         return found
 
 
@@ -120,11 +102,12 @@ def place(level: Level, name: str, lookup: Lookup) -> ScaleTarget | None:
 
 def _config(level: Level, name: str, pcs: PodCliqueSet, i: int) -> int | None:
     """The index of the config or template that makes ``name`` in replica ``i`` of the PodCliqueSet."""
-    spec = pcs.spec
+    template = pcs.spec.template
+    groups = template.pod_clique_scaling_groups
     if level is Level.SCALING_GROUP:
-        return next((g for g, group in enumerate(spec.scaling_groups) if naming.scaling_group_name(pcs.name, i, group.name) == name), None)
-    members = {m for group in spec.scaling_groups for m in group.clique_names}
-    for c, clique in enumerate(spec.cliques):
+        return next((g for g, group in enumerate(groups) if naming.scaling_group_name(pcs.name, i, group.name) == name), None)
+    members = {m for group in groups for m in group.clique_names}
+    for c, clique in enumerate(template.cliques):
         if clique.name not in members and naming.standalone_clique_name(pcs.name, i, clique.name) == name:
             return c
     return _member(name, pcs, i)
@@ -132,11 +115,11 @@ def _config(level: Level, name: str, pcs: PodCliqueSet, i: int) -> int | None:
 
 def _member(name: str, pcs: PodCliqueSet, i: int) -> int | None:
     """The clique template of member PodClique ``name`` of a scaling group in replica ``i``."""
-    spec = pcs.spec
-    for group in spec.scaling_groups:
+    template = pcs.spec.template
+    for group in template.pod_clique_scaling_groups:
         prefix = naming.scaling_group_name(pcs.name, i, group.name) + "-"
         index, _, clique_name = name.removeprefix(prefix).partition("-")
-        member = spec.clique_index(clique_name)
+        member = template.clique_index(clique_name)
         if name.startswith(prefix) and _INDEX.fullmatch(index) and clique_name in group.clique_names and member is not None:
             return member
     return None

@@ -8,7 +8,6 @@ time: a literal number meets the open indices that reach it. The search is bound
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -47,24 +46,9 @@ class SharedNames:
         return iter(self.pairs)
 
 
-def apart(firsts: list[str]) -> bool:
-    """Whether no two families whose first names are ``firsts`` share a name, told from those
-    names alone: they do not when no segment is a number but 0 (the usual spec: its only numbers
-    are the 0s of the open indices) and no two first names are equal. False when they may
-    (``may_share`` then compares the shapes)."""
-    return _NUMBER.search("-" + "\n-".join(firsts)) is None and len(set(firsts)) == len(firsts)
-
-
-_NUMBER = re.compile(r"-[1-9][0-9]*(?=[-\n]|\Z)")
-"""A segment that is a number but 0 (as ``NamePattern.shape`` reads one: ASCII digits, no leading
-zero), in first names joined by line breaks, each after a hyphen: every segment follows one and
-ends at the next or at the name's end, so none is missed (a name holding a line break itself may
-be taken for a number where it is not, and the shapes are then compared)."""
-
-
 def may_share(patterns: list[NamePattern]) -> bool:
     """Whether two of the patterns have one shape: only then may their families share a name."""
-    return not apart([p.first for p in patterns]) and len({p.shape() for p in patterns}) < len(patterns)
+    return len({p.shape() for p in patterns}) < len(patterns)
 
 
 def shared_names(patterns: list[NamePattern], work_limit: int = WORK_LIMIT) -> SharedNames:

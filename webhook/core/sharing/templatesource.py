@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from webhook.core.model.meta import ObjectKey
-from webhook.core.model.podcliqueset import PodCliqueSet, SharingEntry
+from webhook.core.model.podcliqueset import PodCliqueSet, ResourceSharingSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,10 +21,10 @@ class InternalTemplate:
     claim_spec: dict[str, Any]
 
 
-def template_source(pcs: PodCliqueSet, entry: SharingEntry) -> InternalTemplate | ObjectKey:
+def template_source(pcs: PodCliqueSet, entry: ResourceSharingSpec) -> InternalTemplate | ObjectKey:
     """The internal template an entry names, or the ResourceClaimTemplate object to read."""
     if not entry.namespace:
-        internal = pcs.spec.template(entry.name)
+        internal = pcs.spec.template.internal_template(entry.name)
         if internal is not None:
             return InternalTemplate(entry.name, internal.claim_spec())
     return ObjectKey(entry.namespace or pcs.namespace, entry.name)

@@ -22,10 +22,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from webhook.core.model import labels
-from webhook.core.model.children import PodClique, PodCliqueScalingGroup
+from webhook.core.model.children import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
 from webhook.core.model.meta import ObjectKey
-from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.reader import read_podcliqueset
+from webhook.core.model.podcliqueset import PodCliqueSet, read_podcliqueset
 from webhook.kube.informer import Handler, Informer, object_key
 from webhook.kube.informers import Informers
 from webhook.kube.resources import (
@@ -83,9 +82,9 @@ class Caches:
 
         self.podcliquesets = informer(PODCLIQUESETS, read_podcliqueset, self._on_pcs)
         self.scaling_groups = informer(
-            PODCLIQUESCALINGGROUPS, PodCliqueScalingGroup.model_validate, self._member_handler(self._groups_index), GROVE_MANAGED
+            PODCLIQUESCALINGGROUPS, read_scaling_group, self._member_handler(self._groups_index), GROVE_MANAGED
         )
-        self.cliques = informer(PODCLIQUES, PodClique.model_validate, self._member_handler(self._cliques_index), GROVE_MANAGED)
+        self.cliques = informer(PODCLIQUES, read_podclique, self._member_handler(self._cliques_index), GROVE_MANAGED)
         claims_handler = self._member_handler(self._claims_index, self._observe_claim, disturbed_by_adds=False)
         self.claims = informer(RESOURCECLAIMS, ClaimRecord.from_object, claims_handler, SHARED_CLAIMS)
         self.informers: tuple[Informers[Any], ...] = (self.podcliquesets, self.scaling_groups, self.cliques, self.claims)

@@ -18,7 +18,7 @@ import dataclasses
 from typing import NamedTuple, Protocol
 
 from webhook.core.model.meta import ObjectKey
-from webhook.core.model.podcliqueset import SharingEntry
+from webhook.core.model.podcliqueset import ResourceSharingSpec
 from webhook.core.sharing.desired import DesiredClaim, claim_count, claim_slots, desired_claim, over_limit
 from webhook.core.sharing.owners import Owner
 from webhook.reconciler.cluster.claimhistory import RecentDeletions
@@ -103,7 +103,7 @@ def claims(owner: Owner, namespace: str, view: ClaimView, start: int, stop: int)
     return actions
 
 
-def _missing(owner: Owner, namespace: str, deletions: RecentDeletions, index: int, entry: SharingEntry, replica: int | None) -> Action:
+def _missing(owner: Owner, namespace: str, deletions: RecentDeletions, index: int, entry: ResourceSharingSpec, replica: int | None) -> Action:
     key = ObjectKey(namespace, owner.claim_name(entry, replica))
     wait = deletions.remaining(key)
     if wait:

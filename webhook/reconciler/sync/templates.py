@@ -23,7 +23,7 @@ from kubernetes.client.exceptions import ApiException
 
 from webhook.core.boundedcache import BoundedCache
 from webhook.core.model.meta import ObjectKey
-from webhook.core.model.podcliqueset import PodCliqueSet, SharingEntry
+from webhook.core.model.podcliqueset import PodCliqueSet, ResourceSharingSpec
 from webhook.core.sharing.templatesource import template_source
 from webhook.kube.apierrors import NOT_FOUND, read_json, status_message
 
@@ -85,6 +85,6 @@ class Templates:
         self._reads = reads
         self._pcs = pcs
 
-    def claim_spec(self, entry: SharingEntry) -> dict[str, Any]:
+    def claim_spec(self, entry: ResourceSharingSpec) -> dict[str, Any]:
         source = template_source(self._pcs, entry)
         return self._reads.spec(source) if isinstance(source, ObjectKey) else source.claim_spec

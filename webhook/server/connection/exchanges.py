@@ -29,8 +29,8 @@ from typing import Any
 import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from webhook.core.admission.handling import Answer
-from webhook.core.admission.request import Rejection
+from webhook.webhooks import Answer
+from webhook.core.admission import Rejection
 from webhook.server.connection.eager import run_eagerly
 from webhook.server.connection.heads import HeadLimits
 from webhook.server.connection.turns import LoopTurn

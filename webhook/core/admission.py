@@ -1,0 +1,396 @@
+"""The AdmissionReview seam every webhook answers through (controller-runtime's ``pkg/webhook/admission``).
+
+One body is one review: decoded once (``decode``), read as the webhook's kind (``Handler.read``),
+dispatched on its operation as controller-runtime's ``validatorForType`` or ``defaulterForType``
+dispatches it, answered by the webhook (``Validator`` or ``Defaulter``) with a response built by
+``allowed``, ``denied``, ``errored`` or ``patched``, and encoded in the AdmissionReview version it
+came in. ``answer`` is the one way through: the HTTP server and ``webhook review`` call it, so they
+give the same bytes. A webhook that raises is a bug of ours, not the caller's: the review is
+answered not allowed, code 500, with the uid already decoded, and the exception is handed back
+(``Answer.error``) for the caller to log.
+
+Problems with the envelope are the caller's fault and get HTTP 400 with ``{"error": ...}``
+(``Rejection``); everything after that is an AdmissionReview.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+from collections.abc import Iterable
+from typing import Any, Protocol, runtime_checkable
+
+import orjson
+from pydantic import Field, TypeAdapter, ValidationError
+from pydantic.dataclasses import dataclass
+
+from webhook.core.gocompat import gojson
+from webhook.core.gocompat.fielderrors import aggregate
+from webhook.core.model.meta import GoStr, GroupVersionKind, first_problem, MODEL
+
+DEFAULT_API_VERSION = "admission.k8s.io/v1"
+SUPPORTED_API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+REVIEW_KIND = "AdmissionReview"
+NO_CONTENT = "there is no content to decode"
+SHOWN_LENGTH = 80
+
+
+
+# --- the request ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class RequestKind:
+    group: GoStr = ""
+    version: GoStr = ""
+    kind: GoStr = ""
+
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class RequestResource:
+    resource: GoStr = ""
+
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class Request:
+    """``request`` as pydantic checks it: strict types, ``null`` read as empty, as Go reads it."""
+
+    uid: GoStr = ""
+    kind: RequestKind = Field(default_factory=RequestKind)
+    resource: RequestResource = Field(default_factory=RequestResource)
+    sub_resource: GoStr = Field(default="", alias="subResource")
+    name: GoStr = ""
+    namespace: GoStr = ""
+    operation: GoStr = ""
+    dry_run: bool | None = Field(default=None, alias="dryRun", strict=True)
+    object: Any = None
+    old_object: Any = Field(default=None, alias="oldObject")
+    user_info: Any = Field(default=None, alias="userInfo")
+
+
+_read_request = TypeAdapter(Request).validate_python
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AdmissionRequest:
+    """The request of a review; its objects are kept as sent, for the webhook to read as its kind."""
+
+    uid: str
+    kind: GroupVersionKind = GroupVersionKind()
+    name: str = ""
+    namespace: str = ""
+    operation: str = ""
+    dry_run: bool | None = None
+    object: Any = None
+    old_object: Any = None
+    user_info: Any = None
+    """``userInfo`` as sent, read only by the checks that need the user (``pcs.authorization``)."""
+    resource: str = ""
+    """``resource.resource``: the plural of the resource written (``podcliques``), which a review
+    of a subresource needs, its object being of another kind (a ``Scale``)."""
+    sub_resource: str = ""
+    """``subResource``, e.g. ``scale``; empty for the resource itself."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AdmissionReview:
+    api_version: str
+    request: AdmissionRequest
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Rejection:
+    """A body that is no usable AdmissionReview: answered with an HTTP error, not a review."""
+
+    status: int
+    message: str
+
+
+def shortened(text: str) -> str:
+    """``text`` cut to ``SHOWN_LENGTH`` characters for an error message, its last one kept."""
+    return text if len(text) <= SHOWN_LENGTH else f"{text[: SHOWN_LENGTH - 4]}...{text[-1]}"
+
+
+def _shown(value: Any) -> str:
+    """A value from the body, as JSON, for an error message: arrays and objects by their type and
+    long text cut short, so that the one-line error never echoes a large or deeply nested value."""
+    if isinstance(value, list | dict):
+        return "(an array)" if isinstance(value, list) else "(an object)"
+    return shortened(orjson.dumps(value).decode())
+
+
+def decode(body: bytes) -> AdmissionReview | Rejection:
+    """The review in ``body``, or why there is none to answer."""
+    if not body.strip():
+        return Rejection(400, "request body is empty: expected an AdmissionReview")
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as err:
+        return Rejection(400, f"request body is not valid JSON: {err}")
+    if not isinstance(data, dict):
+        return Rejection(400, "request body must be a JSON object (an AdmissionReview)")
+    api_version, kind = data.get("apiVersion", DEFAULT_API_VERSION), data.get("kind", REVIEW_KIND)
+    if api_version not in SUPPORTED_API_VERSIONS:
+        return Rejection(
+            400, f"unsupported AdmissionReview apiVersion {_shown(api_version)}: expected one of {', '.join(SUPPORTED_API_VERSIONS)}"
+        )
+    if kind != REVIEW_KIND:
+        return Rejection(400, f"unsupported kind {_shown(kind)}: expected AdmissionReview")
+    request = data.get("request")
+    if not isinstance(request, dict):
+        return Rejection(400, "AdmissionReview has no request")
+    if not isinstance(request.get("uid"), str) or not request["uid"]:
+        return Rejection(400, "AdmissionReview request has no uid")
+    try:
+        read = _read_request(request)
+    except ValidationError as err:
+        return Rejection(400, f"AdmissionReview is malformed: request.{first_problem(err)}")
+    kind_of = read.kind
+    return AdmissionReview(
+        api_version,
+        AdmissionRequest(
+            read.uid, GroupVersionKind(kind_of.group, kind_of.version, kind_of.kind), read.name, read.namespace,
+            read.operation, read.dry_run, read.object, read.old_object, read.user_info, read.resource.resource,
+            read.sub_resource,
+        ),
+    )
+
+
+# --- the response --------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AdmissionResponse:
+    allowed: bool
+    code: int
+    reason: str = ""
+    message: str = ""
+    warnings: tuple[str, ...] = ()
+    patch: bytes = b""
+    note: str = ""
+    """For the decision log only, never in the answer: what a patch does (the claims a pod gets)."""
+
+    @property
+    def outcome(self) -> str:
+        """``patched``, ``allowed``, ``denied`` (refused for what the object says) or ``error``
+        (not decided: a request that cannot be read, or a bug of ours)."""
+        if self.patch:
+            return "patched"
+        if self.allowed:
+            return "allowed"
+        return "denied" if self.code == 403 else "error"
+
+    def body(self, uid: str) -> dict[str, Any]:
+        """The ``response`` member of the review."""
+        status: dict[str, Any] = {"code": self.code}
+        if self.reason:
+            status["reason"] = self.reason
+        if self.message:
+            status["message"] = self.message
+        result: dict[str, Any] = {"uid": uid, "allowed": self.allowed, "status": status}
+        if self.patch:
+            result["patchType"] = "JSONPatch"
+            result["patch"] = base64.b64encode(self.patch).decode("ascii")
+        if self.warnings:
+            result["warnings"] = list(self.warnings)
+        return result
+
+
+def allowed(warnings: Iterable[str] = ()) -> AdmissionResponse:
+    return AdmissionResponse(True, 200, warnings=tuple(warnings))
+
+
+def denied(errors: Iterable[object], warnings: Iterable[str] = ()) -> AdmissionResponse:
+    """A refusal for what the object says (code 403, reason Forbidden): ``errors`` (field errors or
+    messages) aggregated as apimachinery's ``ToAggregate`` does."""
+    message = aggregate([str(e) for e in errors])
+    assert message is not None, "denied with no error"
+    return AdmissionResponse(False, 403, "Forbidden", message, tuple(warnings))
+
+
+def errored(code: int, message: str) -> AdmissionResponse:
+    """A request that could not be decided (no reason)."""
+    return AdmissionResponse(False, code, message=message)
+
+
+def patched(patch: bytes, warnings: Iterable[str] = (), note: str = "") -> AdmissionResponse:
+    return AdmissionResponse(True, 200, warnings=tuple(warnings), patch=patch, note=note)
+
+
+def decided(errors: Iterable[object], warnings: Iterable[str] = ()) -> AdmissionResponse:
+    """Allowed with ``warnings`` when there is no error, else denied."""
+    errors = list(errors)
+    return denied(errors, warnings) if errors else allowed(warnings)
+
+
+def undecodable(field: str, kind: GroupVersionKind, problem: str) -> AdmissionResponse:
+    """Code 400 for an object Go's decoder would refuse."""
+    return errored(400, f"cannot decode request.{field} as {kind}: {problem}")
+
+
+def missing(field: str) -> AdmissionResponse:
+    return errored(400, f"{NO_CONTENT}: request.{field} is missing")
+
+
+# --- the webhooks --------------------------------------------------------------------------------
+
+
+class Handler(Protocol):
+    @property
+    def kind(self) -> GroupVersionKind:
+        """The one kind the webhook decides."""
+
+    def read(self, obj: Any) -> Any:
+        """``object`` or ``oldObject`` as the webhook's kind; pydantic's ``ValidationError`` where
+        Go's decoder would refuse it."""
+
+
+@runtime_checkable
+class Validator(Handler, Protocol):
+    """A validating webhook (controller-runtime's ``CustomValidator``); the objects are as it reads them."""
+
+    async def create(self, request: AdmissionRequest, obj: Any) -> AdmissionResponse: ...
+
+    async def update(self, request: AdmissionRequest, obj: Any, old: Any) -> AdmissionResponse: ...
+
+    async def delete(self, request: AdmissionRequest, old: Any) -> AdmissionResponse: ...
+
+
+@runtime_checkable
+class Defaulter(Handler, Protocol):
+    """A mutating webhook (controller-runtime's ``CustomDefaulter``): decides every operation it is
+    sent but DELETE."""
+
+    async def default(self, request: AdmissionRequest, obj: Any) -> AdmissionResponse: ...
+
+
+def _stated(obj: Any) -> tuple[str, str]:
+    """The (apiVersion, kind) an object states, each empty where it states none (or no text)."""
+    if not isinstance(obj, dict):
+        return "", ""
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    return (api_version if isinstance(api_version, str) else ""), (kind if isinstance(kind, str) else "")
+
+
+def _other_kind(obj: Any, expected: GroupVersionKind) -> GroupVersionKind | None:
+    """The apiVersion and kind an object states, when they are not the webhook's: filled in from
+    the webhook's where left out, as Go's decoder fills them in from the type it decodes into
+    (``gvkWithDefaults``). None for an object that states the webhook's kind, or none at all."""
+    api_version, kind = _stated(obj)
+    if (not api_version and not kind) or (api_version, kind) == (expected.api_version, expected.kind):
+        return None
+    group, _, version = api_version.rpartition("/")
+    if not version and (not group or group == expected.group):
+        group, version = group or expected.group, expected.version
+    actual = GroupVersionKind(group, version, kind or expected.kind)
+    return actual if actual != expected else None
+
+
+def kind_mismatch(request: AdmissionRequest, expected: GroupVersionKind) -> AdmissionResponse | None:
+    """A review of another kind than the webhook serves (a misrouted webhook), or whose object or
+    old object says it is of another kind, is answered, not decided: controller-runtime's decoder
+    refuses to decode one kind into another."""
+    actual = request.kind if request.kind.kind and request.kind != expected else None
+    actual = actual or _other_kind(request.object, expected) or _other_kind(request.old_object, expected)
+    if actual is None:
+        return None
+    return errored(400, f"unable to decode {shortened(str(actual))} into {expected}")
+
+
+async def decide(handler: Handler, request: AdmissionRequest) -> AdmissionResponse:
+    """The webhook's answer to one request, dispatched as controller-runtime dispatches it."""
+    mismatch = kind_mismatch(request, handler.kind)
+    if mismatch is not None:
+        return mismatch
+    read = _read_objects(handler, request)
+    if isinstance(read, AdmissionResponse):
+        return read
+    obj, old = read
+    if isinstance(handler, Defaulter):
+        return await _default(handler, request, obj)
+    assert isinstance(handler, Validator)
+    return await _validate(handler, request, obj, old)
+
+
+def _read_objects(handler: Handler, request: AdmissionRequest) -> tuple[Any, Any] | AdmissionResponse:
+    """``object`` and ``oldObject`` as the webhook reads them (None where absent), or code 400."""
+    try:
+        obj = None if request.object is None else handler.read(request.object)
+    except ValidationError as err:
+        return undecodable("object", handler.kind, first_problem(err))
+    try:
+        old = None if request.old_object is None else handler.read(request.old_object)
+    except ValidationError as err:
+        return undecodable("oldObject", handler.kind, first_problem(err))
+    return obj, old
+
+
+async def _validate(handler: Validator, request: AdmissionRequest, obj: Any, old: Any) -> AdmissionResponse:
+    """controller-runtime's ``validatorForType.Handle``."""
+    operation = request.operation
+    if operation in ("CREATE", "UPDATE") and obj is None:
+        return missing("object")
+    if operation == "CREATE":
+        return await handler.create(request, obj)
+    if operation == "UPDATE":
+        return await handler.update(request, obj, old)
+    if operation == "DELETE":
+        return await handler.delete(request, old)
+    if operation == "CONNECT":
+        return allowed()
+    return errored(400, f"unknown operation {gojson.quote(operation)}")
+
+
+async def _default(handler: Defaulter, request: AdmissionRequest, obj: Any) -> AdmissionResponse:
+    """controller-runtime's ``defaulterForType.Handle``: DELETE, and what has no object, allowed."""
+    if request.operation == "DELETE" or (obj is None and request.operation != "CREATE"):
+        return allowed()
+    return missing("object") if obj is None else await handler.default(request, obj)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Answer:
+    """A webhook's answer: the HTTP status and JSON body, and what metrics and logs say of it."""
+
+    status: int
+    body: dict[str, Any]
+    operation: str = ""
+    outcome: str = "rejected"
+    """``allowed``, ``patched``, ``denied``, ``error`` (HTTP 200, not decided) or ``rejected`` (HTTP 4xx)."""
+    uid: str = ""
+    name: str = ""
+    """``namespace/name`` of the object, as the request says it."""
+    error: BaseException | None = None
+    """The exception a webhook raised (answered code 500)."""
+    note: str = ""
+    """What the decision log says of a patch (``AdmissionResponse.note``)."""
+
+    def content(self) -> bytes:
+        return orjson.dumps(self.body)
+
+    @classmethod
+    def rejected(cls, rejection: Rejection) -> Answer:
+        """An HTTP error answering a body that is no usable review."""
+        return cls(rejection.status, {"error": rejection.message})
+
+
+async def answer(handler: Handler, webhook: str, body: bytes) -> Answer:
+    """The answer of ``handler`` (the webhook named ``webhook``) to ``body``. Never raises."""
+    review = decode(body)
+    if isinstance(review, Rejection):
+        return Answer.rejected(review)
+    return await answer_review(handler, webhook, review)
+
+
+async def answer_review(handler: Handler, webhook: str, review: AdmissionReview) -> Answer:
+    """The answer of ``handler`` to a decoded review."""
+    request = review.request
+    error: BaseException | None = None
+    try:
+        response = await decide(handler, request)
+    except Exception as err:  # noqa: BLE001 - a bug of ours: answered, and handed back to be logged
+        response = errored(500, f"internal error in the {webhook} webhook; the server log has the details")
+        error = err
+    body = {"apiVersion": review.api_version, "kind": REVIEW_KIND, "response": response.body(request.uid)}
+    name = f"{request.namespace}/{request.name}" if request.namespace else request.name
+    return Answer(200, body, request.operation, response.outcome, request.uid, name, error, response.note)

@@ -1,0 +1,100 @@
+"""The validating webhook for PodCliqueSets (DECISIONS.md §3), as a controller-runtime validator.
+
+CREATE runs Grove's create-time rules (``rules.validate_create``); UPDATE runs them on the new
+object and, only when they pass, the immutability rules (Grove's short-circuit, BEHAVIOUR.md
+§2.2); DELETE is allowed. Templates Go's decoder would refuse are answered code 400 first, as
+Grove's webhook fails to decode such an object. The checks beyond Grove (``warnings``) are
+warnings, or denials under ``strict``; an owner needing more claims than the reconciler makes is
+only ever a warning. A CREATE the rules allow may still be refused for templates of other
+namespaces the user may not read, and gets a warning for each external template that does not
+exist (``authorization``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from webhook.core.admission import AdmissionRequest, AdmissionResponse, allowed, decided, errored, missing
+from webhook.core.gocompat import dra
+from webhook.core.model.meta import GroupVersionKind
+from webhook.core.model.podcliqueset import PodCliqueSet, read_podcliqueset
+from webhook.core.pcs.authorization import TemplateAuthorization, TemplateLookup, User, warn_missing
+from webhook.core.pcs.rules import validate_create, validate_update
+from webhook.core.pcs.warnings import claim_warnings, limit_warnings, most_claims
+from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
+
+PODCLIQUESET = GroupVersionKind("grove.io", "v1alpha1", "PodCliqueSet")
+
+
+def templates_problem(pcs: PodCliqueSet) -> str | None:
+    """Where Go's decoder would refuse the object's templates (``path: problem``), or None."""
+    return dra.templates_problem([t.template_spec for t in pcs.spec.template.resource_claim_templates or ()])
+
+
+class PodCliqueSetValidator:
+    kind = PODCLIQUESET
+    read = staticmethod(read_podcliqueset)
+
+    def __init__(
+        self,
+        strict: bool = False,
+        templates: TemplateAuthorization | None = None,
+        max_claims_per_owner: int = MAX_CLAIMS_PER_OWNER,
+        lookup: TemplateLookup | None = None,
+    ) -> None:
+        self.strict = strict
+        """Deny, rather than warn about, claim names pods cannot use, collisions and unmatched filters."""
+        self.max_claims_per_owner = max_claims_per_owner
+        """The claim reconciler's limit, for a warning (never a denial) about owners above it."""
+        self.templates = templates
+        """Asks whether the user may read the templates of other namespaces a CREATE names (DECISIONS.md §3.1)."""
+        self.lookup = lookup
+        """Asks whether the external templates a CREATE names exist (DECISIONS.md §3.4)."""
+
+    async def create(self, request: AdmissionRequest, pcs: PodCliqueSet) -> AdmissionResponse:
+        problem = templates_problem(pcs)
+        if problem:
+            return errored(400, f"cannot decode request.object as {PODCLIQUESET}: {problem}")
+        errors, warnings = self.validate(pcs)
+        response = decided(errors, warnings)
+        if self.templates is not None:
+            response = await self.templates.review(response, pcs, request.user_info, request.namespace)
+        if self.lookup is None:
+            return response
+        return await warn_missing(response, pcs, request.namespace or pcs.namespace, self.lookup, self._readable(request.user_info))
+
+    async def update(self, request: AdmissionRequest, pcs: PodCliqueSet, old: PodCliqueSet | None) -> AdmissionResponse:
+        if old is None:
+            return missing("oldObject")
+        problem = templates_problem(pcs)
+        if problem:
+            return errored(400, f"cannot decode request.object as {PODCLIQUESET}: {problem}")
+        problem = templates_problem(old)
+        if problem:
+            return errored(400, f"cannot decode request.oldObject as {PODCLIQUESET}: {problem}")
+        errors, warnings = self.validate(pcs)
+        if not errors:
+            errors = [str(e) for e in validate_update(pcs.spec, old.spec)]
+        return decided(errors, warnings)
+
+    async def delete(self, request: AdmissionRequest, old: PodCliqueSet | None) -> AdmissionResponse:
+        return allowed()
+
+    def validate(self, pcs: PodCliqueSet) -> tuple[list[str], list[str]]:
+        """Grove's create-time errors and the warnings beyond Grove (errors under ``strict``)."""
+        errors = [str(e) for e in validate_create(pcs.spec)]
+        warnings = claim_warnings(pcs)
+        if self.strict:
+            errors, warnings = errors + warnings, []
+        if most_claims(pcs.spec) > self.max_claims_per_owner:
+            warnings += limit_warnings(pcs, self.max_claims_per_owner)
+        return errors, warnings
+
+    def _readable(self, user_info: object) -> Callable[[str, str], bool]:
+        """Whether the user may read a template of another namespace, as the templates' check
+        found (nothing is readable without that check)."""
+        user = User.read(user_info) if self.templates is not None else None
+        if self.templates is None or not isinstance(user, User):
+            return lambda _namespace, _name: False
+        access = self.templates.access
+        return lambda namespace, name: access.known(user, namespace, name) is True
