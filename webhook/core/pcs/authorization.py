@@ -10,7 +10,8 @@ SubjectAccessReviews), and words the answer; it never talks to the API server it
 
 A PodCliqueSet naming a template that is not there is valid (a GitOps tool applies a directory in
 its own order), but its claims cannot be made until it exists and its pods stay Pending: an
-allowed CREATE gets a warning per missing template (``warn_missing``), never a denial. The shell
+allowed CREATE gets a warning per missing template (``warn_missing``, the first ``MAX_TEMPLATES``),
+never a denial. The shell
 asks whether each exists (``TemplateLookup``); an answer it cannot get says nothing. A template of
 another namespace is looked up only when the user may read it: the webhook reads with its own
 rights, and "not found" would tell anyone allowed to create a PodCliqueSet what other namespaces hold.
@@ -36,6 +37,14 @@ from webhook.core.sharing.owners import PCS_ENTRIES, Level, entries_source
 TEMPLATE = Path("spec").child("template")
 
 WARN_SUFFIX = "admitted because --template-authorization is warn"
+MAX_TEMPLATES = 16
+"""Templates a CREATE may name in other namespaces, and external templates looked up for the
+missing-template warnings, at most: each is a request to the API server, and an object naming
+thousands would make one review send thousands. The ValidatingAdmissionPolicy has as many slots."""
+TOO_MANY_TEMPLATES = (
+    "spec.template: Forbidden: names {} ResourceClaimTemplates of other namespaces; "
+    f"the webhook checks at most {MAX_TEMPLATES}"
+)
 TEMPLATE_REFUSED = "{} may not get {}; a template of another namespace may be used only by users who may read it"
 """Completed with the user (``user "<name>"``) and the template (``ResourceClaimTemplate "<ns>/<name>"``)."""
 
@@ -186,6 +195,11 @@ class TemplateAuthorization:
         user = User.read(user_info)
         if isinstance(user, str):
             return errored(400, user)
+        if len(references) > MAX_TEMPLATES:
+            denial = TOO_MANY_TEMPLATES.format(len(references))
+            if self.warn:
+                return allowed([*decided.warnings, f"{denial.replace('Forbidden: ', '')}; {WARN_SUFFIX}"])
+            return denied([denial], decided.warnings)
         denials = _denials(user, references, await self._answers(user, references))
         return self._with_denials(decided, denials)
 
@@ -294,6 +308,7 @@ async def warn_missing(
     if not decided.allowed:
         return decided
     checked = [t for t in external_templates(pcs, namespace) if t.namespace == namespace or readable(t.namespace, t.name)]
+    checked = checked[:MAX_TEMPLATES]
     if not checked:
         return decided
     found = await asyncio.gather(*(lookup.exists(t.namespace, t.name) for t in checked))

@@ -17,12 +17,12 @@ these rules (``webhook.policy``) shares, so that the two cannot drift apart in w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from webhook.core.gocompat import dra
 from webhook.core.gocompat.fielderrors import (
-    ErrorList,
+    FieldError,
     GoString,
     Path,
     duplicate,
@@ -71,79 +71,71 @@ TEMPLATES_TYPE: GoType = Slice(of_model(ResourceClaimTemplateConfig, templateSpe
 # --- CREATE and UPDATE ---------------------------------------------------------------------------
 
 
-def validate_create(spec: PodCliqueSetSpec) -> ErrorList:
-    """Every resource-sharing error of one PodCliqueSet, in the order Grove reports them."""
+def validate_create(spec: PodCliqueSetSpec) -> Iterator[FieldError]:
+    """Every resource-sharing error of one PodCliqueSet, in the order Grove reports them. The
+    errors are made as they are asked for, so a caller that reads only the first ones does no
+    more work than they take."""
     template = spec.template
     internal = {t.name for t in template.resource_claim_templates or ()}
-    errors = validate_resource_claim_templates(template.resource_claim_templates or (), TEMPLATES)
+    yield from validate_resource_claim_templates(template.resource_claim_templates or (), TEMPLATES)
     clique_names = {c.name for c in template.cliques}
     group_names = {g.name for g in template.pod_clique_scaling_groups}
-    errors += validate_pcs_resource_sharing(template.resource_sharing or (), PCS_SHARING, internal, clique_names, group_names)
+    yield from validate_pcs_resource_sharing(template.resource_sharing or (), PCS_SHARING, internal, clique_names, group_names)
     for c, clique in enumerate(template.cliques):
-        errors += validate_resource_sharing_specs(clique.resource_sharing or (), CLIQUES.index(c).child("resourceSharing"), internal)
+        yield from validate_resource_sharing_specs(clique.resource_sharing or (), CLIQUES.index(c).child("resourceSharing"), internal)
     for g, group in enumerate(template.pod_clique_scaling_groups):
-        errors += validate_pcsg_resource_sharing(group, GROUPS.index(g).child("resourceSharing"), internal)
-    return errors
+        yield from validate_pcsg_resource_sharing(group, GROUPS.index(g).child("resourceSharing"), internal)
 
 
-def validate_resource_claim_templates(templates: Sequence[ResourceClaimTemplateConfig], path: Path) -> ErrorList:
+def validate_resource_claim_templates(templates: Sequence[ResourceClaimTemplateConfig], path: Path) -> Iterator[FieldError]:
     """T1 to T3: every template has a name and a device request, and no name is used twice."""
-    errors: ErrorList = []
     counts: dict[str, int] = {}
     for i, template in enumerate(templates):
         if template.name == "":
-            errors.append(required(path.index(i).child("name"), TEMPLATE_NAME_REQUIRED))
+            yield required(path.index(i).child("name"), TEMPLATE_NAME_REQUIRED)
         if template.device_requests == 0:
-            errors.append(required(path.index(i).child("templateSpec", "spec", "devices", "requests"), DEVICE_REQUESTS_REQUIRED))
+            yield required(path.index(i).child("templateSpec", "spec", "devices", "requests"), DEVICE_REQUESTS_REQUIRED)
         counts[template.name] = counts.get(template.name, 0) + 1
     duplicated = [name for name, count in counts.items() if count > 1]
     if duplicated:
-        errors.append(duplicate(path.child("name"), duplicated))
-    return errors
+        yield duplicate(path.child("name"), duplicated)
 
 
-def validate_resource_sharing_specs(entries: Sequence[ResourceSharingSpec], path: Path, internal: set[str]) -> ErrorList:
+def validate_resource_sharing_specs(entries: Sequence[ResourceSharingSpec], path: Path, internal: set[str]) -> Iterator[FieldError]:
     """R1 to R4 for one list: the checks every level shares."""
-    errors: ErrorList = []
     seen: set[str] = set()
     for i, entry in enumerate(entries):
         if entry.name == "":
-            errors.append(required(path.index(i).child("name"), REFERENCE_NAME_REQUIRED))
+            yield required(path.index(i).child("name"), REFERENCE_NAME_REQUIRED)
         elif entry.name in seen:
-            errors.append(duplicate(path.index(i).child("name"), GoString(entry.name)))
+            yield duplicate(path.index(i).child("name"), GoString(entry.name))
         seen.add(entry.name)
         if entry.namespace and entry.name and entry.name in internal:
-            errors.append(invalid(path.index(i).child("namespace"), GoString(entry.namespace), NAMESPACE_OF_INTERNAL_TEMPLATE))
+            yield invalid(path.index(i).child("namespace"), GoString(entry.namespace), NAMESPACE_OF_INTERNAL_TEMPLATE)
         if entry.scope not in SUPPORTED_SCOPES:
-            errors.append(not_supported(path.index(i).child("scope"), entry.scope, SUPPORTED_SCOPES))
-    return errors
+            yield not_supported(path.index(i).child("scope"), entry.scope, SUPPORTED_SCOPES)
 
 
 def validate_pcs_resource_sharing(
     entries: Sequence[PCSResourceSharingSpec], path: Path, internal: set[str], cliques: set[str], groups: set[str]
-) -> ErrorList:
+) -> Iterator[FieldError]:
     """R1 to R4, then F1 to F3: a filter names at least one child, and only children that exist."""
-    errors = validate_resource_sharing_specs(entries, path, internal)
+    yield from validate_resource_sharing_specs(entries, path, internal)
     for i, entry in enumerate(entries):
         flt = entry.filter
         if flt is None:
             continue
         filter_path = path.index(i).child("filter")
         if not flt.child_clique_names and not flt.child_scaling_group_names:
-            errors.append(required(filter_path, PCS_FILTER_EMPTY))
-        for j, name in enumerate(flt.child_clique_names):
-            if name not in cliques:
-                errors.append(not_found(filter_path.child("childCliqueNames").index(j), GoString(name)))
-        for j, name in enumerate(flt.child_scaling_group_names):
-            if name not in groups:
-                errors.append(not_found(filter_path.child("childScalingGroupNames").index(j), GoString(name)))
-    return errors
+            yield required(filter_path, PCS_FILTER_EMPTY)
+        yield from _not_found(flt.child_clique_names, cliques, filter_path.child("childCliqueNames"))
+        yield from _not_found(flt.child_scaling_group_names, groups, filter_path.child("childScalingGroupNames"))
 
 
-def validate_pcsg_resource_sharing(group: PodCliqueScalingGroupConfig, path: Path, internal: set[str]) -> ErrorList:
+def validate_pcsg_resource_sharing(group: PodCliqueScalingGroupConfig, path: Path, internal: set[str]) -> Iterator[FieldError]:
     """R1 to R4, then G1 and G2: a filter names at least one clique, and only the group's members."""
     entries = group.resource_sharing or ()
-    errors = validate_resource_sharing_specs(entries, path, internal)
+    yield from validate_resource_sharing_specs(entries, path, internal)
     members = set(group.clique_names)
     for i, entry in enumerate(entries):
         flt = entry.filter
@@ -151,64 +143,62 @@ def validate_pcsg_resource_sharing(group: PodCliqueScalingGroupConfig, path: Pat
             continue
         filter_path = path.index(i).child("filter")
         if not flt.child_clique_names:
-            errors.append(required(filter_path, GROUP_FILTER_EMPTY))
-        for j, name in enumerate(flt.child_clique_names):
-            if name not in members:
-                errors.append(not_found(filter_path.child("childCliqueNames").index(j), GoString(name)))
-    return errors
+            yield required(filter_path, GROUP_FILTER_EMPTY)
+        yield from _not_found(flt.child_clique_names, members, filter_path.child("childCliqueNames"))
+
+
+def _not_found(names: list[str], known: set[str], path: Path) -> Iterator[FieldError]:
+    for j, name in enumerate(names):
+        if name not in known:
+            yield not_found(path.index(j), GoString(name))
 
 
 # --- UPDATE only ---------------------------------------------------------------------------------
 
 
-def validate_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> ErrorList:
+def validate_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> Iterator[FieldError]:
     """Immutability and composition errors of an UPDATE whose new object passed the create-time
     rules, in Grove's order: cliques, scaling groups, templates (U1), the PodCliqueSet's list (U2).
     The templates must decode (the validator checks first): raises ``gotypes.DecodeError`` else."""
-    errors = validate_cliques_update(new, old)
-    errors += validate_scaling_groups_update(new, old)
+    yield from validate_cliques_update(new, old)
+    yield from validate_scaling_groups_update(new, old)
     new_templates, old_templates = _decoded(new.template.resource_claim_templates), _decoded(old.template.resource_claim_templates)
-    errors += _immutable(TEMPLATES_TYPE, new_templates, old_templates, TEMPLATES)
-    errors += _immutable(PCS_SHARING_TYPE, new.template.resource_sharing, old.template.resource_sharing, PCS_SHARING)
-    return errors
+    yield from _immutable(TEMPLATES_TYPE, new_templates, old_templates, TEMPLATES)
+    yield from _immutable(PCS_SHARING_TYPE, new.template.resource_sharing, old.template.resource_sharing, PCS_SHARING)
 
 
-def validate_cliques_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> ErrorList:
-    errors: ErrorList = []
+def validate_cliques_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> Iterator[FieldError]:
     if len(new.template.cliques) != len(old.template.cliques):
-        errors.append(forbidden(CLIQUES, CLIQUE_COMPOSITION))
+        yield forbidden(CLIQUES, CLIQUE_COMPOSITION)
     old_by_name = {c.name: c for c in old.template.cliques}
     for i, clique in enumerate(new.template.cliques):
         previous = old_by_name.get(clique.name)
         if previous is None:
-            errors.append(forbidden(CLIQUES.child("name"), NEW_CLIQUE.format(clique.name)))
+            yield forbidden(CLIQUES.child("name"), NEW_CLIQUE.format(clique.name))
             continue
         path = CLIQUES.index(i).child("resourceSharing")
-        errors += _immutable(CLIQUE_SHARING_TYPE, clique.resource_sharing, previous.resource_sharing, path)
-    return errors
+        yield from _immutable(CLIQUE_SHARING_TYPE, clique.resource_sharing, previous.resource_sharing, path)
 
 
-def validate_scaling_groups_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> ErrorList:
+def validate_scaling_groups_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> Iterator[FieldError]:
     """A changed number of scaling groups ends these checks early; Grove's path has no index here."""
     new_groups, old_groups = new.template.pod_clique_scaling_groups, old.template.pod_clique_scaling_groups
     if len(new_groups) != len(old_groups):
-        return [forbidden(GROUPS, GROUP_COMPOSITION)]
-    errors: ErrorList = []
+        yield forbidden(GROUPS, GROUP_COMPOSITION)
+        return
     old_by_name = {g.name: g for g in old_groups}
     for group in new_groups:
         previous = old_by_name.get(group.name)
         if previous is None:
-            errors.append(forbidden(GROUPS.child("name"), NEW_GROUP.format(group.name)))
+            yield forbidden(GROUPS.child("name"), NEW_GROUP.format(group.name))
             continue
-        errors += _immutable(GROUP_SHARING_TYPE, group.resource_sharing, previous.resource_sharing, GROUPS.child("resourceSharing"))
-    return errors
+        yield from _immutable(GROUP_SHARING_TYPE, group.resource_sharing, previous.resource_sharing, GROUPS.child("resourceSharing"))
 
 
-def _immutable(go_type: GoType, new: Any, old: Any, path: Path) -> ErrorList:
+def _immutable(go_type: GoType, new: Any, old: Any, path: Path) -> Iterator[FieldError]:
     """``ValidateImmutableField``: the new value printed as Go does when it differs from the old one."""
-    if semantic_equal(go_type, new, old):
-        return []
-    return [invalid(path, go_type.marshal(new), IMMUTABLE)]
+    if not semantic_equal(go_type, new, old):
+        yield invalid(path, go_type.marshal(new), IMMUTABLE)
 
 
 def _decoded(templates: Sequence[ResourceClaimTemplateConfig] | None) -> list[dict[str, Any]] | None:

@@ -12,7 +12,8 @@ exist (``authorization``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import islice
 
 from webhook.core.admission import AdmissionRequest, AdmissionResponse, allowed, decided, errored, missing
 from webhook.core.gocompat import dra
@@ -24,6 +25,16 @@ from webhook.core.pcs.warnings import claim_warnings, limit_warnings, most_claim
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 
 PODCLIQUESET = GroupVersionKind("grove.io", "v1alpha1", "PodCliqueSet")
+MAX_ERRORS = 100
+"""Errors a denial lists at most, however many the object has: each is made as it is listed, so an
+object built to have a million makes a hundred (DECISIONS.md §3)."""
+MORE_ERRORS = f"spec: Too many errors: only the first {MAX_ERRORS} are listed"
+
+
+def first_errors(errors: Iterable[object]) -> list[str]:
+    """At most ``MAX_ERRORS`` errors as messages, and a last one saying when there are more."""
+    found = [str(e) for e in islice(errors, MAX_ERRORS + 1)]
+    return found if len(found) <= MAX_ERRORS else [*found[:MAX_ERRORS], MORE_ERRORS]
 
 
 def templates_problem(pcs: PodCliqueSet) -> str | None:
@@ -74,7 +85,7 @@ class PodCliqueSetValidator:
             return errored(400, f"cannot decode request.oldObject as {PODCLIQUESET}: {problem}")
         errors, warnings = self.validate(pcs)
         if not errors:
-            errors = [str(e) for e in validate_update(pcs.spec, old.spec)]
+            errors = first_errors(validate_update(pcs.spec, old.spec))
         return decided(errors, warnings)
 
     async def delete(self, request: AdmissionRequest, old: PodCliqueSet | None) -> AdmissionResponse:
@@ -82,7 +93,7 @@ class PodCliqueSetValidator:
 
     def validate(self, pcs: PodCliqueSet) -> tuple[list[str], list[str]]:
         """Grove's create-time errors and the warnings beyond Grove (errors under ``strict``)."""
-        errors = [str(e) for e in validate_create(pcs.spec)]
+        errors = first_errors(validate_create(pcs.spec))
         warnings = claim_warnings(pcs)
         if self.strict:
             errors, warnings = errors + warnings, []

@@ -30,7 +30,7 @@ from webhook.core.model.podcliqueset import (
 )
 from webhook.core.sharing.desired import claim_count, over_limit
 from webhook.core.sharing.owners import most_replicas, planned_owners
-from webhook.core.sharing.patterns import NamePattern, first_longer_than, name_patterns
+from webhook.core.sharing.patterns import NamePattern, family_count, first_longer_than, name_patterns
 from webhook.core.sharing.sharednames import may_share, shared_names
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -44,6 +44,16 @@ MAX_COLLISIONS = 100
 """Collision warnings listed at most; one more says the list is cut. The API server keeps only the
 first few kilobytes of a response's warnings anyway, and a spec of many cliques of one name would
 otherwise be answered with a warning per pair of them."""
+MAX_FAMILIES = 10_000
+"""Claim-name families checked at most: a spec of thousands of scaling groups each listing
+thousands of cliques makes millions (each a PodClique's claims), and is answered without its
+claim names checked rather than holding the webhook for seconds."""
+NOT_CHECKED = (
+    f"spec.template: claim names not checked: the spec makes more than {MAX_FAMILIES} families of "
+    "claim names (owners times entries)"
+)
+MAX_WARNINGS = 100
+"""Invalid-name warnings listed at most (one per entry otherwise)."""
 INCOMPLETE = (
     f"spec.template: not every claim-name collision is listed (more than {MAX_COLLISIONS} pairs of "
     "entries, or too many similar names to compare them all)"
@@ -52,6 +62,8 @@ INCOMPLETE = (
 
 def claim_warnings(pcs: PodCliqueSet) -> list[str]:
     """Every warning beyond Grove's rules but the claim limit's, in their order."""
+    if family_count(pcs.spec) > MAX_FAMILIES:
+        return [NOT_CHECKED, *unmatched_filters(pcs.spec)]
     patterns = name_patterns(pcs.spec, most_replicas)
     return [*invalid_names(pcs.name, patterns), *collisions(pcs.name, patterns), *unmatched_filters(pcs.spec)]
 
@@ -82,6 +94,8 @@ def invalid_names(pcs_name: str, patterns: list[NamePattern]) -> list[str]:
     warnings: dict[str, str] = {}
     for pattern in patterns:
         invalid = None if pattern.source in warnings else first_invalid(pcs_name, pattern)
+        if invalid and len(warnings) == MAX_WARNINGS:
+            return [*warnings.values(), f"spec.template: only the first {MAX_WARNINGS} entries whose claim names are invalid are listed"]
         if invalid:
             name, problem = invalid
             warnings[pattern.source] = (

@@ -184,7 +184,7 @@ def places(spec: PodCliqueSetSpec, indices: Callable[[int], Iterable[I]], counts
     replicas. ``indices`` gives the replica indices of a count: ``range``, or one open index."""
     pcs_place: Place[I] = Place(Level.PODCLIQUESET)
     yield pcs_place
-    standalone, members = _clique_templates(spec)
+    standalone, members = clique_templates(spec)
     for i in indices(counts(spec, pcs_place)):
         for c in standalone:
             yield Place(Level.CLIQUE, c, i)
@@ -196,9 +196,10 @@ def places(spec: PodCliqueSetSpec, indices: Callable[[int], Iterable[I]], counts
                     yield Place(Level.CLIQUE, member, i, g, j)
 
 
-def _clique_templates(spec: PodCliqueSetSpec) -> tuple[list[int], list[list[int]]]:
+def clique_templates(spec: PodCliqueSetSpec) -> tuple[list[int], list[list[int]]]:
     """The positions of the standalone clique templates, and of each scaling group's member
-    templates: the first of each name its ``cliqueNames`` names, as Grove's lookup finds it."""
+    templates: the first of each name its ``cliqueNames`` names, as Grove's lookup finds it, once
+    (a PodClique's name is made of them: a name listed twice makes one PodClique)."""
     template = spec.template
     first: dict[str, int] = {}
     for c, clique in enumerate(template.cliques):
@@ -206,7 +207,7 @@ def _clique_templates(spec: PodCliqueSetSpec) -> tuple[list[int], list[list[int]
     groups = template.pod_clique_scaling_groups
     grouped = {name for group in groups for name in group.clique_names}
     standalone = [c for c, clique in enumerate(template.cliques) if clique.name not in grouped]
-    return standalone, [[first[name] for name in group.clique_names if name in first] for group in groups]
+    return standalone, [[first[name] for name in dict.fromkeys(group.clique_names) if name in first] for group in groups]
 
 
 def _planned(pcs: PodCliqueSet, place: Place[int]) -> Owner:

@@ -27,7 +27,7 @@ from webhook.core.model.podcliqueset import ALL_REPLICAS, PER_REPLICA, Entries, 
 from webhook.core.sharing import naming
 from webhook.core.sharing.desired import claims_needed
 from webhook.core.sharing.naming import OpenIndex, Parts
-from webhook.core.sharing.owners import Counts, Level, Place, entries_source, level_entries, places, planned_replicas
+from webhook.core.sharing.owners import Counts, Level, Place, clique_templates, entries_source, level_entries, places, planned_replicas
 
 Segment = str | int
 """A literal segment, or the size ``n`` of an open index (any of ``0 .. n-1``)."""
@@ -136,6 +136,21 @@ def name_patterns(spec: PodCliqueSetSpec, counts: Counts[OpenIndex] = planned_re
             owner = owner_parts(spec, place)
             found += owner_patterns(owner, entries, entries_source(level, template), counts(spec, place))
     return found
+
+
+def family_count(spec: PodCliqueSetSpec) -> int:
+    """At least as many families as ``name_patterns`` makes, counted without making them: one per
+    entry of each place with open indices (entries of any scope counted)."""
+    template = spec.template
+    count = len(template.resource_sharing or ())
+    if spec.replicas <= 0:
+        return count
+    standalone, members = clique_templates(spec)
+    entries = [len(clique.resource_sharing or ()) for clique in template.cliques]
+    count += sum(entries[c] for c in standalone)
+    for group, member_templates in zip(template.pod_clique_scaling_groups, members, strict=True):
+        count += len(group.resource_sharing or ()) + sum(entries[c] for c in member_templates)
+    return count
 
 
 def owner_patterns(owner: Parts, entries: Entries, list_path: str, replicas: int) -> list[NamePattern]:
