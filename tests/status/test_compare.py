@@ -11,11 +11,10 @@ import pytest
 import yaml
 
 from reconciler.grove import WORKLOAD
-from webhook.claims.inputs import Workload, read
 from webhook.claims.listing import listing, owners
-from webhook.status.compare import report
-from webhook.status.findings import EventText, Problem, Report
-from webhook.status.observed import Cluster
+from webhook.claims.workloads import Workload, read
+from webhook.status.compare import Problem, Report, report
+from webhook.status.observed import Cluster, EventText
 
 Obj = dict[str, Any]
 LIMIT = 10_000

@@ -7,24 +7,25 @@ pod's claims from ``podclaims.pod_claims`` (the pods of a PodClique are its repl
 the PodClique's identity), the warnings from ``pcs.warnings`` and the denial from ``pcs.rules``.
 
 Everything is counted before anything is listed (``patterns.planned_size``, ``desired.claim_count``),
-so a spec of two billion replicas is refused in microseconds instead of being listed.
+so a spec of two billion replicas is refused with its counts instead of being listed.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from webhook.claims.inputs import UNUSABLE, Workload
+from webhook.claims.workloads import UNUSABLE, Workload
 from webhook.core.gocompat.fielderrors import aggregate
+from webhook.core.model.meta import ObjectKey
+from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.rules import validate_create
 from webhook.core.pcs.warnings import claim_warnings, limit_warnings
 from webhook.core.sharing.desired import DesiredClaim, claim_count, desired_claims
-from webhook.core.model.meta import ObjectKey
 from webhook.core.sharing.owners import Level, Owner, live_owners, planned_owners
 from webhook.core.sharing.patterns import planned_size
-from webhook.core.sharing.placement import IdentityError
+from webhook.core.sharing.placement import CliqueIdentity, IdentityError
 from webhook.core.sharing.podclaims import pod_claims
 from webhook.core.sharing.templatesource import InternalTemplate, template_source
 from webhook.errors import CommandError
@@ -60,59 +61,57 @@ class Listing:
     notes: list[str]
 
 
-def _natural(name: str) -> list[str | int]:
+def _natural(owner: Owner) -> list[str | int]:
     """``rs-test-2-sga`` before ``rs-test-10-sga``: digit runs compared as numbers."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
-
-
-def _always(index: int) -> Callable[[], int]:
-    return lambda: index
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", owner.name)]
 
 
 def owners(workload: Workload) -> list[Owner]:
     """The owners of ``workload``'s claims, the PodCliqueSet first, then the others by name."""
     pcs = workload.pcs
-    if workload.live:
+    groups = {group.metadata.name for group in workload.groups}
 
-        groups = {group.metadata.name for group in workload.groups}
+    def unplaced(name: str, message: str) -> None:
+        kind = "PodCliqueScalingGroup" if name in groups else "PodClique"
+        raise CommandError(f"{kind} {pcs.namespace}/{name} cannot be placed in PodCliqueSet {pcs.name}: {message}", UNUSABLE)
 
-        def unplaced(name: str, message: str) -> None:
-            kind = "PodCliqueScalingGroup" if name in groups else "PodClique"
+    found = live_owners(pcs, workload.groups, workload.cliques, unplaced) if workload.live else list(planned_owners(pcs))
+    return [found[0], *sorted(found[1:], key=_natural)]
+
+
+def check_sizes(workloads: list[Workload], limit: int) -> None:
+    """Refuses, with its counts, the first PodCliqueSet whose claims plus pods, with those of the
+    PodCliqueSets before it, are more than ``limit`` (or whose owners are: owners with nothing to
+    list still take a walk)."""
+    used = 0
+    for workload in workloads:
+        if workload.live:
+            found = live_owners(workload.pcs, workload.groups, workload.cliques)
+            count, claims = len(found), sum(map(claim_count, found))
+            pods = sum(max(o.replicas, 0) for o in found if o.level is Level.CLIQUE)
+        else:
+            size = planned_size(workload.pcs.spec)
+            count, claims, pods = size.owners, size.claims, size.pods
+        if used + claims + pods > limit or count > limit:
+            counts = "the objects given" if workload.live else f"spec.replicas {workload.pcs.spec.replicas} and the template's replica counts"
+            across = f" across {count} owners" if used + claims + pods <= limit else ""
+            before = f" besides the {used} of the PodCliqueSets before it" if used else ""
             raise CommandError(
-                f"{kind} {pcs.namespace}/{name} cannot be placed in PodCliqueSet {pcs.name}: {message}", UNUSABLE
+                f"PodCliqueSet {workload.key} makes {claims} ResourceClaims for {pods} pods{across} (with {counts}){before}: "
+                f"more than the limit of {limit} items (--max-items)",
+                UNUSABLE,
             )
-
-        found = live_owners(pcs, workload.groups, workload.cliques, unplaced)
-    else:
-        found = list(planned_owners(pcs))
-    return [found[0], *sorted(found[1:], key=lambda owner: _natural(owner.name))]
+        used += claims + pods
 
 
-def _size(workload: Workload) -> tuple[int, int, int]:
-    """(owners, claims, pods), counted without listing them."""
-    if not workload.live:
-        size = planned_size(workload.pcs.spec)
-        return size.owners, size.claims, size.pods
-    found = live_owners(workload.pcs, workload.groups, workload.cliques)
-    claims = sum(map(claim_count, found))
-    pods = sum(max(o.replicas, 0) for o in found if o.level is Level.CLIQUE)
-    return len(found), claims, pods
-
-
-def check_size(workload: Workload, used: int, limit: int) -> int:
-    """The claims plus pods of ``workload``; refused when, with the ``used`` before it, they are
-    more than ``limit`` (or its owners are: owners with nothing to list still take a walk)."""
-    owners, claims, pods = _size(workload)
-    if used + claims + pods <= limit and owners <= limit:
-        return claims + pods
-    counts = "the objects given" if workload.live else f"spec.replicas {workload.pcs.spec.replicas} and the template's replica counts"
-    across = f" across {owners} owners" if used + claims + pods <= limit else ""
-    before = f" besides the {used} of the PodCliqueSets before it" if used else ""
-    raise CommandError(
-        f"PodCliqueSet {workload.key} makes {claims} ResourceClaims for {pods} pods{across} (with {counts}){before}: "
-        f"more than the limit of {limit} items (--max-items)",
-        UNUSABLE,
-    )
+def _pods(pcs: PodCliqueSet, identity: CliqueIdentity, replicas: int) -> Iterator[ListedPod]:
+    """The pods of a PodClique, one per replica, each with the claims the pod webhook gives it."""
+    for index in range(max(replicas, 0)):
+        try:
+            names = pod_claims(pcs, identity, lambda: index)  # noqa: B023 - called before the loop moves on
+        except IdentityError as err:
+            raise CommandError(f"{identity.key}: its pods cannot be placed: {err}", UNUSABLE) from None
+        yield ListedPod(identity.clique_fqn, index, names)
 
 
 def listing(workload: Workload, limit: int, strict: bool = False) -> Listing:
@@ -124,27 +123,10 @@ def listing(workload: Workload, limit: int, strict: bool = False) -> Listing:
     claims: list[ListedClaim] = []
     pods: list[ListedPod] = []
     for owner in owners(workload):
-        made = desired_claims(owner, stop=limit)
-        claims.extend(ListedClaim(c, pcs.namespace, template_source(pcs, c.entry)) for c in made)
-        identity = owner.identity
-        if identity is None:
-            continue
-        for index in range(max(owner.replicas, 0)):
-            try:
-                names = pod_claims(pcs, identity, _always(index))
-            except IdentityError as err:
-                raise CommandError(f"{identity.key}: its pods cannot be placed: {err}", UNUSABLE) from None
-            pods.append(ListedPod(identity.clique_fqn, index, names))
+        claims.extend(ListedClaim(c, pcs.namespace, template_source(pcs, c.entry)) for c in desired_claims(owner, stop=limit))
+        if owner.identity is not None:
+            pods.extend(_pods(pcs, owner.identity, owner.replicas))
     errors, warnings = [str(e) for e in validate_create(pcs.spec)], claim_warnings(pcs)
     if strict:
         errors, warnings = errors + warnings, []
-    return Listing(
-        pcs.namespace,
-        pcs.name,
-        workload.live,
-        claims,
-        pods,
-        [*warnings, *limit_warnings(pcs, limit)],
-        aggregate(errors),
-        workload.notes,
-    )
+    return Listing(pcs.namespace, pcs.name, workload.live, claims, pods, [*warnings, *limit_warnings(pcs, limit)], aggregate(errors), workload.notes)

@@ -1,4 +1,4 @@
-"""What is wrong with one PodCliqueSet's shared claims, compared with what the cluster holds.
+"""What is wrong with one PodCliqueSet's shared claims and pods, compared with what the cluster holds.
 
 Pure: the claims that must exist and each pod's claims come from ``claims.listing`` (the functions
 the webhooks and the reconciler use, with the replica counts of the PodCliqueScalingGroups and
@@ -6,11 +6,16 @@ PodCliques that exist); the cluster's side is what ``status.observed`` listed. A
 given the reason the reconciler would have (DECISIONS.md §8): its name unusable, its template not
 found, its owner over ``--max-claims-per-owner``, a claim of that name controlled by another object,
 or, none of those, not made yet; with the last Warning Event on its owner, the reconciler's own word.
+
+Which claims a pod should carry is what the pod webhook would give it now, so a pod created before
+the webhook was installed, or admitted without it under ``failurePolicy: Ignore``, shows here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from webhook.claims.listing import ListedClaim, Listing
@@ -20,10 +25,73 @@ from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.warnings import dns1123_label_problem
 from webhook.core.sharing.desired import claim_count, over_limit
 from webhook.core.sharing.owners import Owner
+from webhook.core.sharing.placement import IdentityError, clique_identity, pod_index
+from webhook.core.sharing.podclaims import pod_claims
 from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, plan_change
-from webhook.status.findings import Finding, Problem, Report
-from webhook.status.observed import Cluster
-from webhook.status.pods import pod_findings
+from webhook.status.observed import Cluster, EventText
+
+RECREATE = "created before the webhook was installed, or admitted while it was down under failurePolicy Ignore: delete it so that it is made again with them"
+
+
+class Problem(StrEnum):
+    """What a finding is about; ``-o json`` carries it for scripts."""
+
+    DENIED = "Denied"
+    CLAIM_MISSING = "ClaimMissing"
+    OVER_LIMIT = "OwnerOverLimit"
+    CLAIM_STALE = "ClaimStale"
+    CLAIM_NOT_GROVES = "ClaimNotGroves"
+    POD_MISSING_CLAIMS = "PodMissingClaims"
+    POD_UNPLACED = "PodUnplaced"
+    CLAIM_NOT_FOUND = "PodWaitsForMissingClaim"
+    CLAIM_UNALLOCATED = "ClaimNotAllocated"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    problem: Problem
+    subject: str
+    """The object it is about, ``Kind namespace/name``."""
+    message: str
+    event: EventText | None = None
+    """The last Warning Event on the claim's owner, when the reconciler wrote one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """One PodCliqueSet: its counts, what is wrong, and the webhook's warnings (which alone are
+    not wrong: a workload can run with them)."""
+
+    namespace: str
+    name: str
+    claims: int
+    present: int
+    pods: int
+    findings: list[Finding] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        return not self.findings
+
+
+def report(listing: Listing, pcs: PodCliqueSet, owners: Sequence[Owner], cluster: Cluster, limit: int) -> Report:
+    """``listing`` (what must be) against ``cluster`` (what is)."""
+    findings: list[Finding] = []
+    if listing.denial:
+        subject = f"PodCliqueSet {listing.namespace}/{listing.name}"
+        findings.append(Finding(Problem.DENIED, subject, f"the validating webhook would deny it: {listing.denial}"))
+    over = [owner for owner in owners if claim_count(owner) > limit]
+    for owner in over:
+        subject = f"{owner.reference.kind} {listing.namespace}/{owner.name}"
+        message = over_limit(owner, claim_count(owner), limit)
+        findings.append(Finding(Problem.OVER_LIMIT, subject, message, cluster.last_warning(owner.reference.uid)))
+    findings += _claim_findings(listing, cluster)
+    findings += _stale(listing, cluster, {owner.reference.uid for owner in over})
+    pods = cluster.pods_of(listing.namespace, listing.name)
+    findings += _pod_findings(pcs, pods, cluster)
+    present = sum((listing.namespace, c.claim.name) in cluster.claims for c in listing.claims)
+    return Report(listing.namespace, listing.name, len(listing.claims), present, len(pods), findings, listing.warnings)
 
 
 def _owner_references(claim: Mapping[str, Any]) -> list[OwnerReference]:
@@ -36,24 +104,12 @@ def _owner_references(claim: Mapping[str, Any]) -> list[OwnerReference]:
     return found
 
 
-def _why_missing(listed: ListedClaim, cluster: Cluster) -> str:
-    name = listed.claim.name
-    problem = dns1123_label_problem(name)
-    if problem:
-        return f"its name is not a valid DNS label ({problem}): pods cannot name it"
-    template = listed.template
-    if isinstance(template, ObjectKey) and (template.namespace, template.name) not in cluster.templates:
-        return f"its ResourceClaimTemplate {template.namespace}/{template.name} does not exist (or cannot be read)"
-    return "not created yet: the reconciler has not made it (is it running, and allowed to?)"
-
-
 def _claim_findings(listing: Listing, cluster: Cluster) -> Iterator[Finding]:
-    namespace = listing.namespace
     for listed in listing.claims:
         desired = listed.claim
-        subject = f"ResourceClaim {namespace}/{desired.name}"
+        subject = f"ResourceClaim {listing.namespace}/{desired.name}"
         event = cluster.last_warning(desired.owner.uid)
-        found = cluster.claims.get((namespace, desired.name))
+        found = cluster.claims.get((listing.namespace, desired.name))
         if found is None:
             yield Finding(Problem.CLAIM_MISSING, subject, f"missing: {_why_missing(listed, cluster)}", event)
             continue
@@ -64,6 +120,16 @@ def _claim_findings(listing: Listing, cluster: Cluster) -> Iterator[Finding]:
             yield Finding(Problem.CLAIM_MISSING, subject, message, event)
         elif isinstance(change, MetadataChange):
             yield Finding(Problem.CLAIM_NOT_GROVES, subject, _differs(change, desired.owner), event)
+
+
+def _why_missing(listed: ListedClaim, cluster: Cluster) -> str:
+    problem = dns1123_label_problem(listed.claim.name)
+    if problem:
+        return f"its name is not a valid DNS label ({problem}): pods cannot name it"
+    template = listed.template
+    if isinstance(template, ObjectKey) and (template.namespace, template.name) not in cluster.templates:
+        return f"its ResourceClaimTemplate {template.namespace}/{template.name} does not exist (or cannot be read)"
+    return "not created yet: the reconciler has not made it (is it running, and allowed to?)"
 
 
 def _differs(change: MetadataChange, owner: OwnerReference) -> str:
@@ -80,39 +146,61 @@ def _stale(listing: Listing, cluster: Cluster, over: set[str]) -> Iterator[Findi
     gone, or the sharing entry is); those of an owner over the limit (UIDs ``over``) are its claims
     past the limit, not stale."""
     wanted = {listed.claim.name for listed in listing.claims}
+    groves = labels.claim_base_labels(listing.name)
     for (namespace, name), claim in cluster.claims.items():
-        if namespace != listing.namespace or name in wanted or not _groves(claim, listing.name):
+        found = claim.get("metadata", {}).get("labels") or {}
+        if namespace != listing.namespace or name in wanted or any(found.get(k) != v for k, v in groves.items()):
             continue
-        if any(reference.uid in over for reference in _owner_references(claim)):
+        if not any(reference.uid in over for reference in _owner_references(claim)):
+            message = "stale: no replica of its owner needs it (the reconciler deletes it unless it is stopped)"
+            yield Finding(Problem.CLAIM_STALE, f"ResourceClaim {namespace}/{name}", message)
+
+
+def _pod_findings(pcs: PodCliqueSet, pods: Sequence[Mapping[str, Any]], cluster: Cluster) -> Iterator[Finding]:
+    """Claims the pods should carry and do not, claims they wait for that do not exist, and claims
+    not yet allocated that keep them Pending."""
+    waiting_on: dict[str, list[str]] = {}
+    for pod in pods:
+        subject = f"Pod {pcs.namespace}/{pod['metadata']['name']}"
+        carried = _carried(pod)
+        yield from _lacking(pcs, pod, subject, carried)
+        if not _waiting(pod):
             continue
-        message = "stale: no replica of its owner needs it (the reconciler deletes it unless it is stopped)"
-        yield Finding(Problem.CLAIM_STALE, f"ResourceClaim {namespace}/{name}", message)
+        for claim in carried:
+            found = cluster.claims.get((pcs.namespace, claim))
+            if found is None:
+                yield Finding(Problem.CLAIM_NOT_FOUND, subject, f"Pending: waits for ResourceClaim {claim}, which does not exist")
+            elif not (found.get("status") or {}).get("allocation"):
+                waiting_on.setdefault(claim, []).append(pod["metadata"]["name"])
+    for claim, names in waiting_on.items():
+        message = f"not allocated: {len(names)} pod(s) Pending on it ({', '.join(sorted(names))})"
+        yield Finding(Problem.CLAIM_UNALLOCATED, f"ResourceClaim {pcs.namespace}/{claim}", message)
 
 
-def _groves(claim: Mapping[str, Any], pcs: str) -> bool:
-    """Whether the claim carries the labels of ``pcs``'s shared claims."""
-    found = claim.get("metadata", {}).get("labels") or {}
-    return found.get(labels.PART_OF) == pcs and all(found.get(k) == v for k, v in labels.claim_base_labels(pcs).items())
+def _carried(pod: Mapping[str, Any]) -> list[str]:
+    entries = pod.get("spec", {}).get("resourceClaims") or []
+    return [str(e["resourceClaimName"]) for e in entries if isinstance(e, dict) and e.get("resourceClaimName")]
 
 
-def _over_limit(owners: Sequence[Owner], limit: int) -> list[Owner]:
-    return [owner for owner in owners if claim_count(owner) > limit]
+def _lacking(pcs: PodCliqueSet, pod: Mapping[str, Any], subject: str, carried: list[str]) -> Iterator[Finding]:
+    """The pod webhook's refusal of the pod (placed by its labels as ``core.pod`` places it), or
+    the claims it would give the pod and the pod lacks."""
+    metadata = pod["metadata"]
+    pod_labels = metadata.get("labels") or {}
+    try:
+        identity = clique_identity(pcs.namespace, pcs.name, pod_labels[labels.PODCLIQUE], pod_labels)
+        expected = pod_claims(pcs, identity, lambda: pod_index(pod_labels, f"{pcs.namespace}/{metadata['name']}"))
+    except IdentityError as err:
+        yield Finding(Problem.POD_UNPLACED, subject, f"the pod webhook would refuse it: {err}")
+        return
+    lacking = [claim for claim in expected if claim not in carried]
+    if lacking:
+        yield Finding(Problem.POD_MISSING_CLAIMS, subject, f"does not carry {', '.join(lacking)}: {RECREATE}")
 
 
-def report(listing: Listing, pcs: PodCliqueSet, owners: Sequence[Owner], cluster: Cluster, limit: int) -> Report:
-    """``listing`` (what must be) against ``cluster`` (what is)."""
-    findings: list[Finding] = []
-    if listing.denial:
-        subject = f"PodCliqueSet {listing.namespace}/{listing.name}"
-        findings.append(Finding(Problem.DENIED, subject, f"the validating webhook would deny it: {listing.denial}"))
-    over = _over_limit(owners, limit)
-    for owner in over:
-        subject = f"{owner.reference.kind} {listing.namespace}/{owner.name}"
-        message = over_limit(owner, claim_count(owner), limit)
-        findings.append(Finding(Problem.OVER_LIMIT, subject, message, cluster.last_warning(owner.reference.uid)))
-    findings += _claim_findings(listing, cluster)
-    findings += _stale(listing, cluster, {owner.reference.uid for owner in over})
-    pods = cluster.pods_of(listing.namespace, listing.name)
-    findings += pod_findings(pcs, pods, cluster)
-    present = sum((listing.namespace, c.claim.name) in cluster.claims for c in listing.claims)
-    return Report(listing.namespace, listing.name, len(listing.claims), present, len(pods), findings, listing.warnings)
+def _waiting(pod: Mapping[str, Any]) -> bool:
+    """Pending, not yet placed on a node and not held by a scheduling gate (Grove gates its pods
+    until their gang can be placed): what a claim not allocated keeps it."""
+    spec = pod.get("spec", {})
+    pending = pod.get("status", {}).get("phase", "Pending") == "Pending"
+    return pending and not spec.get("nodeName") and not spec.get("schedulingGates")

@@ -1,11 +1,11 @@
 """What ``status`` reads from the API server: one paged List per resource and namespace (or one
 across namespaces), never a GET per object, through the access table's ``status`` row, so the
-Role the README gives it is exactly what it uses (``get`` and ``list``, nothing else).
+Role the README gives it is exactly what it uses.
 
 Grove's objects and pods are listed by label (only those of PodCliqueSets), claims whole (a claim of
 a shared claim's name made by someone else must be seen), Events by field (Warnings about Grove's
-objects, where the reconciler reports). A List is read 500 items a page, so that neither the API
-server nor this process builds one huge answer.
+objects, where the reconciler reports). Lists are read in pages, so that neither the API server nor
+this process builds one huge answer.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import orjson
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from webhook.claims.workloads import UNUSABLE
 from webhook.core.model import labels
 from webhook.errors import CommandError
 from webhook.kube.apierrors import status_message
@@ -32,15 +33,36 @@ from webhook.kube.resources import (
     RESOURCECLAIMTEMPLATES,
     Resource,
 )
-from webhook.status.findings import EventText
 
-UNUSABLE = 2
 PAGE = 500
 TIMEOUT = (10.0, 60.0)
 """Seconds to connect and to read one page."""
+WARNINGS = "type=Warning,involvedObject.apiVersion=grove.io/v1alpha1"
 
 Key = tuple[str, str]
 Obj = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class EventText:
+    """An Event as ``kubectl describe`` shows one: type, reason, how often, message."""
+
+    type: str
+    reason: str
+    message: str
+    count: int
+    last: str
+    """When it was last seen (RFC 3339), as the API server wrote it."""
+
+    def __str__(self) -> str:
+        times = f" (x{self.count})" if self.count > 1 else ""
+        return f"{self.type} {self.reason}{times} at {self.last}: {self.message}"
+
+    @classmethod
+    def of(cls, event: Obj) -> EventText:
+        """When it last happened is the first of the fields events.k8s.io and core Events fill."""
+        last = event.get("lastTimestamp") or event.get("eventTime") or (event.get("metadata") or {}).get("creationTimestamp")
+        return cls(event.get("type") or "", event.get("reason") or "", event.get("message") or "", int(event.get("count") or 1), str(last or ""))
 
 
 @dataclass(slots=True)
@@ -63,69 +85,57 @@ class Cluster:
         return self.warnings.get(uid) if uid else None
 
 
-def _path(resource: Resource, namespace: str | None) -> str:
-    base = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
-    return f"{base}/namespaces/{namespace}/{resource.plural}" if namespace else f"{base}/{resource.plural}"
-
-
-def list_objects(
-    api: client.ApiClient, resource: Resource, namespace: str | None, *, label: str = "", fields: str = ""
-) -> Iterator[Obj]:
-    """Every item of the List, page by page; a refusal or a failure to connect is one line."""
-    token = ""
-    while True:
-        query: list[tuple[str, Any]] = [("limit", PAGE)]
-        query += [(k, v) for k, v in (("labelSelector", label), ("fieldSelector", fields), ("continue", token)) if v]
-        page = _page(api, resource, namespace, query)
-        yield from page.get("items") or []
-        token = (page.get("metadata") or {}).get("continue") or ""
-        if not token:
-            return
-
-
-def _page(api: client.ApiClient, resource: Resource, namespace: str | None, query: list[tuple[str, Any]]) -> Obj:
-    """One page of the List; a refusal or a failure to connect is one line."""
-    try:
-        request = api.param_serialize(
-            "GET", _path(resource, namespace), query_params=query, header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-        )
-        response = api.call_api(*request, _request_timeout=TIMEOUT)
-        data = response.read()
-        if not 200 <= response.status <= 299:
-            raise ApiException.from_response(http_resp=response, body=None, data=None)
-        page: Obj = orjson.loads(data)
-    except ApiException as err:
-        where = f"in namespace {namespace}" if namespace else "across namespaces"
-        raise CommandError(f"cannot list {resource} {where}: {status_message(err)}", UNUSABLE) from None
-    except CONNECTION_ERRORS as err:
-        raise CommandError(f"{connection_problem(err)} (at {api.configuration.host})", UNUSABLE) from None
-    return page
-
-
 def key_of(obj: Obj) -> Key:
     """(namespace, name) of an object as listed."""
     metadata = obj.get("metadata") or {}
     return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
 
 
-def _last(obj: Obj) -> str:
-    """When an Event last happened: the fields events.k8s.io and core Events fill, in that order."""
-    return str(obj.get("lastTimestamp") or obj.get("eventTime") or (obj.get("metadata") or {}).get("creationTimestamp") or "")
+def list_objects(api: client.ApiClient, resource: Resource, namespace: str | None, label: str = "", fields: str = "") -> Iterator[Obj]:
+    """Every item of the List, page by page."""
+    path, token = _path(resource, namespace), ""
+    while True:
+        query = [(k, v) for k, v in (("labelSelector", label), ("fieldSelector", fields), ("continue", token)) if v]
+        page = _page(api, path, [("limit", PAGE), *query], f"{resource} in namespace {namespace}" if namespace else f"{resource} across namespaces")
+        yield from page.get("items") or []
+        token = (page.get("metadata") or {}).get("continue") or ""
+        if not token:
+            return
 
 
-def _event(obj: Obj) -> tuple[str, EventText]:
-    last = _last(obj)
-    text = EventText(obj.get("type") or "", obj.get("reason") or "", obj.get("message") or "", int(obj.get("count") or 1), last)
-    return str((obj.get("involvedObject") or {}).get("uid") or ""), text
+def _path(resource: Resource, namespace: str | None) -> str:
+    base = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
+    return f"{base}/namespaces/{namespace}/{resource.plural}" if namespace else f"{base}/{resource.plural}"
+
+
+def _page(api: client.ApiClient, path: str, query: list[tuple[str, Any]], what: str) -> Obj:
+    """One page of a List; a refusal or a failure to connect is one line."""
+    try:
+        request = api.param_serialize("GET", path, query_params=query, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"])
+        response = api.call_api(*request, _request_timeout=TIMEOUT)
+        data = response.read()
+        if not 200 <= response.status <= 299:
+            raise ApiException.from_response(http_resp=response, body=None, data=None)
+    except ApiException as err:
+        raise CommandError(f"cannot list {what}: {status_message(err)}", UNUSABLE) from None
+    except CONNECTION_ERRORS as err:
+        raise CommandError(f"{connection_problem(err)} (at {api.configuration.host})", UNUSABLE) from None
+    page: Obj = orjson.loads(data)
+    return page
 
 
 def read(api: client.ApiClient, namespaces: Sequence[str | None], name: str | None) -> Cluster:
     """Everything ``status`` compares, for the PodCliqueSet ``name`` or all, in ``namespaces``
-    (``None`` for all of them)."""
+    (``None`` for all of them). The scaling groups and PodCliques kept are those of PodCliqueSets
+    read: one being deleted may outlive its PodCliqueSet for a moment."""
     cluster = Cluster()
     for namespace in namespaces:
         _read_namespace(api, cluster, namespace, name)
+    found = {key_of(o) for _, o in cluster.workload_objects if o.get("kind") == "PodCliqueSet"}
+    cluster.workload_objects = [
+        (where, o) for where, o in cluster.workload_objects
+        if o.get("kind") == "PodCliqueSet" or (key_of(o)[0], ((o.get("metadata") or {}).get("labels") or {}).get(labels.PART_OF)) in found
+    ]
     return cluster
 
 
@@ -134,21 +144,20 @@ def _read_namespace(api: client.ApiClient, cluster: Cluster, namespace: str | No
     workload = f"{labels.PART_OF}={name}" if name else labels.PART_OF
     by_name = f"metadata.name={name}" if name else ""
     for resource, label, fields in ((PODCLIQUESETS, "", by_name), (PODCLIQUESCALINGGROUPS, workload, ""), (PODCLIQUES, workload, "")):
-        cluster.workload_objects += ((f"{resource.kind} {'/'.join(key_of(o))}", o) for o in list_objects(api, resource, namespace, label=label, fields=fields))
+        cluster.workload_objects += ((f"{resource.kind} {'/'.join(key_of(o))}", o) for o in list_objects(api, resource, namespace, label, fields))
     cluster.claims.update((key_of(o), o) for o in list_objects(api, RESOURCECLAIMS, namespace))
     cluster.templates.update(key_of(o) for o in list_objects(api, RESOURCECLAIMTEMPLATES, namespace))
-    _read_pods(api, cluster, namespace, workload)
-    events = list_objects(api, EVENTS, namespace, fields="type=Warning,involvedObject.apiVersion=grove.io/v1alpha1")
-    for uid, text in sorted(map(_event, events), key=lambda pair: pair[1].last):
-        cluster.warnings[uid] = text
+    _read_pods_and_events(api, cluster, namespace, workload)
 
 
-def _read_pods(api: client.ApiClient, cluster: Cluster, namespace: str | None, workload: str) -> None:
-    """Grove's pods of the PodCliqueSets read, those being deleted left out."""
-    for pod in list_objects(api, PODS, namespace, label=f"{workload},{labels.PODCLIQUE}"):
-        if not (pod.get("metadata") or {}).get("deletionTimestamp"):
-            pcs = str(pod["metadata"]["labels"][labels.PART_OF])
-            cluster.pods.setdefault((key_of(pod)[0], pcs), []).append(pod)
+def _read_pods_and_events(api: client.ApiClient, cluster: Cluster, namespace: str | None, workload: str) -> None:
+    """Grove's pods of the PodCliqueSets read, those being deleted left out; and the last Warning
+    Event on each object."""
+    for pod in list_objects(api, PODS, namespace, f"{workload},{labels.PODCLIQUE}"):
+        if not pod["metadata"].get("deletionTimestamp"):
+            cluster.pods.setdefault((key_of(pod)[0], str(pod["metadata"]["labels"][labels.PART_OF])), []).append(pod)
+    events = list_objects(api, EVENTS, namespace, fields=WARNINGS)
+    cluster.warnings.update(sorted(((str((e.get("involvedObject") or {}).get("uid") or ""), EventText.of(e)) for e in events), key=lambda p: p[1].last))
 
 
 def read_templates(api: client.ApiClient, cluster: Cluster, namespaces: Sequence[str]) -> None:

@@ -1,9 +1,9 @@
-"""What ``webhook claims`` reads: PodCliqueSets and, when given, the children that exist now.
+"""What ``claims`` and ``status`` read: PodCliqueSets and, when given, the children that exist now.
 
 Files are read as ``serve --objects`` reads them (``stores.manifests``). A PodCliqueSet, scaling
 group or PodClique without a namespace is in ``default``, as ``kubectl apply`` would put it. A child
 belongs to the PodCliqueSet its ``app.kubernetes.io/part-of`` label names in its namespace; one
-whose PodCliqueSet is not among the files is unusable input, since its claims cannot be known.
+whose PodCliqueSet is not among the objects is unusable input, since its claims cannot be known.
 
 Of the children given, those the reconciler would not count are set aside with a note (BEHAVIOUR.md
 §4.8 and DECISIONS.md §5): being deleted, controlled by another object (when both UIDs are known),
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from webhook.core.model import labels
 from webhook.core.model.children import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
@@ -27,8 +27,7 @@ from webhook.stores.base import StoreError
 from webhook.stores.manifests import is_grove_object, manifest_objects, read_object
 
 UNUSABLE = 2
-
-ModelT = TypeVar("ModelT", PodCliqueSet, PodCliqueScalingGroup, PodClique)
+READERS: dict[str, Callable[[Any], PodCliqueSet | PodCliqueScalingGroup | PodClique]] = {"PodCliqueSet": read_podcliqueset, "PodCliqueScalingGroup": read_scaling_group, "PodClique": read_podclique}
 
 
 @dataclass(slots=True)
@@ -51,23 +50,9 @@ class Workload:
         return bool(self.groups or self.cliques or self.notes)
 
 
-def _read(read: Callable[[Any], ModelT], kind: str, obj: dict[str, Any], where: str) -> ModelT:
-    try:
-        return read_object(read, kind, obj, where)
-    except StoreError as err:
-        raise CommandError(str(err), UNUSABLE) from None
-
-
-def _describe(kind: str, metadata: ObjectMeta) -> str:
-    return f"{kind} {metadata.namespace}/{metadata.name}"
-
-
 def read(paths: Sequence[Path]) -> list[Workload]:
     """The PodCliqueSets of ``paths`` in the order found, each with its children."""
-    try:
-        found = gather(manifest_objects(paths))
-    except StoreError as err:
-        raise CommandError(str(err), UNUSABLE) from None
+    found = gather(manifest_objects(paths))
     if not found:
         raise CommandError(f"no PodCliqueSet found in {', '.join(map(str, paths))}", UNUSABLE)
     return found
@@ -80,21 +65,29 @@ def gather(objects: Iterable[tuple[str, dict[str, Any]]]) -> list[Workload]:
     workloads: dict[ObjectKey, Workload] = {}
     origin: dict[ObjectKey, str] = {}
     children: list[tuple[str, PodCliqueScalingGroup | PodClique]] = []
-    for where, obj in objects:
-        if is_grove_object(obj, "PodCliqueSet"):
-            workload = Workload(_read(read_podcliqueset, "PodCliqueSet", obj, where))
-            if workload.key in workloads:
-                raise CommandError(f"{where}: PodCliqueSet {workload.key} is already defined in {origin[workload.key]}", UNUSABLE)
-            workloads[workload.key], origin[workload.key] = workload, where
-        elif is_grove_object(obj, "PodCliqueScalingGroup"):
-            children.append((where, _read(read_scaling_group, "PodCliqueScalingGroup", obj, where)))
-        elif is_grove_object(obj, "PodClique"):
-            children.append((where, _read(read_podclique, "PodClique", obj, where)))
+    try:
+        for where, obj in objects:
+            kind = next((kind for kind in READERS if is_grove_object(obj, kind)), None)
+            if kind is None:
+                continue
+            found = read_object(READERS[kind], kind, obj, where)
+            if not isinstance(found, PodCliqueSet):
+                children.append((where, found))
+            elif found.key in workloads:
+                raise CommandError(f"{where}: PodCliqueSet {found.key} is already defined in {origin[found.key]}", UNUSABLE)
+            else:
+                workloads[found.key], origin[found.key] = Workload(found), where
+    except StoreError as err:
+        raise CommandError(str(err), UNUSABLE) from None
     for where, child in children:
         _adopt(workloads, where, child)
     for workload in workloads.values():
         _keep_current(workload)
     return list(workloads.values())
+
+
+def _describe(kind: str, metadata: ObjectMeta) -> str:
+    return f"{kind} {metadata.namespace}/{metadata.name}"
 
 
 def _adopt(workloads: dict[ObjectKey, Workload], where: str, child: PodCliqueScalingGroup | PodClique) -> None:
@@ -116,47 +109,43 @@ def _adopt(workloads: dict[ObjectKey, Workload], where: str, child: PodCliqueSca
         workload.cliques.append(child)
 
 
-def _controlled_by(metadata: ObjectMeta, uid: str) -> bool:
-    """Whether the object's controller is the parent of ``uid``; taken as so when either UID is
-    unknown (manifests written by hand have none)."""
-    controller = controller_of(metadata.owner_references)
-    return not uid or controller is None or not controller.uid or controller.uid == uid
-
-
 def _keep_current(workload: Workload) -> None:
     """Sets aside the children the reconciler would not count (``reconciler.cluster.children``)."""
-    pcs, pcs_replicas = workload.pcs, max(workload.pcs.spec.replicas, 0)
-    owner = f"PodCliqueSet {pcs.key}"
-    groups: list[PodCliqueScalingGroup] = []
-    for group in workload.groups:
-        why = _not_current(group.metadata, pcs.uid, labels.PCS_REPLICA_INDEX, pcs_replicas, owner)
-        if why:
-            workload.notes.append(f"{_describe('PodCliqueScalingGroup', group.metadata)} is not counted: {why}")
-        else:
-            groups.append(group)
+    pcs = workload.pcs
+    owner, replicas = f"PodCliqueSet {pcs.key}", max(pcs.spec.replicas, 0)
+    groups = [g for g in workload.groups if not _noted(workload, g, _not_current(g.metadata, pcs.uid, labels.PCS_REPLICA_INDEX, replicas, owner))]
     by_name = {g.metadata.name: g for g in groups}
-    cliques: list[PodClique] = []
+    cliques = []
     for clique in workload.cliques:
         group_name = clique.metadata.labels.get(labels.PCSG)
+        parent = by_name.get(group_name or "")
         if group_name is None:
-            why = _not_current(clique.metadata, pcs.uid, labels.PCS_REPLICA_INDEX, pcs_replicas, owner)
-        elif (parent := by_name.get(group_name)) is None:
+            why = _not_current(clique.metadata, pcs.uid, labels.PCS_REPLICA_INDEX, replicas, owner)
+        elif parent is None:
             why = f"its PodCliqueScalingGroup {clique.metadata.namespace}/{group_name} is not among the objects counted"
         else:
-            replicas = max(parent.spec.replicas or 0, 0)
-            parent_name = _describe(type(parent).__name__, parent.metadata)
-            why = _not_current(clique.metadata, parent.metadata.uid, labels.PCSG_REPLICA_INDEX, replicas, parent_name)
-        if why:
-            workload.notes.append(f"{_describe('PodClique', clique.metadata)} is not counted: {why}")
-        else:
+            group = _describe("PodCliqueScalingGroup", parent.metadata)
+            why = _not_current(clique.metadata, parent.metadata.uid, labels.PCSG_REPLICA_INDEX, max(parent.spec.replicas or 0, 0), group)
+        if not _noted(workload, clique, why):
             cliques.append(clique)
     workload.groups, workload.cliques = groups, cliques
 
 
+def _noted(workload: Workload, child: PodCliqueScalingGroup | PodClique, why: str | None) -> bool:
+    """Whether ``child`` is set aside (``why`` it is not counted noted), or counted."""
+    if why:
+        workload.notes.append(f"{_describe(type(child).__name__, child.metadata)} is not counted: {why}")
+    return bool(why)
+
+
 def _not_current(metadata: ObjectMeta, parent_uid: str, index_label: str, replicas: int, parent: str) -> str | None:
+    """Why a child is not counted: being deleted, controlled by another object than its parent
+    (of UID ``parent_uid``; taken as its parent's when either UID is unknown, as in manifests
+    written by hand), or of a replica index the parent no longer has; None when it is counted."""
+    controller = controller_of(metadata.owner_references)
     if metadata.deletion_timestamp:
         return "it is being deleted"
-    if not _controlled_by(metadata, parent_uid):
+    if parent_uid and controller is not None and controller.uid and controller.uid != parent_uid:
         return f"its controller is not {parent}"
     index = metadata.labels.get(index_label, "")
     if not index_below(index, replicas):
