@@ -14,8 +14,8 @@ from fakeapi import FakeApiServer
 
 from certificates.pki import HOSTS, NOW
 from webhook.certificates.controller import CertificateController, ServedFiles
+from webhook.certificates.pki import read_cas
 from webhook.certificates.secret import CertificateSecret
-from webhook.certificates.stored import read_cas
 from webhook.certificates.trust import Trust
 from webhook.kube.access import Component, GuardedApiClient, guarded
 from webhook.registration.configurations import KINDS as CONFIGURATION_KINDS

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import datetime
 
-from webhook.certificates.issue import Pair, cert_pem, key_pem, new_ca, new_serving
+from webhook.certificates.pki import Pair, cert_pem, key_pem, new_ca, new_serving
 
 HOSTS = ["webhook.grove-system.svc", "127.0.0.1"]
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)

@@ -11,9 +11,8 @@ import pytest
 from cryptography import x509
 
 from certificates.pki import DAY, HOSTS, NOW, ca, data, serving
-from webhook.certificates.issue import cert_pem
-from webhook.certificates.plan import Action, plan, pruned, renewed
-from webhook.certificates.stored import fingerprint, read, read_cas
+from webhook.certificates.pki import cert_pem, fingerprint, read_cas
+from webhook.certificates.secret import Action, plan, pruned, read, renewed
 
 AUTHORITY = ca()
 OTHER = ca()

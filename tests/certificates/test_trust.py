@@ -4,8 +4,7 @@ there, until each expires; and which CAs count as trusted (in every webhook of b
 from __future__ import annotations
 
 from certificates.pki import DAY, NOW, ca
-from webhook.certificates.issue import cert_pem
-from webhook.certificates.stored import fingerprint, read_cas
+from webhook.certificates.pki import cert_pem, fingerprint, read_cas
 from webhook.certificates.trust import published, trusted_by
 
 NEW, OLD, EXPIRED, HAND_MADE = ca(), ca(NOW - 60 * DAY), ca(NOW - 100 * DAY), ca()

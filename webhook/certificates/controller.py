@@ -37,10 +37,8 @@ from kubernetes.client.exceptions import ApiException
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
-from webhook.certificates.files import write_atomically, write_pair
-from webhook.certificates.issue import cert_pem, key_pem, new_ca, new_serving
-from webhook.certificates.secret import CertificateError, CertificateSecret
-from webhook.certificates.stored import ServingPair, bundle_pem
+from webhook.certificates.pki import bundle_pem, cert_pem, key_pem, new_ca, new_serving, write_atomically, write_pair
+from webhook.certificates.secret import CertificateError, CertificateSecret, ServingPair
 from webhook.certificates.trust import TRUST_DELAY, PublishError, Trust
 from webhook.errors import CommandError
 from webhook.kube.access import Component, guarded

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from cryptography import x509
 from kubernetes.client.exceptions import ApiException
 
-from webhook.certificates.stored import bundle_pem, fingerprint, read_cas, unexpired
+from webhook.certificates.pki import bundle_pem, fingerprint, read_cas, unexpired
 from webhook.kube.apierrors import CONFLICT, status_message
 from webhook.registration.configurations import Configuration, WebhookConfigurations
 

@@ -1,14 +1,21 @@
-"""Making certificates: a CA, and a serving certificate it signs for some hosts.
+"""Certificates and keys: a CA and a serving certificate it signs, made, read back, checked, and
+written as files, for ``webhook certs`` (development certificates) and the certificate controller
+of ``webhook serve``.
 
-Used by ``webhook certs`` (development certificates) and by the certificate controller of
-``webhook serve``. ECDSA P-256 by default: a new TLS connection costs about half of an RSA-2048
-handshake (docs/PERFORMANCE.md).
+ECDSA P-256 by default: a new TLS connection costs much less than with RSA-2048
+(docs/PERFORMANCE.md). Files are written where the TLS stack loads them from (Python's ``ssl``
+reads a certificate and key only from paths), each replaced atomically (a reader sees the old or the
+new one, never half of one), the key first; keys are never readable by others.
 """
 
 from __future__ import annotations
 
 import datetime
+import hashlib
 import ipaddress
+import os
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Literal
 
 from cryptography import x509
@@ -19,6 +26,13 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 KeyType = Literal["ecdsa", "rsa"]
 PrivateKey = ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey
 Pair = tuple[x509.Certificate, PrivateKey]
+
+CLOCK_SKEW = datetime.timedelta(minutes=5)
+"""How far before its making a certificate is valid, for clients whose clocks are behind."""
+
+
+class Unusable(Exception):
+    """Why a certificate or key that was read cannot be used; one line naming it."""
 
 
 def new_key(key_type: KeyType = "ecdsa") -> PrivateKey:
@@ -55,23 +69,21 @@ def new_ca(common_name: str, not_before: datetime.datetime, not_after: datetime.
     return cert, key
 
 
-def subject_names(hosts: list[str]) -> list[x509.GeneralName]:
-    """Each host as an IP address or a DNS name, as a client checking it will read it."""
-    names: list[x509.GeneralName] = []
-    for host in hosts:
-        try:
-            names.append(x509.IPAddress(ipaddress.ip_address(host)))
-        except ValueError:
-            names.append(x509.DNSName(host))
-    return names
+def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
 
 
 def new_serving(
     ca: Pair, hosts: list[str], not_before: datetime.datetime, not_after: datetime.datetime, key_type: KeyType = "ecdsa"
 ) -> Pair:
-    """A serving certificate for ``hosts`` signed by ``ca``, never outliving it."""
+    """A serving certificate for ``hosts`` (each an IP address or a DNS name, as a client checking
+    it reads it) signed by ``ca``, never outliving it."""
     ca_cert, ca_key = ca
     key = new_key(key_type)
+    names = [x509.DNSName(host) if (ip := _address(host)) is None else x509.IPAddress(ip) for host in hosts]
     cert = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0])]))
@@ -83,7 +95,7 @@ def new_serving(
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(_usage(signs_certificates=False, enciphers_keys=key_type == "rsa"), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.SubjectAlternativeName(subject_names(hosts)), critical=False)
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
@@ -98,14 +110,7 @@ def uncovered(cert: x509.Certificate, hosts: list[str]) -> list[str]:
         return list(hosts)
     covered = {str(n).lower() for n in names.get_values_for_type(x509.DNSName)}
     covered |= {str(ip) for ip in names.get_values_for_type(x509.IPAddress)}
-    return [host for host in hosts if _san_value(host) not in covered]
-
-
-def _san_value(host: str) -> str:
-    try:
-        return str(ipaddress.ip_address(host))
-    except ValueError:
-        return host.lower()
+    return [host for host in hosts if str(_address(host) or host.lower()) not in covered]
 
 
 def is_ca(cert: x509.Certificate) -> bool:
@@ -115,9 +120,72 @@ def is_ca(cert: x509.Certificate) -> bool:
         return False
 
 
+def load_cert(pem: bytes, name: str) -> x509.Certificate:
+    try:
+        return x509.load_pem_x509_certificate(pem)
+    except ValueError:
+        raise Unusable(f"{name} is not a PEM certificate") from None
+
+
+def load_key(pem: bytes, name: str) -> PrivateKey | None:
+    """The key, None when it is neither ECDSA nor RSA."""
+    try:
+        key = serialization.load_pem_private_key(pem, password=None)
+    except (ValueError, TypeError):
+        raise Unusable(f"{name} is not an unencrypted PEM private key") from None
+    return key if isinstance(key, (ec.EllipticCurvePrivateKey, rsa.RSAPrivateKey)) else None
+
+
 def cert_pem(cert: x509.Certificate) -> bytes:
     return cert.public_bytes(serialization.Encoding.PEM)
 
 
 def key_pem(key: PrivateKey) -> bytes:
     return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
+
+def fingerprint(cert: x509.Certificate) -> str:
+    return hashlib.sha256(cert.public_bytes(serialization.Encoding.DER)).hexdigest()[:16]
+
+
+def read_cas(pem: bytes) -> list[x509.Certificate]:
+    """The CA certificates in a PEM bundle; anything else in it is skipped."""
+    found = []
+    for block in pem.split(b"-----END CERTIFICATE-----"):
+        if b"-----BEGIN CERTIFICATE-----" not in block:
+            continue
+        try:
+            cert = x509.load_pem_x509_certificate(block + b"-----END CERTIFICATE-----\n")
+        except ValueError:
+            continue
+        if is_ca(cert):
+            found.append(cert)
+    return found
+
+
+def bundle_pem(cas: Iterable[x509.Certificate]) -> bytes:
+    """The CAs as one PEM bundle, each once, in the order given."""
+    unique: dict[str, x509.Certificate] = {}
+    for cert in cas:
+        unique.setdefault(fingerprint(cert), cert)
+    return b"".join(map(cert_pem, unique.values()))
+
+
+def unexpired(cas: Iterable[x509.Certificate], now: datetime.datetime) -> list[x509.Certificate]:
+    return [cert for cert in cas if cert.not_valid_after_utc > now]
+
+
+def write_pair(cert_path: Path, key_path: Path, cert: bytes, key: bytes) -> None:
+    write_atomically(key_path, key, 0o600)
+    write_atomically(cert_path, cert, 0o644)
+
+
+def write_atomically(path: Path, content: bytes, mode: int) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        os.fchmod(fd, mode)
+        os.write(fd, content)
+    finally:
+        os.close(fd)
+    os.replace(temporary, path)
