@@ -10,7 +10,7 @@ import pytest
 from webhook.core.pcs import rules as groves_rules
 from webhook.core.pcs.authorization import TEMPLATE_REFUSED
 from webhook.policy import authorization, cel
-from webhook.policy.manifest import policy
+from webhook.policy.command import policy
 
 SPEC = policy("grove-sharing-webhook", "Fail")["spec"]
 READ = re.compile(r"variables\.([A-Za-z]\w*)")

@@ -6,10 +6,10 @@ The templates are those ``core.pcs.authorization`` asks about: distinct (namespa
 of entries whose namespace is neither empty nor the request's, each with its first entry, in the
 order of the rules. A message cannot ask the authorizer (the API server evaluates messages
 without it), so each template gets a validation of its own, a slot, whose message names the
-template and its first entry: the first template refused is the one the denial names. The
-authorizer's answer costs 350,000 of the policy's budget of 10,000,000 for a request, so the
-slots are few; a PodCliqueSet naming more templates of other namespaces than there are slots is
-denied (a limit the webhook does not have).
+template and its first entry: the first template refused is the one the denial names. Each answer
+costs a large share of a request's CEL budget, so the slots are few; a PodCliqueSet naming more
+templates of other namespaces than there are slots is denied (a limit the webhook does not have;
+docs/policy.md).
 
 Entries of all levels are gathered into one list by their place, written as ``<level>.<owner>.<entry>``
 (digits and letters, so joining and splitting them is exact), since CEL cannot flatten lists on
@@ -22,13 +22,13 @@ from typing import Any
 
 from webhook.core.gocompat.fielderrors import ErrorType
 from webhook.core.pcs.authorization import TEMPLATE_REFUSED
-from webhook.core.pcs.rules import CLIQUES, GROUPS, TEMPLATE
+from webhook.core.pcs.rules import CLIQUES, GROUPS, PCS_SHARING, TEMPLATE
 from webhook.policy import cel
 from webhook.policy.cel import Text
 from webhook.policy.rules import Variable
 
 SLOTS = 16
-"""Templates of other namespaces one CREATE may name: 16 answers take 5,600,000 of the budget."""
+"""Templates of other namespaces one CREATE may name, within the request's budget."""
 
 FOREIGN = "e.?namespace.orValue('') != '' && e.namespace != request.namespace"
 OWNERS = (("c", "variables.cliques"), ("g", "variables.groups"))
@@ -56,7 +56,7 @@ def _entry(place: str) -> str:
 
 def _path(place: str) -> str:
     """The entry's ``namespace`` field path, e.g. ``spec.template.cliques[0].resourceSharing[1].namespace``."""
-    pcs = Text.of(f"{TEMPLATE.child('resourceSharing')}[") + Text.expr(f"{place}[2]") + "].namespace"
+    pcs = Text.of(f"{PCS_SHARING}[") + Text.expr(f"{place}[2]") + "].namespace"
     owned = [
         Text.of(f"{path}[") + Text.expr(f"{place}[1]") + "].resourceSharing[" + Text.expr(f"{place}[2]") + "].namespace"
         for path in (CLIQUES, GROUPS)

@@ -1,11 +1,19 @@
-"""CEL text, written from Python values, for the expressions of the generated policy.
+"""CEL text for the generated policy: strings built at evaluation time, field errors rendered as
+the webhook renders them, and JSON values treated as the webhook's Go types treat them.
 
-The policy's expressions must compile on the oldest API server the chart supports: a 1.34
-kube-apiserver compiles new expressions with its 1.33 CEL environment, which has two-variable
-comprehensions (``transformList``, ``all(i, v, ...)``), ``strings.quote``, ``join`` and the
-Kubernetes list functions (``indexOf``, ``sum``), but neither ``flatten`` nor ``slice`` (1.34) nor
-``cel.bind``. So lists nested by owner stay nested (their texts are joined level by level), and a
-value needed several times is bound by ``bind``, a one-element ``map``.
+The expressions must compile on the oldest API server the chart supports, whose CEL environment has
+two-variable comprehensions, ``strings.quote``, ``join`` and the Kubernetes list functions, but
+neither ``flatten`` nor ``slice`` nor ``cel.bind`` (docs/policy.md): lists nested by owner stay
+nested, and a value needed several times is bound by ``bind``, a one-element ``map``.
+
+The Go side is generated from the type descriptions the webhook decodes into
+(``gocompat.gotypes``): ``equal`` is ``Semantic.DeepEqual`` (a missing field is its zero value, nil
+equals empty, a pointer is compared by what it points to, a quantity by value), ``marshal`` is
+``json.Marshal`` for the types CEL can print, and ``problems`` is where Go's decoder would refuse a
+value the CRD schema accepted: a quantity that does not parse. Opaque parameters are read to any
+depth, as Go reads them, not to the webhook's own limit, which would take as many nested
+comprehensions, slow to compile whenever the API server starts. Nested comprehensions are given
+variable names by depth (``i0``, ``x1``) so that an inner one never hides an outer one's.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from webhook.core.gocompat.fielderrors import ErrorType
+from webhook.core.gocompat.gotypes import BOOL, INT64, INVALID_QUANTITY, QUANTITY, RAW, STRING, Field, GoType, Map, Ptr, Slice, Struct
 
 
 def lit(text: str) -> str:
@@ -37,17 +46,17 @@ class Text:
     """(is fixed text, the text or the expression)."""
 
     @classmethod
-    def of(cls, fixed: str) -> Text:
-        return cls(((True, fixed),))
+    def of(cls, fixed: object) -> Text:
+        """Fixed text: a string, or a field path as it prints."""
+        return cls(((True, str(fixed)),))
 
     @classmethod
     def expr(cls, expression: str) -> Text:
         return cls(((False, expression),))
 
     def __add__(self, other: Text | str) -> Text:
-        more = Text.of(other) if isinstance(other, str) else other
         parts = list(self.parts)
-        for part in more.parts:
+        for part in (Text.of(other) if isinstance(other, str) else other).parts:
             if parts and parts[-1][0] and part[0]:
                 parts[-1] = (True, parts[-1][1] + part[1])
             else:
@@ -63,9 +72,7 @@ class Text:
         return self + "[" + Text.expr(f"string({variable})") + "]"
 
     def __str__(self) -> str:
-        if not self.parts:
-            return "''"
-        return " + ".join(lit(text) if fixed else text for fixed, text in self.parts)
+        return " + ".join(lit(text) if fixed else text for fixed, text in self.parts) if self.parts else "''"
 
 
 def error(path: Text, kind: ErrorType, detail: str = "", value: str | None = None) -> Text:
@@ -102,3 +109,95 @@ def counted(texts: str, depth: int) -> str:
         return f"size({texts})"
     item = f"n{depth}"
     return f"{texts}.map({item}, {counted(item, depth - 1)}).sum()"
+
+
+ZEROS: dict[GoType, str] = {STRING: "''", INT64: "0", BOOL: "false", QUANTITY: "'0'", RAW: "null"}
+
+
+def field(value: str, f: Field) -> str:
+    """The field's value as Go decodes it into a non-pointer: its zero value when it is missing."""
+    zero = ZEROS.get(f.type) or ("[]" if isinstance(f.type, Slice) else "{}")
+    return f"{value}.?{f.name}.orValue({zero})"
+
+
+def equal(go_type: GoType, a: str, b: str, depth: int = 0) -> str:
+    """Whether two present values of ``go_type`` are ``Semantic.DeepEqual``."""
+    if isinstance(go_type, Struct):
+        return " && ".join(_equal_field(f, a, b, depth) for f in go_type.fields)
+    if isinstance(go_type, Slice):
+        i, x = f"i{depth}", f"x{depth}"
+        return f"(size({a}) == size({b}) && {a}.all({i}, {x}, {equal(go_type.item, x, f'{b}[{i}]', depth + 1)}))"
+    if isinstance(go_type, Map):
+        k = f"k{depth}"
+        return f"(size({a}) == size({b}) && {a}.all({k}, {k} in {b} && {equal(go_type.value, f'{a}[{k}]', f'{b}[{k}]', depth + 1)}))"
+    if go_type is QUANTITY:
+        return f"quantity(string({a})).compareTo(quantity(string({b}))) == 0"
+    if go_type in (STRING, INT64, BOOL, RAW):
+        return f"{a} == {b}"
+    raise TypeError(f"no CEL comparison for {go_type.go_name}")
+
+
+def _equal_field(f: Field, a: str, b: str, depth: int) -> str:
+    if isinstance(f.type, Ptr):
+        present = f"{a}.?{f.name}.hasValue()"
+        pointee = equal(f.type.to, f"{a}.{f.name}", f"{b}.{f.name}", depth)
+        return f"({present} == {b}.?{f.name}.hasValue() && (!{present} || {pointee}))"
+    return equal(f.type, field(a, f), field(b, f), depth)
+
+
+def marshal(go_type: GoType, value: str, depth: int = 0) -> str:
+    """The text ``json.Marshal`` prints for a present value of ``go_type`` (strings quoted by
+    ``strings.quote``, which writes ``<``, ``>``, ``&`` and control characters other than line
+    breaks as they are, where Go escapes them)."""
+    if isinstance(go_type, Struct):
+        parts = [_marshal_field(f, value, depth) for f in go_type.fields]
+        return str(Text.of("{") + Text.expr(f"({' + '.join(parts)}).join(',')") + "}")
+    if isinstance(go_type, Slice):
+        x = f"x{depth}"
+        return str(Text.of("[") + Text.expr(f"{value}.map({x}, {marshal(go_type.item, x, depth + 1)}).join(',')") + "]")
+    if go_type is STRING:
+        return quote(value)
+    raise TypeError(f"no CEL text for {go_type.go_name}")
+
+
+def _marshal_field(f: Field, value: str, depth: int) -> str:
+    """The field as a list of one ``"name":value`` text, or of none when ``omitempty`` leaves it out."""
+    if isinstance(f.type, Ptr):
+        text = Text.of(f'"{f.name}":') + Text.expr(marshal(f.type.to, f"{value}.{f.name}", depth))
+        return when(f"has({value}.{f.name})", f"[{text}]")
+    member = field(value, f)
+    text = Text.of(f'"{f.name}":') + Text.expr(marshal(f.type, member, depth))
+    if not f.omitempty:
+        return f"[{text}]"
+    return when(f"!({member} == '')" if f.type is STRING else f"!(size({member}) == 0)", f"[{text}]")
+
+
+def can_fail(go_type: GoType) -> bool:
+    """Whether decoding a value of ``go_type`` that the CRD schema accepted can still fail."""
+    if isinstance(go_type, Struct):
+        return any(can_fail(f.type) for f in go_type.fields)
+    inner = {Ptr: "to", Slice: "item", Map: "value"}.get(type(go_type))
+    return go_type is QUANTITY or (inner is not None and can_fail(getattr(go_type, inner)))
+
+
+def problems(go_type: GoType, value: str, path: Text, depth: int = 0) -> str:
+    """A text naming where decoding the present value fails (``<path>: <problem>``, several joined
+    with ``, ``), or ``''``."""
+    if isinstance(go_type, Struct):
+        parts = [_field_problems(f, value, path, depth) for f in go_type.fields if can_fail(f.type)]
+        return parts[0] if len(parts) == 1 else f"[{', '.join(parts)}].filter(p{depth}, p{depth} != '').join(', ')"
+    if isinstance(go_type, Slice):
+        i, x = f"i{depth}", f"x{depth}"
+        inner = problems(go_type.item, x, path.index(i), depth + 1)
+        return f"{value}.transformList({i}, {x}, {inner}).filter({x}, {x} != '').join(', ')"
+    if isinstance(go_type, Map) and go_type.value is QUANTITY:
+        k, q = f"k{depth}", f"q{depth}"
+        text = path + "." + Text.expr(k) + f": {INVALID_QUANTITY} " + Text.expr(quote(q))
+        return f"{value}.transformList({k}, {q}, !isQuantity(string({q})), {text}).join(', ')"
+    raise TypeError(f"no CEL decoding check for {go_type.go_name}")
+
+
+def _field_problems(f: Field, value: str, path: Text, depth: int) -> str:
+    if isinstance(f.type, Ptr):
+        return f"(has({value}.{f.name}) ? {problems(f.type.to, f'{value}.{f.name}', path.child(f.name), depth)} : '')"
+    return problems(f.type, field(value, f), path.child(f.name), depth)

@@ -1,18 +1,97 @@
-"""``webhook policy``: the ValidatingAdmissionPolicy and its binding, printed for ``kubectl apply``.
+"""``webhook policy``: the ValidatingAdmissionPolicy and its binding, the validating webhook's
+decisions on PodCliqueSets made by the API server itself (DECISIONS.md §3.2), printed for
+``kubectl apply``. The chart embeds the JSON form (``--output json``) and sets its own names on it;
+a test keeps the chart's copy equal to what this command prints.
 
-The chart embeds the JSON form (``--output json``) and sets its own names on it; a test keeps the
-chart's copy equal to what this command prints.
+The validations come in the webhook's order, so the first that fails (the only one whose message
+the API server shows) is the webhook's first finding: what it cannot decode, then Grove's
+create-time rules, then on UPDATE the immutability rules (only when the new object passes the
+create-time rules, Grove's short-circuit), then on CREATE the templates of other namespaces. A
+message longer than the API server shows is cut, so its first field path always shows, and a line
+break in it (a name may hold one) is written ``\\n``, as the API server shows no message of several
+lines.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import yaml
 
-from webhook.policy.manifest import binding, policy
+from webhook.core.pcs.validator import PODCLIQUESET
+from webhook.policy import authorization, decoding, rules
+from webhook.policy.cel import bind
 from webhook.policy.settings import PolicySettings
+
+API_VERSION = "admissionregistration.k8s.io/v1"
+SHOWN = 1024
+"""Characters of a message shown: at most 4 bytes each, within what the API server shows."""
+
+
+def _shown(message: str) -> str:
+    one_line = f"({message}).replace('\\n', '\\\\n')"
+    return bind("m", one_line, f"size(m) <= {SHOWN} ? m : m.substring(0, {SHOWN}) + ' ...'")
+
+
+CREATE_MESSAGE = f"variables.createErrorCount > 1 ? '[' + {rules.MESSAGE} + ']' : {rules.MESSAGE}"
+UPDATE_CHECKED = "request.operation == 'UPDATE' && variables.createErrorCount == 0"
+
+VARIABLES = [*rules.OBJECT_VARIABLES, *rules.VARIABLES, *rules.OLD_VARIABLES, *authorization.VARIABLES]
+VALIDATIONS: list[dict[str, Any]] = [
+    {
+        "expression": f"{decoding.REFUSAL} == ''",
+        "messageExpression": _shown(decoding.REFUSAL),
+        "message": f"the resourceClaimTemplates cannot be decoded as {PODCLIQUESET} holds them",
+        "reason": "Invalid",
+    },
+    {
+        "expression": "variables.createErrorCount == 0",
+        "messageExpression": _shown(CREATE_MESSAGE),
+        "message": "the PodCliqueSet breaks Grove's resource-sharing rules",
+        "reason": "Forbidden",
+    },
+    {
+        "expression": f"!({UPDATE_CHECKED}) || size({rules.UPDATE_ERRORS}) == 0",
+        "messageExpression": f"{UPDATE_CHECKED} ? {_shown(rules.UPDATE_MESSAGE)} : ''",
+        "message": "resource sharing cannot change after the PodCliqueSet is created",
+        "reason": "Forbidden",
+    },
+    *authorization.VALIDATIONS,
+]
+
+
+def policy(name: str, failure_policy: str) -> dict[str, Any]:
+    """The policy for ``grove.io/v1alpha1`` PodCliqueSets, CREATE and UPDATE, as the webhook is
+    registered. ``failure_policy`` decides an expression that fails (a budget exceeded)."""
+    rule = {
+        "apiGroups": [PODCLIQUESET.group],
+        "apiVersions": [PODCLIQUESET.version],
+        "resources": ["podcliquesets"],
+        "operations": ["CREATE", "UPDATE"],
+        "scope": "Namespaced",
+    }
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "failurePolicy": failure_policy,
+            "matchConstraints": {"matchPolicy": "Exact", "resourceRules": [rule]},
+            "variables": [{"name": n, "expression": e} for n, e in VARIABLES],
+            "validations": VALIDATIONS,
+        },
+    }
+
+
+def binding(name: str, excluded_namespaces: list[str]) -> dict[str, Any]:
+    """The binding that makes the policy deny, in every namespace but ``excluded_namespaces``."""
+    spec: dict[str, Any] = {"policyName": name, "validationActions": ["Deny"]}
+    if excluded_namespaces:
+        selector = {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": excluded_namespaces}
+        spec["matchResources"] = {"namespaceSelector": {"matchExpressions": [selector]}}
+    return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": name}, "spec": spec}
 
 
 def documents(settings: PolicySettings) -> str:

@@ -3,8 +3,8 @@
 Once the API server has checked Grove's CRD schema, two things can still stop the webhook from
 reading a PodCliqueSet: an integer its model holds as an int32 that is out of that range (an API
 server before 1.35 does not check the CRD's ``format: int32``), and a capacity that is no quantity.
-(Opaque parameters nested more than 100 levels, which the webhook refuses too, are read as Go reads
-them: ``gotypes``.) The order is the webhook's: the new object's model, on UPDATE the old one's,
+(Opaque parameters nested deeper than the webhook reads, which it refuses too, are read as Go reads
+them: ``cel``.) The order is the webhook's: the new object's model, on UPDATE the old one's,
 then the new object's templates and, on UPDATE when they differ from the new ones, the old object's
 (the webhook decodes them only to compare).
 """
@@ -14,23 +14,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from pydantic import TypeAdapter
 from pydantic_core import PydanticKnownError
 
-from pydantic import TypeAdapter
-
-from webhook.core.gocompat import dra
-from webhook.core.gocompat.gotypes import GoType, Slice, Struct, of_model
-from webhook.core.model.podcliqueset import PodCliqueSet, ResourceClaimTemplateConfig
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.pcs.rules import TEMPLATES
 from webhook.core.pcs.validator import PODCLIQUESET
-from webhook.policy import cel, gotypes
+from webhook.policy import cel
 from webhook.policy.cel import Text
-from webhook.policy.rules import TEMPLATES
-
-_SPEC = Struct(dra.TEMPLATE_SPEC.go_name, tuple(f for f in dra.TEMPLATE_SPEC.fields if f.name != "metadata"))
-TEMPLATE_CONFIGS: GoType = Slice(of_model(ResourceClaimTemplateConfig, templateSpec=_SPEC))
-"""The templates as the webhook decodes them, less ``templateSpec.metadata``: Grove's CRD declares
-it an object without properties, so the API server prunes everything in it before any admission
-check (and the webhook, called by the API server, sees it empty too)."""
+from webhook.policy.rules import TEMPLATES_TYPE
 
 Parts = tuple[str | None, ...]
 """A field path: member names, and None for each item of a list."""
@@ -74,7 +66,7 @@ def model_problems(root: str) -> str:
 
 
 def _template_problems(templates: str) -> str:
-    return gotypes.problems(TEMPLATE_CONFIGS, templates, Text.of(str(TEMPLATES)))
+    return cel.problems(TEMPLATES_TYPE, templates, Text.of(TEMPLATES))
 
 
 def _refusal(field: str, problems: str) -> str:

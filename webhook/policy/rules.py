@@ -1,22 +1,33 @@
-"""Grove's create-time resource-sharing rules (BEHAVIOUR.md §2.5 to §2.8) as the policy's CEL.
+"""Grove's resource-sharing rules (BEHAVIOUR.md §2.5 to §2.10) as the policy's CEL: the same rules,
+order and texts as ``core.pcs.rules``, whose constants (texts, field paths, Go types) they are
+written from.
 
-The same rules, order and texts as ``core.pcs.rules``: templates (T1, T2 per template, then T3),
-the PodCliqueSet's list (R1 to R4 per entry, then F1 to F3 per filter), each clique's list (R1 to
-R4), each scaling group's (R1 to R4, then G1 and G2). Each variable holds the error texts of one
-level, nested by owner and entry as CEL cannot flatten lists on every supported API server; the
-validation counts them and its message joins them in that order, as Grove aggregates its errors.
+Create time: templates (T1, T2 per template, then T3), the PodCliqueSet's list (R1 to R4 per entry,
+then F1 to F3 per filter), each clique's list (R1 to R4), each scaling group's (R1 to R4, then G1
+and G2). Each variable holds the error texts of one level, nested by owner and entry as CEL cannot
+flatten lists on every supported API server; the validation counts them and its message joins them
+in that order, as Grove aggregates its errors. The object is the one the API server has checked
+against Grove's CRD: ``spec.template.cliques``, every entry's ``name`` and ``scope``, every
+template's ``templateSpec.spec`` are there, and clique names are unique (a list map).
 
-The object is the one the API server has checked against Grove's CRD: ``spec.template.cliques``,
-every entry's ``name`` and ``scope``, every template's ``templateSpec.spec`` are there, and clique
-names are unique (a list map).
+UPDATE, with ``oldObject``: the composition checks and immutability rules of
+``core.pcs.rules.validate_update``. Lists are compared as Go compares them once decoded
+(``cel.equal``); lists equal as JSON skip that comparison. A changed sharing list is printed as
+``json.Marshal`` prints it; changed templates are reported without their value, as apimachinery
+renders an omitted one, since CEL can print neither quantities canonically nor a map's keys sorted.
+A clique is matched by name (names are unique), a scaling group by the last of its name in the old
+list (as a Go map built from the list keeps the last).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from webhook.core.gocompat.fielderrors import ErrorType, Path, not_supported
+from webhook.core.gocompat.gotypes import GoType, Slice, Struct
 from webhook.core.model.podcliqueset import SUPPORTED_SCOPES
-from webhook.core.pcs import rules as details
-from webhook.core.pcs.rules import CLIQUES, GROUPS, TEMPLATE
+from webhook.core.pcs import rules as core
+from webhook.core.pcs.rules import CLIQUES, GROUPS, PCS_SHARING, TEMPLATE, TEMPLATES
 from webhook.policy import cel
 from webhook.policy.cel import Text
 
@@ -24,8 +35,22 @@ Variable = tuple[str, str]
 
 SCOPES = "[" + ", ".join(cel.lit(scope) for scope in SUPPORTED_SCOPES) + "]"
 SCOPE_DETAIL = not_supported(Path(), "", SUPPORTED_SCOPES).detail
-TEMPLATES = TEMPLATE.child("resourceClaimTemplates")
-SHARING = TEMPLATE.child("resourceSharing")
+
+
+def _without_metadata(templates: GoType) -> GoType:
+    """``core.pcs.rules.TEMPLATES_TYPE`` less ``templateSpec.metadata``: Grove's CRD declares it an
+    object without properties, so the API server prunes everything in it before any admission check
+    (and the webhook, called by the API server, sees it empty too)."""
+    assert isinstance(templates, Slice) and isinstance(templates.item, Struct)
+    spec = templates.item.by_name["templateSpec"]
+    assert isinstance(spec, Struct)
+    pruned = Struct(spec.go_name, tuple(f for f in spec.fields if f.name != "metadata"))
+    fields = tuple(replace(f, type=pruned) if f.name == "templateSpec" else f for f in templates.item.fields)
+    return Slice(Struct(templates.item.go_name, fields))
+
+
+TEMPLATES_TYPE = _without_metadata(core.TEMPLATES_TYPE)
+"""The templates as the webhook decodes them, once the API server has pruned them."""
 
 OBJECT_VARIABLES: list[Variable] = [
     ("template", "object.spec.template"),
@@ -37,49 +62,39 @@ OBJECT_VARIABLES: list[Variable] = [
 """The parts of the new object the rules read, a missing list read as an empty one."""
 
 
-def _path(path: Path) -> Text:
-    return Text.of(str(path))
-
-
 def _entry_errors(path: Text, i: str, e: str, names: str) -> str:
     """R1 to R4 of entry ``e`` at index ``i`` of the list at ``path`` (``names``: the list's names)."""
     at = path.index(i)
-    r1 = cel.error(at.child("name"), ErrorType.REQUIRED, details.REFERENCE_NAME_REQUIRED)
+    r1 = cel.error(at.child("name"), ErrorType.REQUIRED, core.REFERENCE_NAME_REQUIRED)
     r2 = cel.error(at.child("name"), ErrorType.DUPLICATE, value=cel.quote(f"{e}.name"))
-    r3 = cel.error(at.child("namespace"), ErrorType.INVALID, details.NAMESPACE_OF_INTERNAL_TEMPLATE, cel.quote(f"{e}.namespace"))
+    r3 = cel.error(at.child("namespace"), ErrorType.INVALID, core.NAMESPACE_OF_INTERNAL_TEMPLATE, cel.quote(f"{e}.namespace"))
     r4 = cel.error(at.child("scope"), ErrorType.NOT_SUPPORTED, SCOPE_DETAIL, cel.quote(f"{e}.scope"))
     internal = f"{e}.?namespace.orValue('') != '' && {e}.name != '' && {e}.name in variables.templateNames"
+    earlier = cel.bind("n", f"{e}.name", f"{names}.transformList(j, m, m == n, j)[0] < {i}")
     return (
-        f"({e}.name == '' ? [{r1}] : {cel.when(_earlier(names, f'{e}.name', i), f'[{r2}]')})"
+        f"({e}.name == '' ? [{r1}] : {cel.when(earlier, f'[{r2}]')})"
         f" + {cel.when(internal, f'[{r3}]')} + {cel.when(f'!({e}.scope in {SCOPES})', f'[{r4}]')}"
     )
 
 
-def _earlier(names: str, name: str, i: str) -> str:
-    """Whether ``name`` (the ``i``-th of ``names``) is also at a lower index: one pass over the list."""
-    return cel.bind("n", name, f"{names}.transformList(j, m, m == n, j)[0] < {i}")
-
-
-def _name_lists(owners: str) -> str:
-    return f"variables.{owners}.map(o, o.?resourceSharing.orValue([]).map(e, e.name))"
+UNNAMED = "t.name == ''"
 
 
 def _templates() -> str:
-    t1 = cel.error(_path(TEMPLATES).index("i").child("name"), ErrorType.REQUIRED, details.TEMPLATE_NAME_REQUIRED)
-    requests = _path(TEMPLATES).index("i").child("templateSpec").child("spec").child("devices").child("requests")
-    t2 = cel.error(requests, ErrorType.REQUIRED, details.DEVICE_REQUESTS_REQUIRED)
+    t1 = cel.error(Text.of(TEMPLATES).index("i").child("name"), ErrorType.REQUIRED, core.TEMPLATE_NAME_REQUIRED)
+    requests = Text.of(TEMPLATES).index("i").child("templateSpec").child("spec").child("devices").child("requests")
+    t2 = cel.error(requests, ErrorType.REQUIRED, core.DEVICE_REQUESTS_REQUIRED)
     names = "'[' + variables.duplicateTemplateNames.map(n, strings.quote(n)).join(',') + ']'"
-    t3 = cel.error(_path(TEMPLATES.child("name")), ErrorType.DUPLICATE, value=names)
+    t3 = cel.error(Text.of(TEMPLATES.child("name")), ErrorType.DUPLICATE, value=names)
     no_requests = "size(t.templateSpec.spec.?devices.?requests.orValue([])) == 0"
-    unnamed = "t.name == ''"
-    each = f"{cel.when(unnamed, f'[{t1}]')} + {cel.when(no_requests, f'[{t2}]')}"
+    each = f"{cel.when(UNNAMED, f'[{t1}]')} + {cel.when(no_requests, f'[{t2}]')}"
     return f"variables.templates.transformList(i, t, {each}) + {cel.when('size(variables.duplicateTemplateNames) > 0', f'[[{t3}]]')}"
 
 
 def _sharing() -> str:
     """R1 to R4 over the PodCliqueSet's list, then F1 to F3 for each entry with a filter."""
-    at = _path(SHARING).index("i").child("filter")
-    f1 = cel.error(at, ErrorType.REQUIRED, details.PCS_FILTER_EMPTY)
+    at = Text.of(PCS_SHARING).index("i").child("filter")
+    f1 = cel.error(at, ErrorType.REQUIRED, core.PCS_FILTER_EMPTY)
     cliques, groups = "e.filter.?childCliqueNames.orValue([])", "e.filter.?childScalingGroupNames.orValue([])"
     f2 = cel.error(at.child("childCliqueNames").index("j"), ErrorType.NOT_FOUND, value=cel.quote("n"))
     f3 = cel.error(at.child("childScalingGroupNames").index("j"), ErrorType.NOT_FOUND, value=cel.quote("n"))
@@ -88,20 +103,20 @@ def _sharing() -> str:
         f" + {cliques}.transformList(j, n, !(n in variables.cliqueNames), {f2})"
         f" + {groups}.transformList(j, n, !(n in variables.groupNames), {f3})"
     )
-    entries = _entry_errors(_path(SHARING), "i", "e", "variables.sharingNames")
+    entries = _entry_errors(Text.of(PCS_SHARING), "i", "e", "variables.sharingNames")
     return f"variables.sharing.transformList(i, e, {entries}) + variables.sharing.transformList(i, e, {cel.when('has(e.filter)', filtered)})"
 
 
 def _cliques() -> str:
-    entries = _entry_errors(_path(CLIQUES).index("c").child("resourceSharing"), "i", "e", "variables.cliqueSharingNames[c]")
+    entries = _entry_errors(Text.of(CLIQUES).index("c").child("resourceSharing"), "i", "e", "variables.cliqueSharingNames[c]")
     return f"variables.cliques.transformList(c, q, q.?resourceSharing.orValue([]).transformList(i, e, {entries}))"
 
 
 def _groups() -> str:
     """R1 to R4 over each scaling group's list, then G1 and G2 for each entry with a filter."""
-    path = _path(GROUPS).index("g").child("resourceSharing")
+    path = Text.of(GROUPS).index("g").child("resourceSharing")
     at = path.index("i").child("filter")
-    g1 = cel.error(at, ErrorType.REQUIRED, details.GROUP_FILTER_EMPTY)
+    g1 = cel.error(at, ErrorType.REQUIRED, core.GROUP_FILTER_EMPTY)
     g2 = cel.error(at.child("childCliqueNames").index("j"), ErrorType.NOT_FOUND, value=cel.quote("n"))
     cliques = "e.filter.?childCliqueNames.orValue([])"
     filtered = f"{cel.when(f'size({cliques}) == 0', f'[{g1}]')} + {cliques}.transformList(j, n, !(n in p.cliqueNames), {g2})"
@@ -124,8 +139,7 @@ VARIABLES: list[Variable] = [
     ("cliqueNames", "variables.cliques.transformMapEntry(i, q, {q.name: true})"),
     ("groupNames", "variables.groups.map(p, p.name)"),
     ("sharingNames", "variables.sharing.map(e, e.name)"),
-    ("cliqueSharingNames", _name_lists("cliques")),
-    ("groupSharingNames", _name_lists("groups")),
+    *((f"{owners[:-1]}SharingNames", f"variables.{owners}.map(o, o.?resourceSharing.orValue([]).map(e, e.name))") for owners in ("cliques", "groups")),
     ("templateErrors", _templates()),
     ("sharingErrors", _sharing()),
     ("cliqueErrors", _cliques()),
@@ -134,7 +148,70 @@ VARIABLES: list[Variable] = [
 ]
 """The create-time rules: ``createErrorCount`` is 0 exactly when the webhook's rules find nothing."""
 
-MESSAGE = (
-    "[" + ", ".join(cel.joined(f"variables.{name}", depth) for name, depth in ERROR_LEVELS) + "].filter(s, s != '').join(', ')"
-)
+MESSAGE = "[" + ", ".join(cel.joined(f"variables.{name}", depth) for name, depth in ERROR_LEVELS) + "].filter(s, s != '').join(', ')"
 """Every create-time error, in Grove's order, joined as Grove's aggregate joins them."""
+
+OLD_VARIABLES: list[Variable] = [
+    ("oldTemplate", "oldObject.spec.template"),
+    ("oldTemplates", "variables.oldTemplate.?resourceClaimTemplates.orValue([])"),
+    ("oldSharing", "variables.oldTemplate.?resourceSharing.orValue([])"),
+    ("oldCliques", "variables.oldTemplate.cliques"),
+    ("oldGroups", "variables.oldTemplate.?podCliqueScalingGroups.orValue([])"),
+    ("oldCliqueIndex", "variables.oldCliques.transformMapEntry(i, q, {q.name: i})"),
+    ("oldGroupNames", "variables.oldGroups.map(p, p.name)"),
+]
+"""The parts of ``oldObject`` the UPDATE rules compare; read only on UPDATE (there is none on CREATE)."""
+
+
+def same(go_type: GoType, new: str, old: str) -> str:
+    """Whether two present lists are equal as Go compares them: equal JSON first, then Go's way."""
+    return f"({new} == {old} || {cel.equal(go_type, new, old)})"
+
+
+def _immutable(path: Text, go_type: GoType, owner: str) -> Text:
+    """The owner's list changed: printed as ``json.Marshal`` prints it, ``null`` when it was not sent."""
+    printed = f"(has({owner}.resourceSharing) ? {cel.marshal(go_type, f'{owner}.resourceSharing')} : 'null')"
+    return cel.error(path, ErrorType.INVALID, core.IMMUTABLE, printed)
+
+
+def _owners(owners: str, o: str, old: str, path: Text, go_type: GoType, new_name: tuple[Path, str]) -> str:
+    """Each owner of ``owners`` (as ``o``) that is new (``new_name``: path and text), or whose list
+    is not its ``old`` one's, as an error."""
+    known = f"{o}.name in variables.{'oldCliqueIndex' if o == 'q' else 'oldGroupNames'}"
+    changed = cel.bind("o", old, same(go_type, f"{o}.?resourceSharing.orValue([])", "o.?resourceSharing.orValue([])"))
+    before, after = new_name[1].split("{}")
+    new = cel.error(Text.of(new_name[0]), ErrorType.FORBIDDEN, before) + Text.expr(f"string({o}.name)") + after
+    return f"{owners}.transformList(i, {o}, !({known}) || !{changed}, {known} ? {_immutable(path, go_type, o)} : {new})"
+
+
+def _update_errors() -> str:
+    """Composition and immutability errors in Grove's order: cliques, scaling groups, templates (U1),
+    the PodCliqueSet's list (U2)."""
+    cliques = _owners("variables.cliques", "q", "variables.oldCliques[variables.oldCliqueIndex[q.name]]",
+                      Text.of(CLIQUES).index("i").child("resourceSharing"), core.CLIQUE_SHARING_TYPE, (CLIQUES.child("name"), core.NEW_CLIQUE))
+    groups = _owners("variables.groups", "p", "variables.oldGroups[variables.oldGroups.transformList(j, o, o.name == p.name, j).max()]",
+                     Text.of(GROUPS.child("resourceSharing")), core.GROUP_SHARING_TYPE, (GROUPS.child("name"), core.NEW_GROUP))
+    clique_composition = cel.error(Text.of(CLIQUES), ErrorType.FORBIDDEN, core.CLIQUE_COMPOSITION)
+    group_composition = cel.error(Text.of(GROUPS), ErrorType.FORBIDDEN, core.GROUP_COMPOSITION)
+    templates = cel.error(Text.of(TEMPLATES), ErrorType.INVALID, core.IMMUTABLE)
+    sharing = _immutable(Text.of(PCS_SHARING), core.PCS_SHARING_TYPE, "variables.template")
+    same_templates = same(TEMPLATES_TYPE, "variables.templates", "variables.oldTemplates")
+    same_sharing = same(core.PCS_SHARING_TYPE, "variables.sharing", "variables.oldSharing")
+    return (
+        f"{cel.when('size(variables.cliques) != size(variables.oldCliques)', f'[{clique_composition}]')} + {cliques}"
+        f" + (size(variables.groups) != size(variables.oldGroups) ? [{group_composition}] : {groups})"
+        f" + {cel.when(f'!{same_templates}', f'[{templates}]')} + {cel.when(f'!{same_sharing}', f'[{sharing}]')}"
+    )
+
+
+UPDATE_ERRORS = _update_errors()
+"""Only read once the new object passed the create-time rules. Not a variable: the type check the
+controller manager runs compiles every variable again for each expression of the policy, and this
+is needed by one validation only."""
+
+UPDATE_MESSAGE = cel.bind(
+    "e",
+    UPDATE_ERRORS,
+    cel.bind("u", "e.transformList(i, m, !e.exists(j, n, j < i && n == m), m)", "size(u) > 1 ? '[' + u.join(', ') + ']' : u.join(', ')"),
+)
+"""The errors joined as Grove's aggregate joins them: each text once, in brackets when several."""
