@@ -8,12 +8,27 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 from pydantic_settings import NoDecode
 
 from webhook.durations import parse_duration
 from webhook.options import CommandSettings, split_list
 
+DNS_NAME = re.compile(r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*")
+
+
+def _valid_hosts(hosts: list[str]) -> list[str]:
+    for host in hosts:
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            if not DNS_NAME.fullmatch(host):
+                raise ValueError(f"{host!r} is neither an IP address nor a DNS name") from None
+    return hosts
+
+
+Hosts = Annotated[list[str], NoDecode, BeforeValidator(lambda value: split_list(value, ",")), AfterValidator(_valid_hosts)]
+"""DNS names and IP addresses, comma-separated on the command line and in the environment."""
 
 SHORTEST_VALIDITY = 20.0
 """Seconds: a third of it covers two checks and the two seconds a replica waits for a new CA to be
@@ -55,7 +70,7 @@ class CertificateSettings(CommandSettings):
             "policy) --cert-secret keeps the caBundle of the MutatingWebhookConfiguration alone."
         ),
     )
-    cert_hosts: Annotated[list[str], NoDecode] = Field(
+    cert_hosts: Hosts = Field(
         default_factory=list,
         description="Comma-separated DNS names and IP addresses the certificates of --cert-secret are valid for.",
         json_schema_extra={"metavar": "HOSTS", "comma_list": True, "default_text": "none"},
@@ -86,16 +101,6 @@ class CertificateSettings(CommandSettings):
             return parse_duration(value)
         return value
 
-    @field_validator("cert_hosts", mode="before")
-    @classmethod
-    def _split_cert_hosts(cls, value: Any) -> Any:
-        return split_list(value, ",")
-
-    @field_validator("cert_hosts")
-    @classmethod
-    def _cert_hosts(cls, value: list[str]) -> list[str]:
-        return _valid_hosts(value) if value else value
-
     @model_validator(mode="after")
     def _controller_complete(self) -> CertificateSettings:
         if self.cert_secret is None:
@@ -119,7 +124,7 @@ class CertsSettings(CommandSettings):
         description="Directory written: ca.crt, ca.key, tls.crt, tls.key.",
         json_schema_extra={"metavar": "DIR"},
     )
-    cert_hosts: Annotated[list[str], NoDecode] = Field(
+    cert_hosts: Hosts = Field(
         default_factory=lambda: ["localhost", "127.0.0.1"],
         description=(
             "Comma-separated DNS names and IP addresses the serving certificate is valid for (--hosts, "
@@ -136,32 +141,9 @@ class CertsSettings(CommandSettings):
     )
     force: bool = Field(False, description="Replace the files even when they are valid.")
 
-    @field_validator("cert_hosts", mode="before")
-    @classmethod
-    def _split_hosts(cls, value: Any) -> Any:
-        return split_list(value, ",")
-
     @field_validator("cert_hosts")
     @classmethod
     def _hosts(cls, value: list[str]) -> list[str]:
         if not value:
             raise ValueError("at least one host is needed")
-        return _valid_hosts(value)
-
-
-def _valid_hosts(hosts: list[str]) -> list[str]:
-    for host in hosts:
-        if not _is_ip(host) and not DNS_NAME.fullmatch(host):
-            raise ValueError(f"{host!r} is neither an IP address nor a DNS name")
-    return hosts
-
-
-DNS_NAME = re.compile(r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*")
-
-
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
+        return value

@@ -1,24 +1,15 @@
-"""The certificate controller of ``webhook serve --cert-secret``: every replica of the webhook keeps
-the serving certificate of the Secret, the webhook configurations' trust in its CA, and the
+"""The certificate controller of ``webhook serve --cert-secret`` (DECISIONS.md §6.1): every replica
+keeps the Secret's serving certificate, the webhook configurations' trust in its CA, and the
 certificate it serves, up to date by itself.
 
-Every ``--cert-check-interval`` each replica
-
-1. reads the Secret and, when it holds no usable pair or its certificate is two thirds through its
-   lifetime, writes a new CA and certificate into it (``webhook.certificates.secret``: one replica's
-   write wins, the others find it made);
-2. writes the Secret's CAs into the ``caBundle`` of both webhook configurations where they are not
-   there yet, keeping every other CA there until it expires (``webhook.certificates.trust``);
-3. serves the Secret's certificate once the CA that signed it has been in both configurations for
-   ``TRUST_DELAY``: the PEM files are written (into an emptyDir in the chart: the root filesystem
-   is read-only) and loaded into a new TLS context, without a restart and without touching the
-   connections open. Until then it serves the certificate it had, which the configurations still
-   trust.
-
-A replica starts serving a throwaway self-signed certificate at once and is ready only once it
-serves the Secret's and both configurations trust its CA; while the Secret cannot be read (the API
-server away, the Secret missing) it stays so, the failure logged once and then every 30 s, and
-checks come sooner until one succeeds.
+Every ``--cert-check-interval`` each replica renews the Secret when it needs it (``secret``: one
+replica's write wins, the others find it made), writes the Secret's CAs into both configurations
+(``trust``), and serves the Secret's certificate once its CA has been trusted for ``TRUST_DELAY``:
+the PEM files are written (into an emptyDir in the chart: the root filesystem is read-only) and
+loaded into a new TLS context, without a restart. Until then it serves the certificate it had,
+which the configurations still trust. A replica starts with a throwaway self-signed certificate,
+so that it answers probes and takes signals whatever the API server does, and is ready only once it
+serves the Secret's; while a check fails, the next comes sooner.
 """
 
 from __future__ import annotations
@@ -53,6 +44,8 @@ log = logging.getLogger(__name__)
 FAILURES: tuple[type[BaseException], ...] = (CertificateError, PublishError, ApiException, *CONNECTION_ERRORS)
 SOONEST = 0.2
 """Seconds to the next check at least, whatever is waiting."""
+REQUEST_TIMEOUT = (3.0, 5.0)
+"""Connect and read seconds of each request: a check waits no longer on an API server that does not answer."""
 T = TypeVar("T")
 
 
@@ -69,15 +62,6 @@ class ServedFiles:
         write_pair(self.cert, self.key, cert, key)
 
 
-def placeholder(hosts: list[str]) -> tuple[bytes, bytes]:
-    """A self-signed pair nobody trusts: the listener needs one to start (and to answer probes)
-    before the Secret's can be had."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    ca = new_ca("grove-sharing-webhook placeholder", now, now + datetime.timedelta(days=1))
-    cert, key = new_serving(ca, hosts, now, now + datetime.timedelta(days=1))
-    return cert_pem(cert), key_pem(key)
-
-
 class CertificateController:
     def __init__(self, secret: CertificateSecret, trust: Trust, files: ServedFiles, interval: float) -> None:
         self.secret, self.trust, self.files, self.interval = secret, trust, files, interval
@@ -92,11 +76,12 @@ class CertificateController:
         self._publishing = Attempts(f"writing the CA of {secret} into the webhook configurations", initial=SOONEST, cap=interval)
 
     def prepare(self) -> None:
-        """Writes a placeholder pair for the listener to start with, so that it starts at once,
-        answers probes and takes signals whatever the API server does; the first check (``run``)
-        follows at once."""
-        cert, key = placeholder(self.secret.hosts)
-        self.files.write(cert, key, b"")
+        """Writes a self-signed pair nobody trusts, for the listener to start with before the
+        Secret's can be had; the first check (``run``) follows at once."""
+        now = datetime.datetime.now(datetime.timezone.utc)
+        ca = new_ca("grove-sharing-webhook placeholder", now, now + datetime.timedelta(days=1))
+        cert, key = new_serving(ca, self.secret.hosts, now, now + datetime.timedelta(days=1))
+        self.files.write(cert_pem(cert), key_pem(key), b"")
 
     async def run(self) -> None:
         delay = 0.0
@@ -108,10 +93,9 @@ class CertificateController:
             delay = self._next_check()
 
     async def check(self) -> ServingPair | None:
-        """One check, off the event loop; the pair to serve now, if there is a new one that may be.
-
-        In a daemon thread of its own rather than the loop's executor: a check that waits on an API
-        server that does not answer (a few requests, each bounded) must not hold the process's exit."""
+        """One check, in a daemon thread of its own rather than the loop's executor (whose threads
+        the exit waits for): a check waiting on an API server that does not answer must not hold
+        the process's exit. The pair to serve now, if there is a new one that may be."""
         try:
             return await _in_daemon_thread(self._sync)
         except FAILURES as err:
@@ -139,15 +123,14 @@ class CertificateController:
         self.files.write(pair.cert_pem, pair.key_pem, self.bundle)
         if self.reload is not None and not self.reload():
             return
-        first = self.served is None
-        self.served = pair
+        first, self.served = self.served is None, pair
         log.info("%s the certificate of %s (%s)", "serving" if first else "now serving", self.secret, pair)
 
     def _next_check(self) -> float:
         """The interval, or sooner when a certificate waits for its CA's trust or the last check failed."""
-        waiting = [p.issuer for p in (self.served, self.latest) if p is not None and not self.trust.trusted(p.issuer)]
         if self._reading.failures or self._publishing.failures:
             return max(SOONEST, min(self._reading.delay, self._publishing.delay, self.interval))
+        waiting = [p.issuer for p in (self.served, self.latest) if p is not None and not self.trust.trusted(p.issuer)]
         if waiting:
             return max(SOONEST, min(self.interval, TRUST_DELAY - max(self.trust.trusted_for(ca) for ca in waiting)))
         return self.interval
@@ -172,11 +155,9 @@ def _in_daemon_thread(function: Callable[[], T]) -> asyncio.Future[T]:
 
     def work() -> None:
         try:
-            result = function()
+            done = functools.partial(future.set_result, function())
         except BaseException as err:  # noqa: BLE001 - handed to the awaiting coroutine
             done = functools.partial(future.set_exception, err)
-        else:
-            done = functools.partial(future.set_result, result)
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
             loop.call_soon_threadsafe(settle, done)
 
@@ -189,29 +170,17 @@ def _problem(err: BaseException) -> str:
 
 
 class CertificateCollector(Collector):
-    """The controller's state, read when scraped."""
+    """The controller's state, read when scraped. The certificate's expiry is the reloader's
+    (``webhook_certificate_expiry_timestamp_seconds``), in every mode."""
 
     def __init__(self, controller: CertificateController) -> None:
         self._controller = controller
 
     def collect(self) -> Iterator[CounterMetricFamily]:
-        """The certificate's expiry is the reloader's (``webhook_certificate_expiry_timestamp_seconds``),
-        in every mode."""
         c = self._controller
         yield CounterMetricFamily("webhook_certificate_renewals", "New CAs and certificates this replica wrote into the Secret.", value=c.secret.renewals)
-        yield CounterMetricFamily(
-            "webhook_certificate_ca_bundle_writes", "caBundle writes this replica made to the webhook configurations.", value=c.trust.published
-        )
-        yield CounterMetricFamily(
-            "webhook_certificate_check_errors",
-            "Checks of the Secret or the webhook configurations that failed (retried sooner).",
-            value=c.failed_checks,
-        )
-
-
-REQUEST_TIMEOUT = (3.0, 5.0)
-"""Connect and read seconds of each request (a check makes three to six): a check waits no longer
-on an API server that does not answer."""
+        yield CounterMetricFamily("webhook_certificate_ca_bundle_writes", "caBundle writes this replica made to the webhook configurations.", value=c.trust.published)
+        yield CounterMetricFamily("webhook_certificate_check_errors", "Checks of the Secret or the webhook configurations that failed (retried sooner).", value=c.failed_checks)
 
 
 def controller_for(settings: ServeSettings) -> CertificateController:
@@ -224,10 +193,8 @@ def controller_for(settings: ServeSettings) -> CertificateController:
         raise CommandError(str(err)) from None
     api.configuration.retries = False  # each check is retried by the controller, sooner when it failed
     namespace = settings.cert_secret_namespace or own_namespace(settings.kubeconfig, settings.context)
-    names = frozenset({settings.cert_secret, settings.webhook_configuration})
-    guarded_api = guarded(api, Component.CERTIFICATES, namespace, REQUEST_TIMEOUT, names)
+    guarded_api = guarded(api, Component.CERTIFICATES, namespace, REQUEST_TIMEOUT, frozenset({settings.cert_secret, settings.webhook_configuration}))
     validity = datetime.timedelta(seconds=settings.cert_validity)
     secret = CertificateSecret(guarded_api, namespace, settings.cert_secret, settings.cert_hosts, validity)
-    kinds = KINDS if settings.validating_webhook else KINDS[1:]
-    trust = Trust(WebhookConfigurations(guarded_api, settings.webhook_configuration, kinds))
+    trust = Trust(WebhookConfigurations(guarded_api, settings.webhook_configuration, KINDS if settings.validating_webhook else KINDS[1:]))
     return CertificateController(secret, trust, ServedFiles(settings.tls_cert, settings.tls_key), settings.cert_check_interval)

@@ -27,7 +27,7 @@ from webhook.core.gocompat.fielderrors import ErrorType, Path, not_supported
 from webhook.core.gocompat.gotypes import GoType, Slice, Struct
 from webhook.core.model.podcliqueset import SUPPORTED_SCOPES
 from webhook.core.pcs import rules as core
-from webhook.core.pcs.rules import CLIQUES, GROUPS, PCS_SHARING, TEMPLATE, TEMPLATES
+from webhook.core.pcs.rules import CLIQUES, GROUPS, PCS_SHARING, TEMPLATES
 from webhook.policy import cel
 from webhook.policy.cel import Text
 
