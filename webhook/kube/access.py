@@ -124,8 +124,7 @@ class ApiRequest:
 
     def __str__(self) -> str:
         what = f"{self.resource}.{self.group}" if self.group else self.resource
-        if self.subresource:
-            what += f"/{self.subresource}"
+        what += f"/{self.subresource}" if self.subresource else ""
         where = f" in namespace {self.namespace!r}" if self.namespace else " across namespaces"
         return f"{self.verb} {what}{where}"
 
@@ -135,50 +134,46 @@ class AccessDenied(Exception):
 
 
 _WATCH_VALUES = ("1", "t", "T", "true", "TRUE", "True")
-
-
-def _group_version(segments: list[str]) -> tuple[str, str, list[str]] | None:
-    """(group, version, the segments after them) of an API path; None for any other path."""
-    if segments[:2] == ["api", "v1"]:
-        return "", "v1", segments[2:]
-    if segments[:1] == ["apis"] and len(segments) >= 3:
-        return segments[1], segments[2], segments[3:]
-    return None
+"""What Go's ``strconv.ParseBool`` reads as true, as the API server reads ``?watch=``."""
+_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 
 
 def _verb(method: str, name: str | None, watch: bool) -> str:
-    verbs = {
-        "GET": "get" if name else ("watch" if watch else "list"),
-        "POST": "create",
-        "PUT": "update",
-        "PATCH": "patch",
-        "DELETE": "delete" if name else "deletecollection",
-    }
-    return verbs.get(method.upper(), method.lower())
+    if method == "GET":
+        return "get" if name else "watch" if watch else "list"
+    if method == "DELETE":
+        return "delete" if name else "deletecollection"
+    return _VERBS.get(method, method.lower())
+
+
+def _resource_path(path: str) -> tuple[str, str, bool, str | None, list[str]] | None:
+    """(group, version, whether the path is a watch's, namespace, the segments after them) of an
+    API path; None for any other path."""
+    segments = [s for s in path.split("/") if s]
+    if segments[:2] == ["api", "v1"]:
+        group, version, rest = "", "v1", segments[2:]
+    elif segments[:1] == ["apis"] and len(segments) >= 3:
+        group, version, rest = segments[1], segments[2], segments[3:]
+    else:
+        return None
+    watch = rest[:1] == ["watch"]
+    rest = rest[1:] if watch else rest
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        return group, version, watch, rest[1], rest[2:]
+    return group, version, watch, None, rest
 
 
 def api_request(method: str, url: str) -> ApiRequest | None:
     """The request as RBAC names it, or None for a path that names no resource (discovery)."""
     parts = urlsplit(url)
-    found = _group_version([s for s in parts.path.split("/") if s])
-    if found is None:
+    found = _resource_path(parts.path)
+    if found is None or not found[4]:
         return None
-    group, version, rest = found
-    watch = rest[:1] == ["watch"]
-    namespace, rest = _namespace(rest[1:] if watch else rest)
-    if not rest:
-        return None
-    name = rest[1] if len(rest) > 1 else None
-    subresource = rest[2] if len(rest) > 2 else None
+    group, version, watch, namespace, (resource, *rest) = found
+    name = rest[0] if rest else None
+    subresource = rest[1] if len(rest) > 1 else None
     watch = watch or any(v in _WATCH_VALUES for v in parse_qs(parts.query).get("watch", []))
-    return ApiRequest(_verb(method, name, watch), group, version, rest[0], namespace, name, subresource)
-
-
-def _namespace(rest: list[str]) -> tuple[str | None, list[str]]:
-    """The namespace a path names and the segments after it."""
-    if len(rest) >= 3 and rest[0] == "namespaces":
-        return rest[1], rest[2:]
-    return None, rest
+    return ApiRequest(_verb(method.upper(), name, watch), group, version, resource, namespace, name, subresource)
 
 
 class Access:
@@ -194,20 +189,20 @@ class Access:
         self._lock = threading.Lock()
 
     def check(self, request: ApiRequest) -> None:
-        for rule in self.rules:
-            res = rule.resource
-            if (res.group, res.version, res.plural) != (request.group, request.version, request.resource):
-                continue
-            if request.subresource or request.verb not in rule.verbs:
-                continue
-            if rule.reach is Reach.OWN_NAMESPACE and request.namespace != self.own_namespace:
-                continue
-            if rule.named and request.name not in self.names:
-                continue
-            with self._lock:
-                self._calls[(res.group, res.plural, request.verb)] += 1
-            return
-        raise AccessDenied(f"the {self.component} may not {request} (not in its access table)")
+        if not any(self._allows(rule, request) for rule in self.rules):
+            raise AccessDenied(f"the {self.component} may not {request} (not in its access table)")
+        with self._lock:
+            self._calls[(request.group, request.resource, request.verb)] += 1
+
+    def _allows(self, rule: Rule, request: ApiRequest) -> bool:
+        resource = rule.resource
+        return (
+            (resource.group, resource.version, resource.plural) == (request.group, request.version, request.resource)
+            and not request.subresource
+            and request.verb in rule.verbs
+            and (rule.reach is not Reach.OWN_NAMESPACE or request.namespace == self.own_namespace)
+            and (not rule.named or request.name in self.names)
+        )
 
     @property
     def calls(self) -> Counter[tuple[str, str, str]]:

@@ -1,19 +1,13 @@
-"""A list+watch cache of one resource, kept current in a background thread.
+"""List+watch caches of one resource, kept current in a background thread: what client-go's
+informers give Go controllers, for the webhook's cluster store and the claim reconciler.
 
-Both the webhook's cluster store and the claim reconciler need the same thing client-go's
-informers give Go controllers: a local copy of every object, updated from a watch that resumes
-from the last resourceVersion it saw, re-lists when the API server answers 410 Gone, and tells a
-handler about every change. Readers never wait on the network: ``get`` and ``list`` read a dict.
-
-The watch is read line by line from the official client's raw response (``_preload_content``
-off) rather than through ``kubernetes.watch.Watch``, so that ``stop`` can shut the connection
-down at once and objects stay plain dicts (``Watch`` looks up typed models, which fails for some
-resource.k8s.io kinds in kubernetes 37).
-
-When the API server cannot be reached, the informer retries with a short capped backoff that is
-reset by every successful list and every watch that starts, so it is back within about two
-seconds of the server, however long or often it was away. It says so once at WARNING (then at
-most every 30 s while it lasts) and once at INFO when it is back, and tells ``on_recovered``.
+Readers never wait on the network: ``get`` and ``list`` read a dict. The watch resumes from the
+last resourceVersion it saw and re-lists on 410 Gone, and a handler hears of every change, those
+a re-list finds included. The watch is read line by line from the client's raw response rather
+than through ``kubernetes.watch.Watch``, so that ``stop`` can shut the connection at once and
+objects stay plain dicts (``Watch`` looks up typed models, which fails for some resource.k8s.io
+kinds). A lost API server is retried after a short delay that every list and watch start resets
+(``attempts``), so the caches are current again soon after it is back, however long it was away.
 """
 
 from __future__ import annotations
@@ -21,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 import orjson
@@ -44,12 +38,8 @@ Handler = Callable[[str, dict[str, Any]], None]
 
 GONE = 410
 LIST_PAGE_SIZE = 500
-"""Objects per page of a list: client-go's reflector asks for 500."""
-
-
-def _unchanged(obj: dict[str, Any]) -> Any:
-    """The default transform: the cache holds the objects as listed, whatever ``T`` the caller names."""
-    return obj
+"""Objects per page of a list, as client-go's reflector asks."""
+_KEPT_METADATA = ("namespace", "name", "uid", "resourceVersion", "labels", "ownerReferences")
 
 
 def object_key(obj: dict[str, Any]) -> ObjectKey:
@@ -57,26 +47,21 @@ def object_key(obj: dict[str, Any]) -> ObjectKey:
     return ObjectKey(metadata.get("namespace") or "", metadata.get("name") or "")
 
 
+def _unchanged(obj: dict[str, Any]) -> Any:
+    """The default transform: the cache holds the objects as listed, whatever ``T`` the caller names."""
+    return obj
+
+
 def _version(obj: dict[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
-
-
-_KEPT_METADATA = ("namespace", "name", "uid", "resourceVersion", "labels", "ownerReferences")
-
-
-def _last_metadata(value: Any) -> dict[str, Any]:
-    """What a deletion found only by a re-list is reported with: the cached object's metadata when
-    the cache holds raw objects, else nothing beyond its key and version."""
-    metadata = (value.get("metadata") or {}) if isinstance(value, dict) else {}
-    return {field: metadata[field] for field in _KEPT_METADATA if field in metadata}
 
 
 class Informer(Generic[T]):
     """List+watch of ``resource`` (in ``namespace``, or all namespaces) into a dict cache.
 
     ``transform`` turns each raw object into what the cache holds (the webhook keeps parsed
-    PodCliqueSets so the request path never parses one); an object it rejects with ``ValueError``
-    is logged and left out. ``handler`` sees every change, including the differences a re-list finds.
+    PodCliqueSets so that no request parses one); an object it rejects with ``ValueError`` is
+    logged and left out.
     """
 
     def __init__(
@@ -101,10 +86,8 @@ class Informer(Generic[T]):
         self._watch_timeout = watch_timeout_seconds
         self._request_timeout = request_timeout_seconds
         self._cache: dict[tuple[str, str], T] = {}
-        """By ``ObjectKey``; looked up by plain (namespace, name) tuples, which equal them."""
         self._known: dict[tuple[str, str], str] = {}
-        """The last resourceVersion seen of each cached object, which a re-list compares (the
-        same string object the cached value holds, where it keeps one)."""
+        """The resourceVersion of each cached object, which a re-list compares whatever ``T`` is."""
         self._resource_version = ""
         self._synced = threading.Event()
         self._stopping = threading.Event()
@@ -114,33 +97,28 @@ class Informer(Generic[T]):
         self.attempts = Attempts(f"list/watch of {resource}", on_recovered)
         self.relists = 0
 
-    # --- reading ---------------------------------------------------------------------------------
-
     def get(self, namespace: str, name: str) -> T | None:
         return self._cache.get((namespace, name))
 
     def list(self, namespace: str | None = None) -> list[T]:
-        items = list(self._cache.items())
-        return [v for (ns, _), v in items if namespace is None or ns == namespace]
+        return [v for (ns, _), v in list(self._cache.items()) if namespace is None or ns == namespace]
 
     def __len__(self) -> int:
         return len(self._cache)
 
     @property
     def synced(self) -> bool:
-        """True once the first list is in and the handler has heard of every object in it: before
-        that, an empty cache means "unknown", not "none"."""
+        """The first list is in and the handler has heard of all of it: before, an empty cache
+        means "unknown", not "none"."""
         return self._synced.is_set()
-
-    # --- running ---------------------------------------------------------------------------------
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name=f"informer-{self.resource.plural}", daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Stop at once: the open watch connection is shut down rather than waited out (one the
-        server has just ended may have had its socket closed already: nothing is left to stop)."""
+        """Stops at once: the open watch is shut rather than waited out (one the server has just
+        ended may have had its socket closed already)."""
         self._stopping.set()
         with self._lock:
             if self._response is not None:
@@ -154,7 +132,7 @@ class Informer(Generic[T]):
             try:
                 if not self._resource_version:
                     self._relist()
-                    self._connected()
+                    self.attempts.succeeded()
                 self._watch()
                 self.attempts.reset()
             except ApiException as err:
@@ -162,18 +140,11 @@ class Informer(Generic[T]):
                     log.info("watch of %s expired (410 Gone); re-listing", self.resource)
                     self._resource_version = ""
                     continue
-                self._pause(connection_problem(err))
+                self._stopping.wait(self.attempts.failed(connection_problem(err)))
             except Exception as err:  # noqa: BLE001 - any failure of one attempt is retried
                 if self._stopping.is_set():
                     break
-                self._pause(connection_problem(err))
-
-    def _pause(self, why: str) -> None:
-        self._stopping.wait(self.attempts.failed(why))
-
-    def _connected(self) -> None:
-        """A list succeeded or a watch started: the next failure starts from the shortest delay."""
-        self.attempts.succeeded()
+                self._stopping.wait(self.attempts.failed(connection_problem(err)))
 
     def _call(self, **kwargs: Any) -> Any:
         group, version, plural = self.resource.group, self.resource.version, self.resource.plural
@@ -184,12 +155,9 @@ class Informer(Generic[T]):
         return self._api.list_cluster_custom_object(group, version, plural, **kwargs)
 
     def _relist(self) -> None:
-        """Lists in pages of ``LIST_PAGE_SIZE``, as client-go's reflector does, and reads each page
-        one item at a time (``lists.read_list``). Each object goes into the cache, and to the handler
-        as ADDED or MODIFIED (when its resourceVersion changed), as soon as it is read, as a watch
-        event would; client-go's reflector replaces its store item by item too. So no raw object
-        outlives its turn, and a list of 200,000 claims holds one page at most. Cached objects the
-        list no longer has are then removed and reported as DELETED."""
+        """Lists in pages and hands each object to the cache and the handler as soon as it is read
+        (``read_list``), as a watch event would, so that a list of a great many claims never holds
+        more than a page; cached objects the list no longer has are then reported DELETED."""
         seen: set[tuple[str, str]] = set()
 
         def take(item: dict[str, Any]) -> None:
@@ -209,9 +177,7 @@ class Informer(Generic[T]):
         token = ""
         while True:
             page = {"_continue": token} if token else {}
-            response = self._call(
-                limit=LIST_PAGE_SIZE, _preload_content=False, _request_timeout=self._request_timeout, **page
-            )
+            response = self._call(limit=LIST_PAGE_SIZE, _preload_content=False, _request_timeout=self._request_timeout, **page)
             try:
                 metadata = read_list(response.data, take).get("metadata") or {}
             finally:
@@ -222,13 +188,17 @@ class Informer(Generic[T]):
         self._resource_version = metadata.get("resourceVersion", "")
         self.relists += 1
         for key in self._cache.keys() - seen:
-            gone = self._cache.pop(key)
-            self._known.pop(key, None)
-            metadata = _last_metadata(gone) | {"namespace": key[0], "name": key[1]}
-            self._notify(
-                "DELETED", {"apiVersion": self.resource.api_version, "kind": self.resource.kind, "metadata": metadata}
-            )
+            self._forget_listed(key)
         self._synced.set()
+
+    def _forget_listed(self, key: tuple[str, str]) -> None:
+        """A deletion found by a re-list, reported with what the cache kept of the object's
+        metadata (all of it when it holds raw objects), so that a handler can tell where it belonged."""
+        gone = self._cache.pop(key)
+        self._known.pop(key, None)
+        kept = (gone.get("metadata") or {}) if isinstance(gone, dict) else {}
+        metadata = {f: kept[f] for f in _KEPT_METADATA if f in kept} | {"namespace": key[0], "name": key[1]}
+        self._notify("DELETED", {"apiVersion": self.resource.api_version, "kind": self.resource.kind, "metadata": metadata})
 
     def _watch(self) -> None:
         response = self._call(
@@ -244,7 +214,7 @@ class Informer(Generic[T]):
                 response.close()
                 return
             self._response = response
-        self._connected()
+        self.attempts.succeeded()
         try:
             for line in iter_resp_lines(response):
                 if line:
@@ -261,24 +231,18 @@ class Informer(Generic[T]):
         kind, obj = event.get("type"), event.get("object") or {}
         if kind == "ERROR":
             raise ApiException(status=obj.get("code", 500), reason=f"{obj.get('reason')}: {obj.get('message')}")
-        version = (obj.get("metadata") or {}).get("resourceVersion", "")
+        version = _version(obj)
         if kind == "BOOKMARK":
             self._resource_version = version or self._resource_version
             return
         key = object_key(obj)
-        if kind == "DELETED":
+        value = None if kind == "DELETED" else self._safe_transform(obj)
+        if value is None:
             self._cache.pop(key, None)
             self._known.pop(key, None)
         else:
-            value = self._safe_transform(obj)
-            if value is None:
-                self._cache.pop(key, None)
-                self._known.pop(key, None)
-            else:
-                self._cache[key] = value
-                self._known[key] = _version(obj)
-        if version:
-            self._resource_version = version
+            self._cache[key], self._known[key] = value, version
+        self._resource_version = version or self._resource_version
         if kind in ("ADDED", "MODIFIED", "DELETED"):
             self._notify(kind, obj)
 
@@ -297,3 +261,39 @@ class Informer(Generic[T]):
             self._handler(kind, obj)
         except Exception:  # noqa: BLE001 - a handler bug must not stop the watch
             log.exception("handler for %s failed", self.resource)
+
+
+class Informers(Generic[T]):
+    """One resource watched in several namespaces and read as one cache: an informer per
+    namespace (a List and a watch each, which a Role in each namespace allows), or one for all."""
+
+    def __init__(self, resource: Resource, namespaces: Sequence[str], build: Callable[[str | None], Informer[T]]) -> None:
+        self.resource = resource
+        watched: list[str | None] = list(namespaces) or [None]
+        self._by_namespace = {n: build(n) for n in watched}
+
+    def get(self, namespace: str, name: str) -> T | None:
+        found = self._by_namespace
+        informer = found[None] if None in found else found.get(namespace)
+        return informer.get(namespace, name) if informer is not None else None
+
+    def list(self) -> list[T]:
+        return [item for informer in self for item in informer.list()]
+
+    def __iter__(self) -> Iterator[Informer[T]]:
+        return iter(self._by_namespace.values())
+
+    def __len__(self) -> int:
+        return sum(len(informer) for informer in self)
+
+    @property
+    def synced(self) -> bool:
+        return all(informer.synced for informer in self)
+
+    def start(self) -> None:
+        for informer in self:
+            informer.start()
+
+    def stop(self) -> None:
+        for informer in self:
+            informer.stop()

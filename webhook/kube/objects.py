@@ -1,8 +1,9 @@
-"""Objects of one resource by name, as plain JSON: read, replaced and deleted.
+"""Objects of one resource by name, as plain JSON: created, read, patched, replaced and deleted.
 
 The client's typed API classes validate a body into their models, which refuse fields newer than
-the client; a PUT of an object read through them would also drop such fields. A replace here sends
-back exactly what was read, with only the caller's change, and the ``resourceVersion`` read, so a
+the client (a claim's spec may use any field the API server serves) and would drop such fields
+from a PUT of an object read through them. Here a body goes out exactly as given, for the API
+server to validate, and a replace sends back what was read with its ``resourceVersion``, so a
 write made meanwhile by someone else is never lost: the API server answers 409 Conflict.
 """
 
@@ -14,10 +15,12 @@ import orjson
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from webhook.kube.apierrors import NOT_FOUND
 from webhook.kube.resources import Resource
 
 Obj = dict[str, Any]
-JSON = {"Accept": "application/json", "Content-Type": "application/json"}
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
 
 
 class Objects:
@@ -30,23 +33,43 @@ class Objects:
 
     def get(self, name: str) -> Obj:
         """The object; ``ApiException`` (404 when there is none) otherwise."""
-        obj: Obj = orjson.loads(self._call("GET", name))
-        return obj
+        return self._call("GET", f"/{name}")
 
-    def replace(self, obj: Obj) -> None:
+    def find(self, name: str) -> Obj | None:
+        """The object, or None when there is none."""
+        try:
+            return self.get(name)
+        except ApiException as err:
+            if err.status == NOT_FOUND:
+                return None
+            raise
+
+    def create(self, obj: Obj) -> Obj:
+        """The object as stored; 409 when one of that name exists."""
+        return self._call("POST", "", obj)
+
+    def patch(self, name: str, patch: Obj) -> Obj:
+        """A JSON merge patch; the object as stored."""
+        return self._call("PATCH", f"/{name}", patch, MERGE_PATCH)
+
+    def replace(self, obj: Obj) -> Obj:
         """PUT of ``obj`` as given: a conflict (409) when it changed since it was read."""
-        self._call("PUT", obj["metadata"]["name"], obj)
+        return self._call("PUT", f"/{obj['metadata']['name']}", obj)
 
-    def delete(self, name: str) -> None:
-        self._call("DELETE", name)
+    def delete(self, name: str, uid: str | None = None) -> None:
+        """Deletes the object (only if it still has ``uid``, when given: 409 otherwise)."""
+        options = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": uid}} if uid else None
+        self._call("DELETE", f"/{name}", options)
 
-    def _call(self, method: str, name: str, body: Obj | None = None) -> bytes:
-        """The body of the answer, read in full so that the connection can serve the next request."""
+    def _call(self, method: str, path: str, body: Obj | None = None, content_type: str = JSON) -> Obj:
+        """The answer, read in full so that the connection can serve the next request."""
+        headers = {"Accept": JSON, "Content-Type": content_type}
         request = self._api.param_serialize(
-            method, f"{self._collection}/{name}", header_params=dict(JSON), body=body, auth_settings=["BearerToken"]
+            method, self._collection + path, header_params=headers, body=body, auth_settings=["BearerToken"]
         )
         response = self._api.call_api(*request)
         data: bytes = response.read()
         if not 200 <= response.status <= 299:
             raise ApiException.from_response(http_resp=response, body=None, data=None)
-        return data
+        answer: Obj = orjson.loads(data) if data else {}
+        return answer

@@ -16,11 +16,10 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from webhook.kube.apierrors import NOT_FOUND
 from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
 
 log = logging.getLogger(__name__)
-
-NOT_FOUND = 404
 
 
 class TemplateReads:

@@ -25,20 +25,15 @@ from kubernetes import client
 
 from webhook.core.model.meta import ObjectKey
 from webhook.kube.access import Component, GuardedApiClient, guarded
-from webhook.reconciler.cluster.cache import Caches
+from webhook.reconciler.cluster import Caches
 from webhook.reconciler.health import HealthServer
 from webhook.reconciler.leader import LeaderElector
 from webhook.reconciler.metrics import ReconcilerMetrics
 from webhook.reconciler.queue import WorkQueue
 from webhook.reconciler.settings import ReconcileSettings
-from webhook.reconciler.sync.batches import write_pool
 from webhook.reconciler.sync.events import EventRecorder
-from webhook.reconciler.sync.outcome import Unreachable
-from webhook.reconciler.sync.reconcile import (
-    Interrupted,
-    Outcome,
-    PodCliqueSetReconciler,
-)
+from webhook.reconciler.sync.reconcile import Outcome, PodCliqueSetReconciler
+from webhook.reconciler.sync.writes import Interrupted, Unreachable, write_pool
 
 log = logging.getLogger(__name__)
 
@@ -217,7 +212,7 @@ class Controller:
         if outcome.created or outcome.adopted or outcome.deleted:
             more = "; more to do after the PodCliqueSets waiting" if outcome.partial else ""
             log.info("PodCliqueSet %s/%s: created %d, adopted %d, deleted %d claims%s",
-                     *key, len(outcome.created), len(outcome.adopted), len(outcome.deleted), more)
+                     *key, outcome.created, outcome.adopted, outcome.deleted, more)
         if outcome.partial:
             self.queue.forget(key)
             self.queue.add(key)

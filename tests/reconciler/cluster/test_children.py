@@ -12,7 +12,7 @@ import pytest
 from webhook.core.model.children import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.podcliqueset import read_podcliqueset
-from webhook.reconciler.cluster.children import current_children
+from webhook.reconciler.cluster import current_children
 
 PCS_INDEX = "grove.io/podcliqueset-replica-index"
 PCSG = "grove.io/podcliquescalinggroup"

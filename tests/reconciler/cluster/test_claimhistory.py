@@ -7,8 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from webhook.core.model.meta import ObjectKey
-from webhook.reconciler.cluster.claimhistory import PendingWrites, RecentDeletions
-from webhook.reconciler.cluster.claimrecord import ClaimRecord
+from webhook.reconciler.cluster import ClaimRecord, PendingWrites, RecentDeletions
 
 KEY = ObjectKey("default", "solo-all-gpu")
 

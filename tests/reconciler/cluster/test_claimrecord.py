@@ -20,10 +20,9 @@ from webhook.core.model.children import PodClique, PodCliqueScalingGroup, read_p
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.podcliqueset import read_podcliqueset
 from webhook.core.sharing.owners import Owner, live_owners
-from webhook.reconciler.cluster.cache import Caches
-from webhook.reconciler.cluster.claimrecord import ClaimRecord
-from webhook.reconciler.sync.stale import StaleCandidates
+from webhook.reconciler.cluster import Caches, ClaimRecord
 from webhook.reconciler.sync.ownership import controlled_by_other
+from webhook.reconciler.sync.plan import StaleCandidates
 
 BASE = {
     "app.kubernetes.io/managed-by": "grove-operator",

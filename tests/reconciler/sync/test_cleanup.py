@@ -12,8 +12,8 @@ from kubernetes.client.exceptions import ApiException
 
 from reconciler.conftest import Start
 from reconciler.objects import claim, events, grove_labels, podcliqueset
-from webhook.reconciler.cluster.claimrecord import ClaimRecord
-from webhook.reconciler.sync.claimapi import ClaimApi
+from webhook.kube.objects import Objects
+from webhook.kube.resources import RESOURCECLAIMS
 
 SHARING = [{"name": "gpu", "scope": "AllReplicas"}, {"name": "gpu", "scope": "PerReplica"}]
 INDEX = "grove.io/podcliqueset-replica-index"
@@ -118,16 +118,16 @@ def test_a_delete_names_the_claim_and_its_uid(
     fake_api: FakeApiServer, kube_api_client: Any, uid: str | None, deleted: bool
 ) -> None:
     """A claim re-created under the same name since it was cached is not the one deleted."""
-    stored = ClaimRecord.from_object(fake_api.create(claim("solo-1-gpu", grove_labels("solo", **{INDEX: "1"}))))
-    record = ClaimRecord(stored.namespace, stored.name, uid or stored.uid, stored.resource_version, stored.labels)
-    claims = ClaimApi(kube_api_client)
+    stored = fake_api.create(claim("solo-1-gpu", grove_labels("solo", **{INDEX: "1"})))
+    claims = Objects(kube_api_client, RESOURCECLAIMS, "default")
     if deleted:
-        assert claims.delete(record) is True
+        claims.delete("solo-1-gpu", stored["metadata"]["uid"])
         assert fake_api.get("resourceclaims", "default", "solo-1-gpu") is None
-        assert claims.delete(record) is False
+        with pytest.raises(ApiException) as gone:
+            claims.delete("solo-1-gpu", stored["metadata"]["uid"])
+        assert gone.value.status == 404
     else:
         with pytest.raises(ApiException) as err:
-            claims.delete(record)
+            claims.delete("solo-1-gpu", uid)
         assert err.value.status == 409
         assert fake_api.get("resourceclaims", "default", "solo-1-gpu") is not None
-

@@ -10,7 +10,7 @@ from fakeapi import FakeApiServer, wait_until
 
 from reconciler.conftest import Start
 from reconciler.objects import podcliqueset
-from webhook.reconciler.sync import executor
+from webhook.reconciler.sync import reconcile as executor
 
 BIG = 300
 

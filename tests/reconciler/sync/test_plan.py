@@ -10,10 +10,9 @@ import dataclasses
 from webhook.core.model.meta import OwnerReference
 from webhook.core.model.podcliqueset import read_podcliqueset
 from webhook.core.sharing.owners import Owner, live_owners
-from webhook.reconciler.cluster.claimhistory import RecentDeletions
-from webhook.reconciler.cluster.claimrecord import ClaimRecord
+from webhook.reconciler.cluster import ClaimRecord, RecentDeletions
 from webhook.reconciler.sync import plan
-from webhook.reconciler.sync.stale import StaleCandidates
+from webhook.reconciler.sync.plan import StaleCandidates
 
 BASE = {"app.kubernetes.io/managed-by": "grove-operator", "app.kubernetes.io/part-of": "solo", "app.kubernetes.io/component": "resource-claim"}
 INDEX = "grove.io/podcliqueset-replica-index"

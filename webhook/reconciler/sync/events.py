@@ -1,11 +1,10 @@
-"""Kubernetes Events on the objects that own shared claims, written through core v1 only.
+"""Kubernetes Events on the objects that own shared claims, written through core v1.
 
-Core v1 is the API ``kubectl describe`` reads and the one both writing and reading stay on
-(events.k8s.io cannot read core-written Events in kubernetes 37, see the platform notes). Like
-client-go's recorder, a repeat of the same event on the same object within ``window`` seconds
-bumps the existing Event's ``count`` instead of creating another, so a retry loop with backoff
-produces one Event with a count, not a flood. Recording never raises: an Event is a report, and
-failing to write one must not fail the reconcile that wanted to report.
+Core v1 is what ``kubectl describe`` reads, and events.k8s.io cannot read core-written Events. Like
+client-go's recorder, a repeat of the same Event on the same object within ``window`` seconds
+raises the existing Event's ``count`` instead of adding another, so that a retry loop makes one
+Event with a count, not a flood. Recording never raises: an Event is a report, and failing to
+write one must not fail the reconcile that wanted to make it.
 """
 
 from __future__ import annotations
@@ -13,20 +12,20 @@ from __future__ import annotations
 import datetime
 import logging
 import time
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from webhook.core.boundedcache import BoundedCache
 from webhook.core.model.meta import OwnerReference
-from webhook.kube.apierrors import NOT_FOUND, read_json, status_message
-from webhook.reconciler.sync.claimapi import MERGE_PATCH
+from webhook.kube.apierrors import NOT_FOUND, status_message
+from webhook.kube.objects import Objects
+from webhook.kube.resources import EVENTS
 
 log = logging.getLogger(__name__)
 
 NORMAL, WARNING = "Normal", "Warning"
-
 CLAIM_CREATED = "ResourceClaimCreated"
 CLAIM_ADOPTED = "ResourceClaimAdopted"
 CLAIM_DELETED = "ResourceClaimDeleted"
@@ -41,7 +40,7 @@ MESSAGE_BUDGET = 900
 
 def event_message(verb: str, names: list[str]) -> str:
     """``Created ResourceClaim a`` or ``Created 3 ResourceClaims: a, b, c``, naming as many claims
-    as fit in an Event message and counting the rest."""
+    as fit in an Event's message and counting the rest."""
     if len(names) == 1:
         return f"{verb} ResourceClaim {names[0]}"
     head = f"{verb} {len(names)} ResourceClaims: "
@@ -55,8 +54,6 @@ def event_message(verb: str, names: list[str]) -> str:
 
 
 class _Seen(NamedTuple):
-    """The Event written for a key, and how many times it happened."""
-
     name: str
     occurrences: int
 
@@ -64,15 +61,8 @@ class _Seen(NamedTuple):
 class EventRecorder:
     """Events about the owners of shared claims: ``about`` is the owner, in ``namespace``."""
 
-    def __init__(
-        self,
-        api: client.ApiClient,
-        component: str,
-        instance: str,
-        window: float = 600.0,
-        remembered: int = 4096,
-    ) -> None:
-        self._core = client.CoreV1Api(api)
+    def __init__(self, api: client.ApiClient, component: str, instance: str, window: float = 600.0, remembered: int = 4096) -> None:
+        self._api = api
         self.component, self.instance = component, instance
         self._seen: BoundedCache[tuple[str, OwnerReference, str, str, str], _Seen] = BoundedCache(remembered, window)
 
@@ -84,57 +74,48 @@ class EventRecorder:
 
     def record(self, namespace: str, about: OwnerReference, event_type: str, reason: str, message: str) -> None:
         key = (namespace, about, event_type, reason, message)
-        now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)  # metav1.Time is seconds
+        now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()  # metav1.Time: seconds
+        events = Objects(self._api, EVENTS, namespace)
         seen = self._seen.get(key)
         try:
-            if seen is not None and self._bump(namespace, seen, now):
+            if seen is not None and self._bump(events, seen, now):
                 self._seen.put(key, seen._replace(occurrences=seen.occurrences + 1))
                 return
-            name = self._create(namespace, about, event_type, reason, message, now)
+            created = events.create(self._event(namespace, about, event_type, reason, message, now))
         except ApiException as err:
             log.warning("cannot record event %s on %s %s/%s: %s", reason, about.kind, namespace, about.name, status_message(err))
             return
         except Exception as err:  # noqa: BLE001 - a report must never fail the work it reports on
             log.warning("cannot record event %s: %s", reason, err)
             return
-        self._seen.put(key, _Seen(name, 1))
+        self._seen.put(key, _Seen(str(created["metadata"]["name"]), 1))
 
-    def _bump(self, namespace: str, seen: _Seen, now: datetime.datetime) -> bool:
-        """Count one more occurrence on the existing Event; False if it is gone (expired)."""
-        patch = {"count": seen.occurrences + 1, "lastTimestamp": now.isoformat()}
+    @staticmethod
+    def _bump(events: Objects, seen: _Seen, now: str) -> bool:
+        """One more occurrence on the existing Event; False if it is gone (expired)."""
         try:
-            response = self._core.patch_namespaced_event(
-                seen.name, namespace, patch, _content_type=MERGE_PATCH, _preload_content=False
-            )
+            events.patch(seen.name, {"count": seen.occurrences + 1, "lastTimestamp": now})
         except ApiException as err:
             if err.status == NOT_FOUND:
                 return False
             raise
-        read_json(response)
         return True
 
-    def _create(
-        self, namespace: str, about: OwnerReference, event_type: str, reason: str, message: str, now: datetime.datetime
-    ) -> str:
-        event = client.CoreV1Event(
-            metadata=client.V1ObjectMeta(name=f"{about.name}.{time.time_ns():x}", namespace=namespace),
-            involved_object=client.V1ObjectReference(
-                api_version=about.api_version,
-                kind=about.kind,
-                namespace=namespace,
-                name=about.name,
-                uid=about.uid,
-            ),
-            type=event_type,
-            reason=reason,
-            message=message[:1024],
-            source=client.V1EventSource(component=self.component),
-            reporting_component=self.component,
-            reporting_instance=self.instance,
-            first_timestamp=now,
-            last_timestamp=now,
-            count=1,
-        )
-        response = self._core.create_namespaced_event(namespace, event, _preload_content=False)
-        created = read_json(response)
-        return str(created["metadata"]["name"])
+    def _event(self, namespace: str, about: OwnerReference, event_type: str, reason: str, message: str, now: str) -> dict[str, Any]:
+        return {
+            "apiVersion": EVENTS.api_version,
+            "kind": EVENTS.kind,
+            "metadata": {"name": f"{about.name}.{time.time_ns():x}", "namespace": namespace},
+            "involvedObject": {
+                "apiVersion": about.api_version, "kind": about.kind, "namespace": namespace, "name": about.name, "uid": about.uid,
+            },
+            "type": event_type,
+            "reason": reason,
+            "message": message[:1024],
+            "source": {"component": self.component},
+            "reportingComponent": self.component,
+            "reportingInstance": self.instance,
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+        }

@@ -1,31 +1,31 @@
 """What one owner's claims need, as actions computed from what the caches hold, without a client.
 
-The plan of an owner is a list of actions: ``Create`` a missing claim, ``Recreate`` one deleted a
-moment ago (only if a read of its owner says it still needs it), ``Adopt`` an existing one (merge
-Grove's labels, take control), ``Report`` one another object controls, ``Defer`` one deleted an
-instant ago, ``Delete`` a stale one. Claims come a chunk of positions at a time (``claim_slots``),
-so a plan never holds more than a chunk of an owner of a million replicas; a claim the cache holds
-exactly as desired costs a comparison of shared tuples and no action. The executor applies the
-actions and owns everything else: API calls, the time budget, writes not yet seen, Events.
+``Create`` a missing claim, ``Recreate`` one deleted a moment ago (only if a read of its owner says
+it still needs it), ``Adopt`` an existing one (merge Grove's labels, take control), ``Report`` one
+another object controls, ``Defer`` one deleted an instant ago, ``Delete`` a stale one. Claims come
+a chunk of positions at a time (``claim_slots``), so that a plan never holds more than a chunk of
+an owner of a million replicas. The executor applies the actions and owns everything else.
 
-Which claims are stale depends on the owner's replicas, which the executor confirms with a read of
-the owner before deleting: it asks for the plan again with the count it read (``cleanup``).
+Stale PerReplica claims (BEHAVIOUR.md §4.8) are Grove's selector: the owner's labels and a
+replica-index label that is not one of ``0..N-1``. Which they are depends on the owner's replicas,
+which the executor confirms with a read of the owner before deleting (``cleanup`` with the count
+read).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import NamedTuple, Protocol
 
 from webhook.core.model.meta import ObjectKey
 from webhook.core.model.podcliqueset import ResourceSharingSpec
 from webhook.core.sharing.desired import DesiredClaim, claim_count, claim_slots, desired_claim, over_limit
-from webhook.core.sharing.owners import Owner
-from webhook.reconciler.cluster.claimhistory import RecentDeletions
-from webhook.reconciler.cluster.claimrecord import ClaimRecord, label_shape, shared
+from webhook.core.sharing.owners import LEVELS, Owner
+from webhook.core.sharing.placement import index_below
+from webhook.reconciler.cluster import INDEX_LABELS, ClaimRecord, Labels, RecentDeletions, label_shape, shared
 from webhook.reconciler.sync import events
-from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, plan_change
-from webhook.reconciler.sync.stale import StaleCandidates
+from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, controlled_by_other, plan_change
 
 
 class Create(NamedTuple):
@@ -46,7 +46,7 @@ class Adopt(NamedTuple):
 
 
 class Report(NamedTuple):
-    """Something to say on the owner with a Warning Event; the owner's claims are not all as desired."""
+    """A Warning Event on the owner: its claims are not all as desired."""
 
     reason: str
     message: str
@@ -66,7 +66,7 @@ Action = Create | Recreate | Adopt | Report | Defer | Delete
 
 
 class ClaimView(Protocol):
-    """What the plan reads of the claims: the claim cache as this reconciler last wrote or saw it."""
+    """The claim cache as this reconciler last wrote or saw it."""
 
     recently_deleted: RecentDeletions
 
@@ -74,8 +74,8 @@ class ClaimView(Protocol):
 
 
 class _Shape:
-    """What a claim of one owner looks like when it is exactly as desired, in the claim record's
-    shared pieces."""
+    """A claim of one owner exactly as desired, in the claim record's shared pieces: most claims
+    are, and cost a comparison."""
 
     def __init__(self, owner: Owner) -> None:
         self.base = label_shape(owner.owner_labels())[0]
@@ -103,7 +103,9 @@ def claims(owner: Owner, namespace: str, view: ClaimView, start: int, stop: int)
     return actions
 
 
-def _missing(owner: Owner, namespace: str, deletions: RecentDeletions, index: int, entry: ResourceSharingSpec, replica: int | None) -> Action:
+def _missing(
+    owner: Owner, namespace: str, deletions: RecentDeletions, index: int, entry: ResourceSharingSpec, replica: int | None
+) -> Action:
     key = ObjectKey(namespace, owner.claim_name(entry, replica))
     wait = deletions.remaining(key)
     if wait:
@@ -131,8 +133,8 @@ def still_needed(recreated: list[Recreate], replicas: int | None) -> list[Desire
 
 
 def cleanup(owner: Owner, candidates: StaleCandidates, replicas: int | None = None) -> list[Delete]:
-    """The owner's stale claims at its cached replicas, or at ``replicas`` (a count read from the
-    API server: stale both ways, when the cache is behind)."""
+    """The owner's stale claims at its cached replicas, or at ``replicas`` (a count read from the API
+    server: stale both ways, when the cache is behind)."""
     count = owner.replicas if replicas is None else max(replicas, owner.replicas)
     return [Delete(record) for record in candidates.stale(dataclasses.replace(owner, replicas=count), count)]
 
@@ -140,12 +142,58 @@ def cleanup(owner: Owner, candidates: StaleCandidates, replicas: int | None = No
 def owner_reports(owner: Owner, limit: int) -> list[Report]:
     """What is said on an owner whose sharing cannot be reconciled in full."""
     if owner.replicas < 0:
-        return [
-            Report(
-                events.INVALID_REPLICAS,
-                f"spec.replicas is {owner.replicas}: no ResourceClaims are created or deleted for this "
-                f"{owner.level.kind} until it is 0 or more",
-            )
-        ]
+        return [Report(
+            events.INVALID_REPLICAS,
+            f"spec.replicas is {owner.replicas}: no ResourceClaims are created or deleted for this "
+            f"{owner.level.kind} until it is 0 or more",
+        )]
     count = claim_count(owner)
     return [Report(events.LIMIT_EXCEEDED, over_limit(owner, count, limit))] if count > limit else []
+
+
+OWNER_LABEL = {level.replica_label: level.owner_label for level in LEVELS}
+"""Replica-index label -> the label naming the owner at that level (None: the PodCliqueSet's)."""
+
+
+class StaleCandidates:
+    """A PodCliqueSet's cached claims with a replica-index label, grouped once per reconcile by that
+    label and the owner label its level selects on, so that each owner looks only at its own
+    claims. A claim being deleted already is none."""
+
+    def __init__(self, records: Iterable[ClaimRecord]) -> None:
+        self._groups: dict[tuple[str, str | None], list[tuple[ClaimRecord, str]]] = {}
+        for record in records:
+            if record.deleting or record.index_label is None or record.index_value is None:
+                continue
+            base = dict(record.base_labels)
+            self._add(record, record.index_label, record.index_value, base)
+            for label in INDEX_LABELS:  # a claim with two index labels is a candidate of both levels
+                if label in base:
+                    self._add(record, label, base[label], base)
+
+    def _add(self, record: ClaimRecord, label: str, value: str, base: dict[str, str]) -> None:
+        owner_label = OWNER_LABEL[label]
+        owner = None if owner_label is None else base.get(owner_label)
+        if owner_label is None or owner is not None:
+            self._groups.setdefault((label, owner), []).append((record, value))
+
+    def stale(self, owner: Owner, replicas: int) -> list[ClaimRecord]:
+        """This owner's claims for replicas at or above ``replicas`` that it may delete: not those
+        another object controls."""
+        if not owner.entries:
+            return []
+        level = owner.level
+        group = self._groups.get((level.replica_label, owner.name if level.owner_label else None), [])
+        wanted = owner.owner_labels().items()
+        selected: dict[Labels, bool] = {}
+        found = []
+        for record, value in group:
+            if index_below(value, replicas):
+                continue
+            ok = selected.get(record.base_labels)
+            if ok is None:
+                base = dict(record.base_labels)
+                ok = selected[record.base_labels] = all(base.get(k) == v for k, v in wanted)
+            if ok and controlled_by_other(record.references, owner.reference) is None:
+                found.append(record)
+        return sorted(found, key=lambda r: r.name)

@@ -1,42 +1,110 @@
 """One reconcile of one PodCliqueSet, as controller-runtime's ``Reconcile(key) -> Result``: observe,
 plan, apply.
 
-Observe: the cached PodCliqueSet and its current children, placed as owners (``live_owners``), the
-same description of sharing the pod webhook injects from. Plan and apply: each owner's actions,
-computed from the caches (``plan``), applied by the ``Executor``, which owns the time budget, the
-continuation of a reconcile that ran out of it, the writes not yet seen and the Events. The result
-(``Outcome``) says whether to retry or come back.
+Observe (``PodCliqueSetReconciler``): the cached PodCliqueSet and its current children, placed as
+owners (``live_owners``), the same description of sharing the pod webhook injects from. A
+PodCliqueSet that is gone or being deleted needs nothing: the garbage collector removes the claims
+with their owners. Plan: each owner's actions from the caches (``plan``). Apply (``Executor``):
+owner by owner, a chunk of claim positions at a time, up to ``--max-claims-per-owner`` claims,
+then the stale claims of an owner whose claims are all as desired. The executor owns:
 
-A PodCliqueSet that is gone or being deleted needs nothing: the garbage collector removes the
-claims with their owners. Its children left behind are logged once each.
+- the time budget: once it has written for ``budget`` seconds it stops between two chunks and
+  remembers where (a ``Continuation``), so that one owner of a million claims never holds a worker
+  for long; the PodCliqueSet goes behind those waiting and goes on from there, unless an event in
+  between could have changed what was checked (the caches' epoch moved);
+- the Events: one per owner and action naming the claims, a few per distinct failure, and the
+  owners' own problems (negative replicas, more claims than the limit) on a fresh pass.
+
+One owner's failure never stops the others; an API server that does not answer ends the
+reconcile at once. The result (``Outcome``) says whether to retry or come back.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kubernetes import client
 
 from webhook.core.boundedcache import BoundedCache
-from webhook.core.model.meta import ObjectKey
-from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
-from webhook.core.sharing.owners import live_owners
-from webhook.reconciler.cluster.cache import Caches
-from webhook.reconciler.cluster.children import current_children
+from webhook.core.model.meta import ObjectKey, OwnerReference
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER, DesiredClaim, claim_count
+from webhook.core.sharing.owners import Owner, live_owners
+from webhook.reconciler.cluster import Caches, current_children
 from webhook.reconciler.metrics import ReconcilerMetrics
-from webhook.reconciler.sync.claimapi import ClaimApi
-from webhook.reconciler.sync.events import EventRecorder
-from webhook.reconciler.sync.executor import Executor, Observed
-from webhook.reconciler.sync.outcome import Interrupted, Outcome
-from webhook.reconciler.sync.writes import ClaimWrites
+from webhook.reconciler.sync import events, plan
+from webhook.reconciler.sync.events import EventRecorder, event_message
+from webhook.reconciler.sync.writes import ClaimWrites, Interrupted, OwnerWork, Unreachable
 
 log = logging.getLogger(__name__)
 
+BUDGET = 1.0
+"""Seconds a reconcile goes on writing before it yields to the PodCliqueSets waiting."""
+CHUNK = 256
+"""Claim positions planned, and their writes sent, at a time."""
+WARNINGS_PER_OWNER = 5
+"""Warning Events per owner and reconcile (distinct messages); further failures are counted."""
+FAILURES_KEPT = 20
 ORPHANS_REMEMBERED = 4096
+_ACTIONS = ((events.CLAIM_CREATED, "Created"), (events.CLAIM_ADOPTED, "Adopted"), (events.CLAIM_DELETED, "Deleted stale"))
 
-__all__ = ["Interrupted", "Outcome", "PodCliqueSetReconciler"]
+
+@dataclass(slots=True)
+class Outcome:
+    """What one reconcile did; ``failed`` says whether the key must be retried."""
+
+    created: int = 0
+    adopted: int = 0
+    deleted: int = 0
+    writes: int = 0
+    failures: list[str] = field(default_factory=list)
+    failed: int = 0
+    requeue_after: float = 0.0
+    """Reconcile again after this many seconds, though nothing failed (claims deleted a moment ago
+    are re-created only once their owners' deletions, if any, have reached the caches)."""
+    retry_within: float | None = None
+    """Retry the failures within this many seconds whatever the backoff says."""
+    partial: bool = False
+    """The budget ran out with work left: run again once the PodCliqueSets waiting have run."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def add(self, work: OwnerWork) -> None:
+        self.created += len(work.created)
+        self.adopted += len(work.adopted)
+        self.deleted += len(work.deleted)
+        self.writes += work.writes
+        self.failed += work.failed
+        self.failures += [f"{work.owner.name}: {f}" for f in work.failures[: max(FAILURES_KEPT - len(self.failures), 0)]]
+        self.requeue_after = max(self.requeue_after, work.requeue_after)
+        if work.retry_within is not None:
+            self.retry_within = work.retry_within
+
+
+class Observed(NamedTuple):
+    """What one reconcile works from: the PodCliqueSet cached, its owners as they exist, and the
+    caches' epoch for it when they were read."""
+
+    key: ObjectKey
+    epoch: int
+    pcs: PodCliqueSet
+    owners: list[Owner]
+
+
+class Continuation(NamedTuple):
+    """Where a reconcile that ran out of budget stopped: every claim of ``owner`` before
+    ``position``, and every owner before it, was as desired at ``epoch``."""
+
+    epoch: int
+    owner: OwnerReference
+    position: int
 
 
 class PodCliqueSetReconciler:
@@ -53,8 +121,8 @@ class PodCliqueSetReconciler:
         self._caches = caches
         self._metrics = metrics
         self._stopping = stopping
-        writes = ClaimWrites(ClaimApi(api), caches, metrics, pool, self._check_stopping)
-        self.executor = Executor(api, caches, writes, recorder, metrics, max_claims_per_owner)
+        writes = ClaimWrites(api, caches, metrics, pool, self._check_stopping)
+        self.executor = Executor(caches, writes, recorder, metrics, max_claims_per_owner)
         self._orphans: BoundedCache[str, bool] = BoundedCache(ORPHANS_REMEMBERED)
 
     def reconcile(self, key: ObjectKey) -> Outcome:
@@ -75,9 +143,8 @@ class PodCliqueSetReconciler:
         return Observed(key, epoch, pcs, owners)
 
     def _report_orphans(self, key: ObjectKey) -> None:
-        """Scaling groups and PodCliques whose labels name a PodCliqueSet that does not exist:
-        logged once each, at INFO when nothing will collect them (no controller), else at DEBUG
-        (the garbage collector is on its way)."""
+        """Scaling groups and PodCliques whose labels name a PodCliqueSet that does not exist: logged
+        once each, at INFO when nothing will collect them (no controller), else at DEBUG."""
         children = [("PodCliqueScalingGroup", g.metadata) for g in self._caches.scaling_groups_of(key)]
         children += [("PodClique", c.metadata) for c in self._caches.cliques_of(key)]
         for kind, metadata in children:
@@ -88,13 +155,161 @@ class PodCliqueSetReconciler:
             log.log(
                 logging.DEBUG if collected else logging.INFO,
                 "%s %s/%s names PodCliqueSet %s, which does not exist; ignored%s",
-                kind,
-                metadata.namespace,
-                metadata.name,
-                key.name,
+                kind, metadata.namespace, metadata.name, key.name,
                 " until the garbage collector removes it" if collected else "",
             )
 
     def _check_stopping(self) -> None:
         if self._stopping.is_set():
             raise Interrupted()
+
+
+class Executor:
+    def __init__(self, caches: Caches, writes: ClaimWrites, recorder: EventRecorder, metrics: ReconcilerMetrics, limit: int) -> None:
+        self._caches = caches
+        self._writes = writes
+        self._recorder = recorder
+        self._metrics = metrics
+        self._limit = limit
+        self.budget = BUDGET
+        self._continuations: dict[ObjectKey, Continuation] = {}
+
+    def apply(self, observed: Observed) -> Outcome:
+        """Every owner's plan applied, from where the last reconcile stopped if that still holds."""
+        resumed = self._resume(observed)
+        if resumed is None:
+            self._report_owners(observed)
+        run = _Run(observed, Outcome(), self.budget)
+        first, position = resumed or (0, 0)
+        for i in range(first, len(observed.owners)):
+            owner = observed.owners[i]
+            if owner.replicas >= 0 and self._owner(run, owner, position if i == first else 0):
+                break
+        if resumed is not None:
+            run.outcome.partial = True  # went on from a continuation: one full pass to finish
+        return run.outcome
+
+    def _resume(self, observed: Observed) -> tuple[int, int] | None:
+        """(owner, claim position) to go on from, when nothing changed since the last stop."""
+        stopped = self._continuations.pop(observed.key, None)
+        if stopped is None or stopped.epoch != observed.epoch:
+            return None
+        found = next((i for i, owner in enumerate(observed.owners) if owner.reference == stopped.owner), None)
+        return None if found is None else (found, stopped.position)
+
+    def _owner(self, run: _Run, owner: Owner, start: int) -> bool:
+        """One owner's claims ensured from ``start``, then its stale ones deleted; True when the
+        budget ran out first."""
+        work = OwnerWork(owner)
+        try:
+            stopped = self._ensure(run, work, start, min(claim_count(owner), self._limit))
+            if stopped is None and work.complete:
+                self._clean_up(run, work)
+        except Unreachable:
+            raise
+        except BaseException:
+            self._report(run.namespace, work)  # what was done before shutdown, or a bug
+            raise
+        self._report(run.namespace, work)
+        run.outcome.add(work)
+        if stopped is None:
+            return False
+        run.outcome.partial = True
+        if work.complete:
+            self._continuations[run.observed.key] = Continuation(run.observed.epoch, owner.reference, stopped)
+        return True
+
+    def _ensure(self, run: _Run, work: OwnerWork, start: int, stop: int) -> int | None:
+        """Positions ``start`` to ``stop``, a chunk at a time: the position to go on from when the
+        budget ran out first, else None (done, or writes failing: ``work`` says)."""
+        position = start
+        while position < stop:
+            end = min(position + CHUNK, stop)
+            if not self._apply(run, work, plan.claims(work.owner, run.namespace, self._caches, position, end)):
+                return None
+            position = end
+            if position < stop and run.spent(work):
+                return position
+        return None
+
+    def _apply(self, run: _Run, work: OwnerWork, actions: list[plan.Action]) -> bool:
+        """One chunk's actions: adoptions and reports first, then creates; False when writes failed,
+        so that the owner's other claims wait for a retry."""
+        created: list[DesiredClaim] = []
+        recreated: list[plan.Recreate] = []
+        for action in actions:
+            if isinstance(action, plan.Create):
+                created.append(action.claim)
+            elif isinstance(action, plan.Recreate):
+                recreated.append(action)
+            elif isinstance(action, plan.Defer):
+                work.complete = False
+                work.requeue_after = max(work.requeue_after, action.seconds)
+            else:
+                self._writes.apply_to_existing(run.namespace, work, action)
+        if recreated:
+            replicas = self._writes.owner_replicas(run.namespace, work, recreated[0].claim.name, "cannot read the owner of ")
+            needed = plan.still_needed(recreated, replicas)
+            if len(needed) < len(recreated):
+                work.complete = False  # the owner's cache is behind: its event is on its way
+            created += needed
+        return self._writes.create(run.observed.pcs, work, created)
+
+    def _clean_up(self, run: _Run, work: OwnerWork) -> None:
+        """The owner's stale claims, deleted only once a read of the owner confirms that it still is
+        their owner and that they are stale at its replicas now too."""
+        if run.candidates is None:
+            run.candidates = plan.StaleCandidates(self._caches.claims_of(run.observed.key))
+        owner = work.owner
+        deletes = plan.cleanup(owner, run.candidates)
+        if not deletes:
+            return
+        doing = f"cannot read {owner.level.kind} {owner.name} to delete "
+        replicas = self._writes.owner_replicas(run.namespace, work, deletes[0].claim.name, doing)
+        if replicas is None:
+            return  # gone, re-created, or unreadable: the owner's own event is on its way
+        if replicas != owner.replicas:
+            deletes = plan.cleanup(owner, run.candidates, replicas)
+        self._writes.delete(work, deletes)
+
+    def _report(self, namespace: str, work: OwnerWork) -> None:
+        """One Event per owner and action naming the claims, not one per claim; failures, an Event
+        per distinct message, a few per owner."""
+        about = work.owner.reference
+        for names, (reason, verb) in zip((work.created, work.adopted, work.deleted), _ACTIONS, strict=True):
+            if names:
+                self._recorder.normal(namespace, about, reason, event_message(verb, names))
+        reported = dict.fromkeys((failure.reason, str(failure)) for failure in work.failures)
+        for reason, message in list(reported)[:WARNINGS_PER_OWNER]:
+            self._recorder.warning(namespace, about, reason, message)
+
+    def _report_owners(self, observed: Observed) -> None:
+        """Owners whose sharing cannot be reconciled in full: Warning Events, and the gauge of owners
+        over the limit."""
+        over = 0
+        for owner in observed.owners:
+            for report in plan.owner_reports(owner, self._limit):
+                over += report.reason == events.LIMIT_EXCEEDED
+                self._recorder.warning(observed.key.namespace, owner.reference, report.reason, report.message)
+        self._metrics.owners_over_limit(observed.key, over)
+
+
+@dataclass(slots=True)
+class _Run:
+    """One reconcile of one PodCliqueSet, as the executor goes through its owners."""
+
+    observed: Observed
+    outcome: Outcome
+    budget: float
+    started: float = field(default_factory=time.monotonic)
+    candidates: plan.StaleCandidates | None = None
+    """The PodCliqueSet's cached claims that may be stale, grouped when the first owner needs them."""
+
+    @property
+    def namespace(self) -> str:
+        return self.observed.key.namespace
+
+    def spent(self, work: OwnerWork) -> bool:
+        """Claims were written and the budget is gone: time to yield. A reconcile that wrote nothing
+        yet goes on, so that each one gets somewhere."""
+        return bool(self.outcome.writes or work.writes) and time.monotonic() - self.started >= self.budget

@@ -1,15 +1,13 @@
-"""The spec a new claim gets: from an internal template, or read from an external
-ResourceClaimTemplate (BEHAVIOUR.md §6).
+"""The spec a new claim gets: its internal template's, or an external ResourceClaimTemplate's
+(BEHAVIOUR.md §6), read only for claims that must be created, so that a deleted external template
+does not stop the reconciler keeping existing claims (unlike Grove, §9 item 14).
 
-Templates are resolved only for claims that must be created, so a deleted external template does
-not stop the reconciler from keeping existing claims (unlike Grove, §9 item 14). External
-templates are read through one cache shared by every worker (``TemplateReads``): a template read
-less than ``FOUND_TTL`` seconds ago (``MISSING_TTL`` for one found missing) is not read again, and
-workers that need the same template at the same moment wait for a single read. So 200
-PodCliqueSets naming one template cost about one read, and a template created after a claim
-needing it was reported missing is seen within ``MISSING_TTL`` seconds. A claim gets the
-template's spec as it was at most ``FOUND_TTL`` seconds before the claim was created (Grove reads
-templates through its informer cache, which lags a little too), and keeps it (§6.4).
+External templates are read through one cache for every worker: a template read less than
+``FOUND_TTL`` seconds ago (``MISSING_TTL`` for one found missing, which may be created any moment)
+is not read again, and workers needing the same one at once wait for one read. So many
+PodCliqueSets naming one template cost one read, and a claim gets the template's spec as it was a
+few seconds before the claim was made at most (Grove reads templates through its informer cache,
+which lags too), and keeps it (§6.4).
 """
 
 from __future__ import annotations
@@ -41,50 +39,36 @@ class TemplateError(Exception):
         self.missing = missing
 
 
-def _ttl(found: dict[str, Any] | TemplateError) -> float:
-    """How long a read is good for: a missing template may be created any moment."""
-    return MISSING_TTL if isinstance(found, TemplateError) else FOUND_TTL
-
-
 class TemplateReads:
     """External template specs by namespace and name, shared by all reconciles."""
 
     def __init__(self, api: client.ApiClient, clock: Callable[[], float] = time.monotonic) -> None:
         self._api = client.ResourceV1Api(api)
-        self._read_specs: BoundedCache[ObjectKey, dict[str, Any] | TemplateError] = BoundedCache(KEPT, clock=clock)
-        self.reads = 0
+        self._specs: BoundedCache[ObjectKey, dict[str, Any] | TemplateError] = BoundedCache(KEPT, clock=clock)
+
+    def claim_spec(self, pcs: PodCliqueSet, entry: ResourceSharingSpec) -> dict[str, Any]:
+        source = template_source(pcs, entry)
+        return self.spec(source) if isinstance(source, ObjectKey) else source.claim_spec
 
     def spec(self, template: ObjectKey) -> dict[str, Any]:
-        """The template's ``spec.spec``; raises ``TemplateError``, or what the client raised when
-        the API server could not be reached (not remembered)."""
-        found = self._read_specs.load(template, lambda: self._read(template), _ttl)
+        """The template's ``spec.spec``; raises ``TemplateError``, or what the client raised when the
+        API server could not be reached (not remembered)."""
+        found = self._specs.load(
+            template, lambda: self._read(template), lambda read: MISSING_TTL if isinstance(read, TemplateError) else FOUND_TTL
+        )
         if isinstance(found, TemplateError):
             raise found
         return found
 
     def _read(self, template: ObjectKey) -> dict[str, Any] | TemplateError:
-        self.reads += 1
         try:
             response = self._api.read_namespaced_resource_claim_template(template.name, template.namespace, _preload_content=False)
         except ApiException as err:
             if err.status == 0:
                 raise
             return TemplateError(
-                f"failed to get external ResourceClaimTemplate {template}: {status_message(err)}",
-                missing=err.status == NOT_FOUND,
+                f"failed to get external ResourceClaimTemplate {template}: {status_message(err)}", missing=err.status == NOT_FOUND
             )
         read = read_json(response)
         spec = (read.get("spec") or {}).get("spec") if isinstance(read, dict) else None
         return spec if isinstance(spec, dict) else {}
-
-
-class Templates:
-    """Template specs for one reconcile of one PodCliqueSet."""
-
-    def __init__(self, reads: TemplateReads, pcs: PodCliqueSet) -> None:
-        self._reads = reads
-        self._pcs = pcs
-
-    def claim_spec(self, entry: ResourceSharingSpec) -> dict[str, Any]:
-        source = template_source(self._pcs, entry)
-        return self._reads.spec(source) if isinstance(source, ObjectKey) else source.claim_spec

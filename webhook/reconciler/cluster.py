@@ -1,0 +1,441 @@
+"""The reconciler's view of the cluster: PodCliqueSets, scaling groups, PodCliques and shared
+claims cached by informers, found by PodCliqueSet, and read through what this reconciler has just
+written and what was deleted lately.
+
+PodCliqueSets and their children are kept as the core's read models; claims as ``ClaimRecord``,
+without their spec. Children are listed with Grove's ``managed-by`` label and claims with the
+``resource-claim`` component label, so nothing else in the cluster is cached. Each PodCliqueSet
+has an epoch that changes with every event that could make an earlier check of its claims wrong,
+so that a reconcile that stopped half-way may go on from there while it holds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple, TypeVar, cast
+
+from webhook.core.boundedcache import BoundedCache
+from webhook.core.model import labels as grove
+from webhook.core.model.children import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
+from webhook.core.model.meta import ObjectKey, ObjectMeta, OwnerReference, controller_of
+from webhook.core.model.podcliqueset import PodCliqueSet, read_podcliqueset
+from webhook.core.sharing.placement import index_below
+from webhook.kube.informer import Handler, Informer, Informers, object_key
+from webhook.kube.resources import PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RESOURCECLAIMS, Resource
+
+T = TypeVar("T")
+GROVE_MANAGED = f"{grove.MANAGED_BY}={grove.MANAGED_BY_GROVE}"
+SHARED_CLAIMS = f"{grove.COMPONENT}={grove.COMPONENT_RESOURCE_CLAIM}"
+
+DELETION_DELAY = 1.0
+"""Seconds before a deleted scaling group, PodClique or claim re-queues its PodCliqueSet. Most such
+deletions are the garbage collector's, after a scale-in, and the watches are separate streams: a
+claim's deletion can arrive before its owner's, and a reconcile at that moment would re-create the
+claim of an owner that is already gone. None of them needs a write at once."""
+RECHECK_AFTER_DELETION = 30.0
+"""Seconds during which a claim deleted by anyone is re-created only once a read of its owner says
+it is needed: the owner's cache may lag behind the deletion (BEHAVIOUR.md §4.9)."""
+WRITES_KEPT = 1 << 17
+"""Claim writes and watched changes remembered at most, each for its ``ttl``."""
+DELETIONS_KEPT = 100_000
+SHARED_KEPT = 65536
+
+Notify = Callable[[ObjectKey, float], None]
+"""Re-queue a PodCliqueSet after a delay in seconds (0: at once)."""
+
+# --- claims ----------------------------------------------------------------------------------------
+
+KEPT_LABELS = frozenset(
+    {grove.MANAGED_BY, grove.PART_OF, grove.COMPONENT, grove.PCS_REPLICA_INDEX, grove.PCSG, grove.PCSG_REPLICA_INDEX,
+     grove.PODCLIQUE, grove.POD_INDEX}
+)
+"""Every label key the reconciler reads (BEHAVIOUR.md §4.5); no other is merged or compared."""
+INDEX_LABELS = (grove.POD_INDEX, grove.PCSG_REPLICA_INDEX, grove.PCS_REPLICA_INDEX)
+
+Labels = tuple[tuple[str, str], ...]
+"""Labels as sorted (key, value) pairs."""
+
+_SHARED: BoundedCache[Hashable, Any] = BoundedCache(SHARED_KEPT)
+
+
+def shared(value: T) -> T:
+    """One copy of an equal tuple for every claim record that holds it: the claim cache may hold a
+    great many claims, and those of one owner have the same labels but one and the same owner
+    references. Only the most recently used are known, which costs sharing, never correctness."""
+    found = _SHARED.get(value)
+    if found is None:
+        _SHARED.put(value, value)
+        return value
+    return cast(T, found)
+
+
+def label_shape(labels: Mapping[str, str]) -> tuple[Labels, str | None, str | None]:
+    """(the kept labels but the replica index, shared; the index label; its value)."""
+    kept = {k: v for k, v in labels.items() if k in KEPT_LABELS}
+    index = next((k for k in INDEX_LABELS if k in kept), None)
+    value = kept.pop(index) if index is not None else None
+    return shared(tuple(sorted(kept.items()))), index, value
+
+
+class ClaimRecord:
+    """What the reconciler keeps of a ResourceClaim: its identity, Grove's labels and its owners,
+    in pieces the claims of one owner share, never its spec."""
+
+    __slots__ = ("namespace", "name", "uid", "resource_version", "base_labels", "index_label", "index_value",
+                 "references", "deleting")
+
+    def __init__(
+        self,
+        namespace: str,
+        name: str,
+        uid: str,
+        resource_version: str,
+        labels: Mapping[str, str] | None = None,
+        owner_references: Sequence[OwnerReference] = (),
+        deleting: bool = False,
+    ) -> None:
+        self.namespace, self.name, self.uid, self.resource_version = namespace, name, uid, resource_version
+        self.base_labels, self.index_label, self.index_value = label_shape(labels or {})
+        self.references: tuple[OwnerReference, ...] = shared(tuple(shared(r) for r in owner_references))
+        self.deleting = deleting
+        """Deleted already, kept by a finalizer until its pods let go of it."""
+
+    @classmethod
+    def from_object(cls, obj: Mapping[str, Any]) -> ClaimRecord:
+        metadata = obj.get("metadata") or {}
+        labels = metadata.get("labels") or {}
+        references = metadata.get("ownerReferences") or []
+        if not isinstance(labels, dict) or not isinstance(references, list):
+            raise ValueError("metadata.labels or metadata.ownerReferences is malformed")
+        namespace, name, uid, version = _texts(metadata, "namespace", "name", "uid", "resourceVersion")
+        return cls(
+            namespace,
+            name,
+            uid,
+            version,
+            {str(k): str(v) for k, v in labels.items()},
+            [OwnerReference.from_api(r) for r in references if isinstance(r, dict)],
+            bool(metadata.get("deletionTimestamp")),
+        )
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Grove's labels on the claim (the only ones kept)."""
+        result = dict(self.base_labels)
+        if self.index_label is not None and self.index_value is not None:
+            result[self.index_label] = self.index_value
+        return result
+
+    def __repr__(self) -> str:
+        return f"ClaimRecord({self.namespace}/{self.name}, uid={self.uid}, rv={self.resource_version})"
+
+
+def _texts(metadata: Mapping[str, Any], *members: str) -> tuple[str, ...]:
+    return tuple(str(metadata.get(member) or "") for member in members)
+
+
+class _Written(NamedTuple):
+    record: ClaimRecord
+    deleted: bool
+
+
+class PendingWrites:
+    """The claims this reconciler has just created, patched or deleted, until the watch reports that
+    very change (or for ``ttl`` seconds): a reconcile in between reads what was written, so it does
+    not create a claim twice or delete it again. A write's answer can reach the worker after the
+    watch has delivered the change, and even a later one, so the changes the watch delivered are
+    remembered too: a write the watch has already reported is not pending."""
+
+    def __init__(self, ttl: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._written: BoundedCache[ObjectKey, _Written] = BoundedCache(WRITES_KEPT, ttl, clock)
+        self._observed: BoundedCache[tuple[ObjectKey, str], bool] = BoundedCache(WRITES_KEPT, ttl, clock)
+
+    def wrote(self, record: ClaimRecord, deleted: bool = False) -> bool:
+        """Remember a write; False when the watch has reported it already."""
+        key = ObjectKey(record.namespace, record.name)
+        if not deleted and (key, record.resource_version) in self._observed:
+            return False
+        self._written.put(key, _Written(record, deleted))
+        return True
+
+    def observe(self, kind: str, obj: dict[str, Any]) -> None:
+        """The watch reported a change: our write is forgotten once the watch has caught up with it."""
+        key = object_key(obj)
+        version = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        self._observed.put((key, version), True)
+        written = self._written.get(key)
+        if written is not None and (kind == "DELETED" or version == written.record.resource_version):
+            self._written.discard(key)
+
+    def resolve(self, key: ObjectKey, cached: ClaimRecord | None) -> ClaimRecord | None:
+        """The claim as we last wrote it, or as cached once the cache is as new."""
+        written = self._written.get(key)
+        if written is None:
+            return cached
+        if written.deleted:
+            if cached is not None and cached.uid == written.record.uid:
+                return None  # our deletion is not in the cache yet
+        elif cached is None or cached.resource_version != written.record.resource_version:
+            return written.record
+        self._written.discard(key)
+        return cached
+
+
+class RecentDeletions:
+    """Claims deleted by anyone in the last ``keep`` seconds. Such a claim is not re-created within
+    ``delay`` seconds (its deletion re-queues the PodCliqueSet after that, when the caches have seen
+    whether its owner is gone too), and until ``keep`` only once a read of its owner says it is
+    still needed (BEHAVIOUR.md §4.9)."""
+
+    def __init__(self, delay: float, keep: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._delay = delay
+        self._clock = clock
+        self._deleted_at: BoundedCache[ObjectKey, float] = BoundedCache(DELETIONS_KEPT, keep, clock)
+
+    def observe(self, kind: str, obj: dict[str, Any]) -> None:
+        if kind == "DELETED":
+            self._deleted_at.put(object_key(obj), self._clock())
+
+    def remaining(self, key: ObjectKey) -> float:
+        """Seconds until a claim deleted lately may be re-created; 0 when it may be now."""
+        at = self._deleted_at.get(key)
+        return 0.0 if at is None else max(at + self._delay - self._clock(), 0.0)
+
+    def recent(self, key: ObjectKey) -> bool:
+        """Deleted within the last ``keep`` seconds."""
+        return key in self._deleted_at
+
+
+# --- which PodCliqueSet an object belongs to ----------------------------------------------------------
+
+
+def pcs_key_of(obj: Mapping[str, Any]) -> ObjectKey | None:
+    """The PodCliqueSet an object belongs to: its ``part-of`` label, which Grove sets on all of them,
+    else a PodCliqueSet owner."""
+    metadata = obj.get("metadata") or {}
+    namespace = str(metadata.get("namespace") or "")
+    part_of = (metadata.get("labels") or {}).get(grove.PART_OF)
+    if part_of:
+        return ObjectKey(namespace, str(part_of))
+    for reference in metadata.get("ownerReferences") or []:
+        if reference.get("kind") == "PodCliqueSet" and str(reference.get("apiVersion", "")).startswith("grove.io/"):
+            return ObjectKey(namespace, str(reference.get("name")))
+    return None
+
+
+class PartOfIndex:
+    """The objects of each PodCliqueSet, and the PodCliqueSet of each object: a reconcile finds its
+    objects without scanning a namespace, and a deletion (even one a re-list finds) still maps to
+    the PodCliqueSet it belonged to."""
+
+    def __init__(self) -> None:
+        self._pcs_of: dict[ObjectKey, ObjectKey] = {}
+        self._members: dict[ObjectKey, set[str]] = {}
+        self._keys: dict[ObjectKey, ObjectKey] = {}
+        """One key per PodCliqueSet for all its members, which may be a great many claims."""
+        self._lock = threading.Lock()
+
+    def update(self, key: ObjectKey, pcs: ObjectKey | None) -> ObjectKey | None:
+        """Records where ``key`` belongs now; where it belonged before, if elsewhere."""
+        with self._lock:
+            previous = self._pcs_of.get(key)
+            if previous == pcs:
+                return None
+            self._unlink(key, previous)
+            if pcs is not None:
+                pcs = self._keys.setdefault(pcs, pcs)
+                self._pcs_of[key] = pcs
+                self._members.setdefault(pcs, set()).add(key[1])
+            return previous
+
+    def remove(self, key: ObjectKey) -> ObjectKey | None:
+        with self._lock:
+            previous = self._pcs_of.get(key)
+            self._unlink(key, previous)
+            return previous
+
+    def _unlink(self, key: ObjectKey, pcs: ObjectKey | None) -> None:
+        if pcs is None:
+            return
+        del self._pcs_of[key]
+        members = self._members.get(pcs)
+        if members is not None:
+            members.discard(key[1])
+            if not members:
+                del self._members[pcs]
+                self._keys.pop(pcs, None)
+
+    def names(self, pcs: ObjectKey) -> list[str]:
+        with self._lock:
+            return list(self._members.get(pcs, ()))
+
+
+# --- the caches ------------------------------------------------------------------------------------
+
+
+class Caches:
+    def __init__(
+        self,
+        api: Any,
+        namespaces: Sequence[str],
+        notify: Notify,
+        pending_ttl: float = 30.0,
+        on_recovered: Callable[[], None] | None = None,
+    ) -> None:
+        self._notify = notify
+        self.pending = PendingWrites(pending_ttl)
+        self.recently_deleted = RecentDeletions(DELETION_DELAY, RECHECK_AFTER_DELETION)
+        self._epochs: dict[ObjectKey, int] = {}
+        self._epoch_counter = itertools.count(1)
+        self._groups_index, self._cliques_index, self._claims_index = PartOfIndex(), PartOfIndex(), PartOfIndex()
+
+        def informers(resource: Resource, transform: Callable[[dict[str, Any]], T], handler: Handler,
+                      selector: str | None = None) -> Informers[T]:
+            return Informers(resource, namespaces, lambda namespace: Informer(
+                api, resource, namespace=namespace, label_selector=selector, transform=transform, handler=handler,
+                on_recovered=on_recovered,
+            ))
+
+        self.podcliquesets = informers(PODCLIQUESETS, read_podcliqueset, self._on_pcs)
+        self.scaling_groups = informers(
+            PODCLIQUESCALINGGROUPS, read_scaling_group, self._member_handler(self._groups_index), GROVE_MANAGED
+        )
+        self.cliques = informers(PODCLIQUES, read_podclique, self._member_handler(self._cliques_index), GROVE_MANAGED)
+        claims_handler = self._member_handler(self._claims_index, self._observe_claim, disturbed_by_adds=False)
+        self.claims = informers(RESOURCECLAIMS, ClaimRecord.from_object, claims_handler, SHARED_CLAIMS)
+        self.informers: tuple[Informers[Any], ...] = (self.podcliquesets, self.scaling_groups, self.cliques, self.claims)
+
+    def _observe_claim(self, kind: str, obj: dict[str, Any]) -> None:
+        self.pending.observe(kind, obj)
+        self.recently_deleted.observe(kind, obj)
+
+    def _on_pcs(self, kind: str, obj: dict[str, Any]) -> None:
+        key = object_key(obj)
+        if kind == "DELETED":
+            self._epochs.pop(key, None)
+        else:
+            self._epochs[key] = next(self._epoch_counter)
+        self._notify(key, 0.0)
+
+    def _disturb(self, pcs: ObjectKey) -> None:
+        if pcs in self._epochs:  # else no such PodCliqueSet (yet): its ADDED sets the epoch
+            self._epochs[pcs] = next(self._epoch_counter)
+
+    def epoch(self, pcs: ObjectKey) -> int:
+        """Changes whenever an event could have made an earlier check of this PodCliqueSet's claims
+        wrong (a claim added cannot); never comes back to an earlier value."""
+        return self._epochs.get(pcs, 0)
+
+    def _member_handler(
+        self, index: PartOfIndex, observe: Handler | None = None, disturbed_by_adds: bool = True
+    ) -> Handler:
+        def handle(kind: str, obj: dict[str, Any]) -> None:
+            if observe is not None:
+                observe(kind, obj)
+            key = object_key(obj)
+            if kind == "DELETED":
+                pcs = index.remove(key) or pcs_key_of(obj)
+                if pcs is not None:
+                    self._disturb(pcs)
+                    self._notify(pcs, DELETION_DELAY)
+                return
+            pcs = pcs_key_of(obj)
+            previous = index.update(key, pcs)
+            if previous is not None:
+                self._disturb(previous)
+                self._notify(previous, 0.0)
+            if pcs is not None:
+                if disturbed_by_adds or kind != "ADDED":
+                    self._disturb(pcs)
+                self._notify(pcs, 0.0)
+
+        return handle
+
+    def wrote(self, record: ClaimRecord, deleted: bool = False) -> None:
+        """A claim this reconciler has just written. A created claim is indexed under its
+        PodCliqueSet at once, so that a reconcile before its watch event (a scale-in right after a
+        scale-out) finds it among the PodCliqueSet's claims."""
+        if self.pending.wrote(record, deleted) and not deleted:
+            part_of = dict(record.base_labels).get(grove.PART_OF)
+            if part_of:
+                self._claims_index.update(ObjectKey(record.namespace, record.name), ObjectKey(record.namespace, part_of))
+
+    def start(self) -> None:
+        for informer in self.informers:
+            informer.start()
+
+    def stop(self) -> None:
+        for informer in self.informers:
+            informer.stop()
+
+    @property
+    def synced(self) -> bool:
+        return all(informer.synced for informer in self.informers)
+
+    def pcs_keys(self) -> list[ObjectKey]:
+        return sorted(p.key for p in self.podcliquesets.list())
+
+    def podcliqueset(self, key: ObjectKey) -> PodCliqueSet | None:
+        return self.podcliquesets.get(key.namespace, key.name)
+
+    def scaling_groups_of(self, key: ObjectKey) -> list[PodCliqueScalingGroup]:
+        return self._members(self.scaling_groups, self._groups_index, key)
+
+    def cliques_of(self, key: ObjectKey) -> list[PodClique]:
+        return self._members(self.cliques, self._cliques_index, key)
+
+    def claims_of(self, key: ObjectKey) -> list[ClaimRecord]:
+        """The claims labelled as this PodCliqueSet's, as last written or seen (in no order)."""
+        found = (self.claim(key.namespace, name) for name in self._claims_index.names(key))
+        return [claim for claim in found if claim is not None]
+
+    def claim(self, namespace: str, name: str) -> ClaimRecord | None:
+        return self.pending.resolve(ObjectKey(namespace, name), self.claims.get(namespace, name))
+
+    @staticmethod
+    def _members(informers: Informers[Any], index: PartOfIndex, key: ObjectKey) -> list[Any]:
+        found = (informers.get(key.namespace, name) for name in sorted(index.names(key)))
+        return [obj for obj in found if obj is not None]
+
+
+# --- current children ------------------------------------------------------------------------------
+
+
+def _controlled_by(metadata: ObjectMeta, uid: str) -> bool:
+    controller = controller_of(metadata.owner_references)
+    return controller is not None and controller.uid == uid
+
+
+def _index_below(metadata: ObjectMeta, label: str, replicas: int | None) -> bool:
+    return index_below(metadata.labels.get(label, ""), max(replicas or 0, 0))
+
+
+def current_children(
+    pcs: PodCliqueSet, groups: Iterable[PodCliqueScalingGroup], cliques: Iterable[PodClique]
+) -> tuple[list[PodCliqueScalingGroup], list[PodClique]]:
+    """The scaling groups and PodCliques that are current children of ``pcs``: those whose parent
+    (their scaling group, else the PodCliqueSet) is cached with the UID their controller reference
+    names, and whose replica index is below the parent's replicas now. Grove deletes the others
+    itself; ensuring their claims would be wasted writes, or re-create claims the garbage collector
+    has just taken from an owner that is going. A scaling group being deleted takes its PodCliques."""
+    live_groups = [
+        g for g in groups
+        if _controlled_by(g.metadata, pcs.uid) and not g.metadata.deletion_timestamp
+        and _index_below(g.metadata, grove.PCS_REPLICA_INDEX, pcs.spec.replicas)
+    ]
+    by_name = {g.metadata.name: g for g in live_groups}
+    return live_groups, [c for c in cliques if _current_clique(c.metadata, pcs, by_name)]
+
+
+def _current_clique(metadata: ObjectMeta, pcs: PodCliqueSet, groups: dict[str, PodCliqueScalingGroup]) -> bool:
+    group_name = metadata.labels.get(grove.PCSG)
+    if group_name is None:
+        return _controlled_by(metadata, pcs.uid) and _index_below(metadata, grove.PCS_REPLICA_INDEX, pcs.spec.replicas)
+    group = groups.get(group_name)
+    return (
+        group is not None and _controlled_by(metadata, group.metadata.uid)
+        and _index_below(metadata, grove.PCSG_REPLICA_INDEX, group.spec.replicas)
+    )
