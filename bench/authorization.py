@@ -38,10 +38,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 from fakeapi import FakeApiServer  # noqa: E402
 from server.reviews import workload_pcs  # noqa: E402
 
-from webhook.core.admission.handling import answer  # noqa: E402
-from webhook.core.model.reader import read_podcliqueset  # noqa: E402
+from webhook.core.admission import answer  # noqa: E402
+from webhook.core.model.podcliqueset import read_podcliqueset  # noqa: E402
 from webhook.core.pcs.authorization import TemplateAuthorization, User, cross_namespace_references  # noqa: E402
-from webhook.core.pcs.handler import PodCliqueSetValidator  # noqa: E402
+from webhook.core.pcs.validator import PodCliqueSetValidator  # noqa: E402
 from webhook.settings import ServeSettings  # noqa: E402
 from webhook.stores.cluster import ClusterStore  # noqa: E402
 

@@ -34,9 +34,9 @@ from typing import Any
 import orjson
 from serving import answered, heading
 
-from webhook.core.admission.handling import Handler
-from webhook.core.pcs.handler import PodCliqueSetValidator
-from webhook.core.pod.handler import PodMutator
+from webhook.core.admission import Handler
+from webhook.core.pcs.validator import PodCliqueSetValidator
+from webhook.core.pod.mutator import PodMutator
 from webhook.stores import EmbeddedStore
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -29,7 +29,7 @@ import orjson
 from decisions import VALIDATE, pcs_reviews
 from serving import answered, heading
 
-from webhook.core.pcs.handler import PodCliqueSetValidator
+from webhook.core.pcs.validator import PodCliqueSetValidator
 
 KINDS = {
     "cold": "validate, CREATE, a spec never seen",

@@ -34,11 +34,11 @@ from serving import (
 )
 
 from webhook import logs
-from webhook.core.admission.request import AdmissionReview, decode
+from webhook.core.admission import AdmissionReview, decode
 from webhook.core.model.pod import read_pod
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.model.reader import read_podcliqueset
-from webhook.core.pod.handler import PodMutator
+from webhook.core.model.podcliqueset import read_podcliqueset
+from webhook.core.pod.mutator import PodMutator
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
 from webhook.stores import EmbeddedStore

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 import uvloop
 
 from webhook.certs import ensure
-from webhook.core.admission.handling import Answer, Handler, answer
+from webhook.core.admission import Answer, Handler, answer
 from webhook.server.lifecycle import Lifecycle
 from webhook.server.run import build_server, listen, serve
 from webhook.settings import ServeSettings

@@ -30,7 +30,7 @@ from serving import (
     timed,
 )
 
-from webhook.core.pcs.handler import PodCliqueSetValidator
+from webhook.core.pcs.validator import PodCliqueSetValidator
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
 from webhook.stores import EmbeddedStore

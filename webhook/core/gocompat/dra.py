@@ -27,6 +27,7 @@ from webhook.core.gocompat.gotypes import (
     Ptr,
     Slice,
     Struct,
+    decodes,
 )
 
 _OWNER_REFERENCE = Struct("v1.OwnerReference", (
@@ -105,9 +106,14 @@ PATH = Path("spec").child("template", "resourceClaimTemplates")
 """Where the templates are, for the path of a ``DecodeError`` (``err.at(PATH)``)."""
 
 
+_DECODES = decodes(Slice(TEMPLATE_SPEC))
+
+
 def templates_problem(specs: Sequence[dict[str, Any]]) -> str | None:
     """Where Go's decoder would refuse the ``templateSpec`` of each template, in order (``path:
     problem``), or None."""
+    if _DECODES(specs):
+        return None
     try:
         decode_templates(specs)
     except DecodeError as err:

@@ -22,10 +22,12 @@ from datetime import UTC, datetime
 from functools import cached_property
 from operator import itemgetter
 from types import NoneType, UnionType
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 from pydantic.fields import FieldInfo
+from pydantic_core import CoreSchema, SchemaValidator, ValidationError, core_schema
 
 from webhook.core.gocompat import gojson, quantity
 from webhook.core.gocompat.fielderrors import Path
@@ -94,6 +96,13 @@ class GoType:
     def mismatch(self, value: Any) -> DecodeError:
         return DecodeError(f"cannot unmarshal {_json_kind(value)} into a Go value of type {self.go_name}")
 
+    def accepting(self) -> CoreSchema:
+        """A pydantic-core schema taking only values ``decode`` takes (and ``null``): the check of
+        every template a review carries runs in Rust, and only what it refuses is decoded here, to
+        say why. Here only ``null``: a type whose check the schema cannot make (a quantity must
+        parse) leaves every other value to ``decode``."""
+        return core_schema.none_schema()
+
 
 @dataclass(frozen=True)
 class Scalar(GoType):
@@ -114,6 +123,14 @@ class Scalar(GoType):
     def is_empty(self, value: Any) -> bool:
         return bool(value == self.zero)
 
+    def accepting(self) -> CoreSchema:
+        if self.kind is str:
+            return core_schema.nullable_schema(core_schema.str_schema(strict=True))
+        if self.kind is bool:
+            return core_schema.nullable_schema(core_schema.bool_schema(strict=True))
+        bound = 2 ** (self.bits - 1)
+        return core_schema.nullable_schema(core_schema.int_schema(strict=True, ge=-bound, lt=bound))
+
 
 STRING = Scalar("string", str, "")
 INT32 = Scalar("int32", int, 0, 32)
@@ -131,6 +148,9 @@ class Ptr(GoType):
 
     def decode(self, value: Any) -> Any:
         return None if value is None else self.to.decode(value)
+
+    def accepting(self) -> CoreSchema:
+        return self.to.accepting()
 
     def key(self, value: Any) -> Any:
         return None if value is None else (self.to.key(value),)
@@ -162,6 +182,9 @@ class Slice(GoType):
             except DecodeError as err:
                 raise err.within(i) from None
         return decoded
+
+    def accepting(self) -> CoreSchema:
+        return core_schema.nullable_schema(core_schema.list_schema(self.item.accepting(), strict=True))
 
     def key(self, value: Any) -> Any:
         return tuple(self.item.key(v) for v in value or ())
@@ -195,6 +218,9 @@ class Map(GoType):
             except DecodeError as err:
                 raise err.within(k) from None
         return decoded
+
+    def accepting(self) -> CoreSchema:
+        return core_schema.nullable_schema(core_schema.dict_schema(core_schema.str_schema(), self.value.accepting(), strict=True))
 
     def key(self, value: Any) -> Any:
         return tuple(sorted(((k, self.value.key(v)) for k, v in (value or {}).items()), key=itemgetter(0)))
@@ -246,6 +272,11 @@ class Struct(GoType):
                 raise err.within(f.name) from None
         return decoded
 
+    def accepting(self) -> CoreSchema:
+        """Members not declared are ignored, as ``decode`` ignores them; one not sent is null."""
+        fields = {f.name: core_schema.typed_dict_field(f.type.accepting(), required=False) for f in self.fields}
+        return core_schema.nullable_schema(core_schema.typed_dict_schema(fields, extra_behavior="ignore", strict=True))
+
     @staticmethod
     def get(value: Any, field: Field) -> Any:
         """A field of a decoded struct (a dict) or of a model instance."""
@@ -293,6 +324,24 @@ def _go_type(hint: Any, package: str) -> GoType:
         return of_model(hint, package)
     scalars: dict[Any, GoType] = {str: STRING, int: INT32, bool: BOOL}
     return scalars[hint]
+
+
+def decodes(go_type: GoType) -> Callable[[Any], bool]:
+    """Whether Go's decoder takes a value of ``go_type``, told in Rust (``GoType.accepting``) for
+    the values it can tell; the others are decoded to find out."""
+    validator = SchemaValidator(go_type.accepting())
+
+    def check(value: Any) -> bool:
+        try:
+            validator.validate_python(value)
+        except ValidationError:
+            try:
+                go_type.decode(value)
+            except DecodeError:
+                return False
+        return True
+
+    return check
 
 
 def semantic_equal(go_type: GoType, a: Any, b: Any) -> bool:

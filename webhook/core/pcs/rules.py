@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import orjson
+
 from webhook.core.gocompat import dra
 from webhook.core.gocompat.fielderrors import (
     FieldError,
@@ -35,6 +37,7 @@ from webhook.core.gocompat.fielderrors import (
 from webhook.core.gocompat.gotypes import GoType, Slice, of_model, semantic_equal
 from webhook.core.model.podcliqueset import (
     SUPPORTED_SCOPES,
+    Entries,
     PCSGResourceSharingSpec,
     PCSResourceSharingSpec,
     PodCliqueScalingGroupConfig,
@@ -125,11 +128,10 @@ def validate_pcs_resource_sharing(
         flt = entry.filter
         if flt is None:
             continue
-        filter_path = path.index(i).child("filter")
         if not flt.child_clique_names and not flt.child_scaling_group_names:
-            yield required(filter_path, PCS_FILTER_EMPTY)
-        yield from _not_found(flt.child_clique_names, cliques, filter_path.child("childCliqueNames"))
-        yield from _not_found(flt.child_scaling_group_names, groups, filter_path.child("childScalingGroupNames"))
+            yield required(path.index(i).child("filter"), PCS_FILTER_EMPTY)
+        yield from _not_found(flt.child_clique_names, cliques, path, i, "childCliqueNames")
+        yield from _not_found(flt.child_scaling_group_names, groups, path, i, "childScalingGroupNames")
 
 
 def validate_pcsg_resource_sharing(group: PodCliqueScalingGroupConfig, path: Path, internal: set[str]) -> Iterator[FieldError]:
@@ -141,16 +143,16 @@ def validate_pcsg_resource_sharing(group: PodCliqueScalingGroupConfig, path: Pat
         flt = entry.filter
         if flt is None:
             continue
-        filter_path = path.index(i).child("filter")
         if not flt.child_clique_names:
-            yield required(filter_path, GROUP_FILTER_EMPTY)
-        yield from _not_found(flt.child_clique_names, members, filter_path.child("childCliqueNames"))
+            yield required(path.index(i).child("filter"), GROUP_FILTER_EMPTY)
+        yield from _not_found(flt.child_clique_names, members, path, i, "childCliqueNames")
 
 
-def _not_found(names: list[str], known: set[str], path: Path) -> Iterator[FieldError]:
+def _not_found(names: list[str], known: set[str], path: Path, entry: int, field: str) -> Iterator[FieldError]:
+    """F2, F3, G2: each name of the filter's ``field`` of entry ``entry`` that is not ``known``."""
     for j, name in enumerate(names):
         if name not in known:
-            yield not_found(path.index(j), GoString(name))
+            yield not_found(path.index(entry).child("filter", field).index(j), GoString(name))
 
 
 # --- UPDATE only ---------------------------------------------------------------------------------
@@ -162,8 +164,11 @@ def validate_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> Iterator[Fi
     The templates must decode (the validator checks first): raises ``gotypes.DecodeError`` else."""
     yield from validate_cliques_update(new, old)
     yield from validate_scaling_groups_update(new, old)
-    new_templates, old_templates = _decoded(new.template.resource_claim_templates), _decoded(old.template.resource_claim_templates)
-    yield from _immutable(TEMPLATES_TYPE, new_templates, old_templates, TEMPLATES)
+    new_templates, old_templates = new.template.resource_claim_templates, old.template.resource_claim_templates
+    if not _sent_alike(new_templates, old_templates):
+        decoded = _decoded(new_templates)
+        if not semantic_equal(TEMPLATES_TYPE, decoded, _decoded(old_templates)):
+            yield invalid(TEMPLATES, TEMPLATES_TYPE.marshal(decoded), IMMUTABLE)
     yield from _immutable(PCS_SHARING_TYPE, new.template.resource_sharing, old.template.resource_sharing, PCS_SHARING)
 
 
@@ -195,10 +200,22 @@ def validate_scaling_groups_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec)
         yield from _immutable(GROUP_SHARING_TYPE, group.resource_sharing, previous.resource_sharing, GROUPS.child("resourceSharing"))
 
 
-def _immutable(go_type: GoType, new: Any, old: Any, path: Path) -> Iterator[FieldError]:
-    """``ValidateImmutableField``: the new value printed as Go does when it differs from the old one."""
-    if not semantic_equal(go_type, new, old):
+def _immutable(go_type: GoType, new: Entries | None, old: Entries | None, path: Path) -> Iterator[FieldError]:
+    """``ValidateImmutableField`` of a sharing list: the new list printed as Go does when it differs
+    from the old one. Its entries hold strings and lists of strings alone, so the model's equality
+    is ``Semantic.DeepEqual``'s (a nil list is an empty one)."""
+    if list(new or ()) != list(old or ()):
         yield invalid(path, go_type.marshal(new), IMMUTABLE)
+
+
+def _sent_alike(new: Sequence[ResourceClaimTemplateConfig] | None, old: Sequence[ResourceClaimTemplateConfig] | None) -> bool:
+    """Whether both lists were sent as the same JSON (members in the same order), which Go decodes
+    alike: the usual UPDATE, as templates are immutable. Parameters nested too deep to write are
+    not known to be alike, and are compared as Go compares them."""
+    try:
+        return orjson.dumps([(t.name, t.template_spec) for t in new or ()]) == orjson.dumps([(t.name, t.template_spec) for t in old or ()])
+    except orjson.JSONEncodeError:
+        return False
 
 
 def _decoded(templates: Sequence[ResourceClaimTemplateConfig] | None) -> list[dict[str, Any]] | None:

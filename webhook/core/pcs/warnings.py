@@ -85,6 +85,8 @@ def first_invalid(pcs_name: str, pattern: NamePattern) -> tuple[str, str] | None
     problem = dns1123_label_problem(first)
     if problem:
         return first, problem
+    if len(pcs_name.encode()) + pattern.longest <= MAX_LABEL_LENGTH:
+        return None
     longer = first_longer_than(pattern, MAX_LABEL_LENGTH, pcs_name)
     return (longer, TOO_LONG) if longer else None
 

@@ -9,11 +9,10 @@ concrete name are the name (tests/core/sharing/test_naming.py checks every formu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class OpenIndex:
+class OpenIndex(NamedTuple):
     """Any replica index of ``range(size)``, where a concrete name has one number."""
 
     size: int

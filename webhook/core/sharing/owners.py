@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from webhook.core.gocompat.strconv import atoi
 from webhook.core.model import labels
@@ -129,8 +129,7 @@ def _owner(pcs: PodCliqueSet, level: Level, template: int, name: str, pcs_name: 
 I = TypeVar("I", int, naming.OpenIndex)
 
 
-@dataclass(frozen=True, slots=True)
-class Place(Generic[I]):
+class Place(NamedTuple, Generic[I]):
     """Where an owner sits in the spec: its level, the clique or scaling group it is made from (its
     position in the spec; 0 for the PodCliqueSet), the PodCliqueSet replica and, for a member
     PodClique, its scaling group's position and replica."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from webhook.core.model.podcliqueset import ALL_REPLICAS, PER_REPLICA, Entries, PodCliqueSetSpec
 from webhook.core.sharing import naming
@@ -33,13 +34,12 @@ Segment = str | int
 """A literal segment, or the size ``n`` of an open index (any of ``0 .. n-1``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class NamePattern:
+class NamePattern(NamedTuple):
     """The names one entry produces on one kind of owner."""
 
     list_path: str
     """The field path of the entry's list, e.g. ``spec.template.cliques[0].resourceSharing``."""
-    index: int
+    position: int
     """The entry's position in it."""
     owner: Parts
     """The owners' names' parts after the PodCliqueSet's name, the replica indices open."""
@@ -55,7 +55,7 @@ class NamePattern:
     @property
     def source(self) -> str:
         """The entry's field path, e.g. ``spec.template.cliques[0].resourceSharing[1]``."""
-        return f"{self.list_path}[{self.index}]"
+        return f"{self.list_path}[{self.position}]"
 
     @property
     def parts(self) -> Parts:
