@@ -13,16 +13,13 @@ new CA goes first in the bundle and every CA of the bundle that has not expired 
 the certificates of the previous CA, still served until every replica has moved on, stay trusted.
 
 Every replica reads and plans on every check and one write wins: each is a PUT of the Secret as
-read, with its ``resourceVersion``, so of replicas renewing at the same moment the first one's write
-is taken and the others' fail with a conflict; they read again and find the renewal made. The Secret
-is read through the API rather than from a mounted volume, which the kubelet updates only now and
-then.
+read, with its ``resourceVersion``; the replicas that lose read again and find the renewal made. The
+Secret is read through the API rather than from a mounted volume, which the kubelet updates late.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import datetime
 import logging
 from collections.abc import Callable, Mapping
@@ -52,6 +49,7 @@ from webhook.certificates.pki import (
 from webhook.kube.apierrors import CONFLICT, NOT_FOUND, status_message
 from webhook.kube.objects import Objects
 from webhook.kube.resources import SECRETS
+from webhook.registration.configurations import decode_base64
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +93,7 @@ class Stored:
 
 def read(data: Mapping[str, str] | None, hosts: list[str], now: datetime.datetime) -> Stored:
     """What a Secret's ``data`` (base64 values; one that is not reads as empty) holds."""
-    values = {key: _base64(value) for key, value in (data or {}).items()}
+    values = {key: decode_base64(value) for key, value in (data or {}).items()}
     bundle = tuple(read_cas(values.get(CA_BUNDLE, b"")))
     if not values.get(TLS_CERT) and not values.get(TLS_KEY):
         return Stored(bundle, None, "it holds no certificate yet")
@@ -103,13 +101,6 @@ def read(data: Mapping[str, str] | None, hosts: list[str], now: datetime.datetim
         return Stored(bundle, _pair(values, bundle, hosts, now), None)
     except Unusable as why:
         return Stored(bundle, None, str(why))
-
-
-def _base64(value: str | None) -> bytes:
-    try:
-        return base64.b64decode(value or "", validate=True)
-    except (binascii.Error, ValueError):
-        return b""
 
 
 def _pair(values: Mapping[str, bytes], bundle: tuple[x509.Certificate, ...], hosts: list[str], now: datetime.datetime) -> ServingPair:

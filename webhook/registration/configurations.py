@@ -35,7 +35,7 @@ class Configuration:
 
     def bundles(self) -> list[bytes]:
         """The ``caBundle`` of each of its webhooks (PEM; empty where there is none)."""
-        return [_decode(webhook.get("clientConfig", {}).get("caBundle")) for webhook in self.obj.get("webhooks") or []]
+        return [decode_base64(webhook.get("clientConfig", {}).get("caBundle")) for webhook in self.obj.get("webhooks") or []]
 
     def with_bundle(self, pem: bytes) -> Obj:
         """The object with ``pem`` as the ``caBundle`` of every webhook."""
@@ -44,7 +44,8 @@ class Configuration:
         return {**self.obj, "webhooks": webhooks}
 
 
-def _decode(value: str | None) -> bytes:
+def decode_base64(value: str | None) -> bytes:
+    """A base64 value of the API (a caBundle, a Secret's data); one that is not reads as empty."""
     try:
         return base64.b64decode(value or "", validate=True)
     except (binascii.Error, ValueError):
