@@ -18,13 +18,11 @@ def status_message(err: ApiException) -> str:
     except (orjson.JSONDecodeError, TypeError):
         body = None
     message = body.get("message") if isinstance(body, dict) else None
-    text = str(message) if message else f"{err.status} {err.reason}".strip()
-    return " ".join(text.split())
+    return " ".join((str(message) if message else f"{err.status} {err.reason}").split())
 
 
 def read_json(response: Any) -> Any:
-    """The JSON body of a raw (``_preload_content=False``) response; the connection goes back to
-    the pool."""
+    """The JSON body of a raw (``_preload_content=False``) response; the connection goes back to the pool."""
     try:
         return orjson.loads(response.data)
     finally:

@@ -1,10 +1,9 @@
 """The attempts of a loop that talks to the API server: when to try again, and what to log.
 
-An informer that loses the API server tries again after a short, capped, jittered delay, and the
-delay starts from the shortest again as soon as a list succeeds or a watch starts, so the caches
-are current within seconds of the API server's return, after any number of outages. An outage
-costs a few log lines: a WARNING for the first failure and then every ``REPEAT_WARNING`` seconds,
-DEBUG for the others, and one INFO line when it is over.
+A loop that loses the API server tries again after a short, capped, jittered delay that starts from
+the shortest again as soon as an attempt gets through, so that it is back soon after the API server
+is, however long or often it was away. An outage costs a WARNING line when it starts (repeated every
+``REPEAT_WARNING`` seconds while it lasts, DEBUG in between) and an INFO line when it is over.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from collections.abc import Callable
 log = logging.getLogger(__name__)
 
 REPEAT_WARNING = 30.0
-"""Seconds between WARNING lines about one loop failing over and over (DEBUG in between)."""
 
 
 class Attempts:
@@ -38,8 +36,7 @@ class Attempts:
         if not self.failures:
             self._failing_since = now
         self.failures += 1
-        delay, self.delay = self.delay, min(self.delay * 2, self.cap)
-        delay *= random.uniform(0.8, 1.0)
+        delay, self.delay = self.delay * random.uniform(0.8, 1.0), min(self.delay * 2, self.cap)
         if self.failures == 1 or now - self._warned_at >= REPEAT_WARNING:
             self._warned_at = now
             since = f", failing for {now - self._failing_since:.0f}s" if self.failures > 1 else ""

@@ -1,13 +1,11 @@
 """Whether a user may get a ResourceClaimTemplate, as the API server's authorizers answer a
-``authorization.k8s.io/v1`` SubjectAccessReview (DECISIONS.md §3.1).
+SubjectAccessReview (DECISIONS.md §3.1): the core's ``TemplateAccess``.
 
-The core's ``TemplateAccess``, made with the Kubernetes client. A question is asked off the event
-loop, on a few threads of its own (a slow API server then holds those, not the threads the
-PodCliqueSet cache's GET uses), through a client that sends each request once, and answered within
-``timeout`` however the wire behaves, or not at all: ``AccessUnknown``. Answers are kept per user
-(name, uid, groups and extra, all of which authorizers may read) and template: an allowed one for
-``allowed_ttl`` seconds, a refusal for ``denied_ttl``, a failure not at all; at most ``size`` of them,
-the oldest used dropped first. Concurrent questions that are the same wait for one review.
+A question is asked off the event loop, on threads of its own (a slow API server then holds those,
+not the ones the PodCliqueSet cache's GET uses), through a client that sends each request once, and
+answered within ``timeout`` however the wire behaves, or not at all: ``AccessUnknown``. Answers are
+kept per user (all that authorizers may read of one) and template, a permission longer than a
+refusal and a failure not at all; the same questions asked at once wait for one review.
 """
 
 from __future__ import annotations
@@ -24,9 +22,10 @@ from kubernetes import client
 
 from webhook.core.boundedcache import BoundedCache
 from webhook.core.pcs.authorization import REVIEW_RESULTS, AccessUnknown, User
-from webhook.kube.apierrors import read_json, status_message
+from webhook.kube.apierrors import status_message
 from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
-from webhook.kube.resources import RESOURCECLAIMTEMPLATES
+from webhook.kube.objects import Objects
+from webhook.kube.resources import RESOURCECLAIMTEMPLATES, SUBJECTACCESSREVIEWS
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +75,7 @@ class SubjectAccessReviews:
         workers: int = 8,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._api = client.AuthorizationV1Api(api)
+        self._reviews = Objects(api, SUBJECTACCESSREVIEWS, timeout=timeout)
         self.timeout = timeout
         self.allowed_ttl = allowed_ttl
         self.denied_ttl = denied_ttl
@@ -92,10 +91,7 @@ class SubjectAccessReviews:
 
     async def may_get(self, user: User, namespace: str, name: str) -> bool:
         key = (user, namespace, name)
-        return await self.answers.load_async(key, lambda: self._review(key), self._ttl)
-
-    def _ttl(self, allowed: bool) -> float:
-        return self.allowed_ttl if allowed else self.denied_ttl
+        return await self.answers.load_async(key, lambda: self._review(key), lambda ok: self.allowed_ttl if ok else self.denied_ttl)
 
     async def _review(self, key: Key) -> bool:
         user, namespace, name = key
@@ -103,11 +99,11 @@ class SubjectAccessReviews:
         try:
             allowed = await asyncio.wait_for(loop.run_in_executor(self._executor, self._ask, key), self.timeout)
         except TimeoutError:
-            problem = self._late()
+            problem = f"the API server did not answer within {self.timeout:g} s"
         except client.ApiException as err:
             problem = connection_problem(err) if err.status == 0 else f"API error {err.status}: {status_message(err)}"
         except CONNECTION_ERRORS as err:
-            problem = self._late() if _timed_out(err) else connection_problem(err)
+            problem = f"the API server did not answer within {self.timeout:g} s" if _timed_out(err) else connection_problem(err)
         except ValueError as err:  # an answer that is not a SubjectAccessReview
             problem = f"unreadable answer from the API server: {str(err).splitlines()[0]}"
         else:
@@ -120,17 +116,8 @@ class SubjectAccessReviews:
         )
         raise AccessUnknown(problem)
 
-    def _late(self) -> str:
-        return f"the API server did not answer within {self.timeout:g} s"
-
     def _ask(self, key: Key) -> bool:
-        raw = self._api.create_subject_access_review(
-            review_body(*key),  # type: ignore[arg-type]  # the client validates a dict into its model
-            _preload_content=False,
-            _request_timeout=self.timeout,
-        )
-        answer = read_json(raw)
-        status = answer.get("status") if isinstance(answer, dict) else None
+        status = self._reviews.create(review_body(*key)).get("status")
         return isinstance(status, dict) and status.get("allowed") is True
 
     def close(self, wait: bool = False) -> None:

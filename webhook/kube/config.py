@@ -1,4 +1,4 @@
-"""Building an API client from a kubeconfig or the in-cluster service account."""
+"""An API client from a kubeconfig or the in-cluster service account, as kubectl finds them."""
 
 from __future__ import annotations
 
@@ -22,27 +22,15 @@ def in_cluster() -> bool:
 
 
 def default_kubeconfig() -> str:
-    """``KUBECONFIG`` (paths separated by the OS path separator), else ``~/.kube/config``; read now,
-    where the client library reads it once when imported."""
+    """``KUBECONFIG`` (paths separated by the OS path separator), else ``~/.kube/config``: read now,
+    where the client library reads it once, when imported."""
     return os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
 
 
-def _none_found(kubeconfig: str) -> str:
-    if os.environ.get("KUBECONFIG"):
-        tried = [str(Path(p).expanduser()) for p in kubeconfig.split(os.pathsep) if p]
-        none = "which does not exist" if len(tried) == 1 else "none of which exists"
-        return f"no kubeconfig found: KUBECONFIG names {', '.join(tried)}, {none} (give --kubeconfig FILE, or run in a pod)"
-    return (
-        f"no kubeconfig found: {Path(DEFAULT_KUBECONFIG).expanduser()} does not exist and KUBECONFIG is not set "
-        "(give --kubeconfig FILE, set KUBECONFIG, or run in a pod)"
-    )
-
-
 def api_client(kubeconfig: str | None = None, context: str | None = None) -> client.ApiClient:
-    """A client for ``kubeconfig`` if given, else in-cluster config when running in a pod (unless a
-    ``context`` is asked for, which only a kubeconfig has), else the default kubeconfig
-    (``KUBECONFIG`` or ``~/.kube/config``); with ``context``, that context of it rather than the
-    current one, as ``kubectl --context``."""
+    """A client for ``kubeconfig`` if given, else the in-cluster configuration in a pod (unless a
+    ``context`` is asked for, which only a kubeconfig has), else the default kubeconfig; with
+    ``context``, that context of it rather than the current one, as ``kubectl --context``."""
     config_file = _config_file(kubeconfig, context)
     try:
         if config_file is None:
@@ -56,9 +44,7 @@ def api_client(kubeconfig: str | None = None, context: str | None = None) -> cli
 
 
 def _config_file(kubeconfig: str | None, context: str | None) -> str | None:
-    """The kubeconfig to load (``KUBECONFIG``'s list, or the default path, when none is given), or
-    None for the in-cluster configuration (never with a ``context``, which only a kubeconfig has);
-    ``KubeConfigError`` when there is none to load."""
+    """The kubeconfig to load, or None for the in-cluster configuration."""
     if kubeconfig and not Path(kubeconfig).expanduser().is_file():
         raise KubeConfigError(f"cannot load kubeconfig {kubeconfig}: no such file")
     if kubeconfig:
@@ -71,6 +57,17 @@ def _config_file(kubeconfig: str | None, context: str | None) -> str | None:
     return default
 
 
+def _none_found(kubeconfig: str) -> str:
+    if os.environ.get("KUBECONFIG"):
+        tried = [str(Path(p).expanduser()) for p in kubeconfig.split(os.pathsep) if p]
+        none = "which does not exist" if len(tried) == 1 else "none of which exists"
+        return f"no kubeconfig found: KUBECONFIG names {', '.join(tried)}, {none} (give --kubeconfig FILE, or run in a pod)"
+    return (
+        f"no kubeconfig found: {Path(DEFAULT_KUBECONFIG).expanduser()} does not exist and KUBECONFIG is not set "
+        "(give --kubeconfig FILE, set KUBECONFIG, or run in a pod)"
+    )
+
+
 def own_namespace(kubeconfig: Path | None, context: str | None = None) -> str:
     """The namespace this process runs in: the service account's in a pod, else the kubeconfig
     context's (``context``, or the current one), else ``default``, as kubectl picks it."""
@@ -80,10 +77,9 @@ def own_namespace(kubeconfig: Path | None, context: str | None = None) -> str:
 
 
 def _context_namespace(kubeconfig: Path | None, context: str | None) -> str:
-    """The namespace of kubeconfig context ``context`` (the current one when None), else ``default``."""
     try:
         contexts, active = config.list_kube_config_contexts(config_file=str(kubeconfig) if kubeconfig else default_kubeconfig())
-    except Exception:  # noqa: BLE001 - no usable context: fall back to the default namespace
+    except Exception:  # noqa: BLE001 - no usable context: the default namespace
         return "default"
     chosen = next((c for c in contexts if c.get("name") == context), None) if context else active
     return str((chosen or {}).get("context", {}).get("namespace") or "default")

@@ -1,9 +1,8 @@
-"""Failures to reach the API server, told apart from the server's answers and said in one line.
+"""Failures to reach the API server, told apart from its answers and said in one line.
 
 With the client's own retries off (the informers and the work queue retry with backoff of their
-own), urllib3 raises what went wrong on the wire: a refused connection, a connection lost in the
-middle of a response, a timeout. Their texts name the connection object and repeat the URL; an
-operator needs one short line.
+own), urllib3 raises what went wrong on the wire, in texts that name the connection object and
+repeat the URL; an operator needs one short line.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ CONNECTION_ERRORS: tuple[type[BaseException], ...] = (urllib3.exceptions.HTTPErr
 
 
 def is_connection_error(err: BaseException) -> bool:
-    """The request did not get an answer from the API server (as opposed to an error answer)."""
+    """The request got no answer from the API server (as opposed to an error answer)."""
     return isinstance(err, CONNECTION_ERRORS) or (isinstance(err, ApiException) and err.status == 0)
 
 
@@ -32,14 +31,12 @@ def connection_problem(err: BaseException) -> str:
 
 def _transport_problem(err: urllib3.exceptions.HTTPError) -> str:
     if isinstance(err, urllib3.exceptions.NewConnectionError):
-        text = str(err).split("Failed to establish a new connection: ", 1)[-1]
-        return f"cannot connect to the API server: {text}"
+        return f"cannot connect to the API server: {str(err).split('Failed to establish a new connection: ', 1)[-1]}"
     if isinstance(err, (urllib3.exceptions.ReadTimeoutError, urllib3.exceptions.ConnectTimeoutError)):
         return "the API server did not answer in time"
     if isinstance(err, urllib3.exceptions.ProtocolError):
         inner = err.args[1] if len(err.args) > 1 else None
-        detail = f": {type(inner).__name__}" if isinstance(inner, BaseException) else ""
-        return f"connection to the API server lost{detail}"
+        return "connection to the API server lost" + (f": {type(inner).__name__}" if isinstance(inner, BaseException) else "")
     return _one_line(err)
 
 

@@ -24,9 +24,14 @@ MERGE_PATCH = "application/merge-patch+json"
 
 
 class Objects:
-    def __init__(self, api: client.ApiClient, resource: Resource, namespace: str | None = None) -> None:
+    """``timeout``: seconds each request may take, else the client's."""
+
+    def __init__(
+        self, api: client.ApiClient, resource: Resource, namespace: str | None = None, timeout: float | None = None
+    ) -> None:
         assert resource.namespaced == (namespace is not None), f"{resource} is {'' if resource.namespaced else 'not '}namespaced"
         self._api = api
+        self._timeout = timeout
         base = "/api/v1" if not resource.group else f"/apis/{resource.group}/{resource.version}"
         where = f"/namespaces/{namespace}" if namespace is not None else ""
         self._collection = f"{base}{where}/{resource.plural}"
@@ -67,7 +72,7 @@ class Objects:
         request = self._api.param_serialize(
             method, self._collection + path, header_params=headers, body=body, auth_settings=["BearerToken"]
         )
-        response = self._api.call_api(*request)
+        response = self._api.call_api(*request, _request_timeout=self._timeout)
         data: bytes = response.read()
         if not 200 <= response.status <= 299:
             raise ApiException.from_response(http_resp=response, body=None, data=None)

@@ -1,31 +1,58 @@
-"""Whether a ResourceClaimTemplate exists, as one GET answers it: the core's ``TemplateLookup``
-(DECISIONS.md §3.4), for the validating webhook's warning about templates that are not there.
+"""ResourceClaimTemplates read from the API server: whether one exists, for the validating webhook
+(the core's ``TemplateLookup``, DECISIONS.md §3.4), and the spec a claim gets from one, for the
+reconciler (BEHAVIOUR.md §6).
 
-A PodCliqueSet CREATE names a few templates at most, and CREATEs are rare next to pod creations,
-so nothing is remembered: each question is one GET, sent once (the caller's client has no urllib3
-retries) and bounded by ``timeout``. What cannot be answered is None: the warning is advice, and a
-slow API server must not turn into a message that a template is missing.
+Whether a template exists is advice (a warning): each question is one GET, sent once (the caller's
+client has no urllib3 retries) and bounded by ``timeout``, and what cannot be answered is None, as
+a slow API server must not turn into a message that a template is missing. A CREATE names a few
+templates at most, so nothing is remembered.
+
+A spec is read through one cache for every reconciler worker: a template read less than
+``FOUND_TTL`` seconds ago (``MISSING_TTL`` for one found missing, which may be created any moment)
+is not read again, and workers needing one at once wait for one read, so that many PodCliqueSets
+naming a template cost one read. A claim gets the spec as it was a few seconds before the claim was
+made at most (Grove reads templates through its informer cache, which lags too), and keeps it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from webhook.kube.apierrors import NOT_FOUND
+from webhook.core.boundedcache import BoundedCache
+from webhook.core.model.meta import ObjectKey
+from webhook.core.model.podcliqueset import PodCliqueSet, ResourceSharingSpec
+from webhook.core.sharing.templatesource import template_source
+from webhook.kube.apierrors import NOT_FOUND, read_json, status_message
 from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
 
 log = logging.getLogger(__name__)
 
+FOUND_TTL = 5.0
+MISSING_TTL = 2.0
+KEPT = 1024
+"""Template specs remembered at most."""
+
+
+class TemplateError(Exception):
+    """An external template that cannot be used; ``missing`` when it does not exist."""
+
+    def __init__(self, message: str, missing: bool) -> None:
+        super().__init__(message)
+        self.missing = missing
+
 
 class TemplateReads:
-    def __init__(self, api: client.ApiClient, timeout: float = 2.0) -> None:
+    def __init__(self, api: client.ApiClient, timeout: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._api = client.ResourceV1Api(api)
         self.timeout = timeout
+        self._specs: BoundedCache[ObjectKey, dict[str, Any] | TemplateError] = BoundedCache(KEPT, clock=clock)
 
     async def exists(self, namespace: str, name: str) -> bool | None:
         try:
@@ -47,5 +74,33 @@ class TemplateReads:
         response: Any = self._api.read_namespaced_resource_claim_template(
             name, namespace, _preload_content=False, _request_timeout=self.timeout
         )
-        response.drain_conn()  # the raw urllib3 response: its body read and dropped, the connection kept
+        response.drain_conn()  # the body read and dropped, the connection kept
         response.release_conn()
+
+    def claim_spec(self, pcs: PodCliqueSet, entry: ResourceSharingSpec) -> dict[str, Any]:
+        """The spec a claim of ``entry`` gets: its internal template's, or the external one's."""
+        source = template_source(pcs, entry)
+        return self.spec(source) if isinstance(source, ObjectKey) else source.claim_spec
+
+    def spec(self, template: ObjectKey) -> dict[str, Any]:
+        """The template's ``spec.spec``; raises ``TemplateError``, or what the client raised when the
+        API server could not be reached (not remembered)."""
+        found = self._specs.load(
+            template, lambda: self._read(template), lambda read: MISSING_TTL if isinstance(read, TemplateError) else FOUND_TTL
+        )
+        if isinstance(found, TemplateError):
+            raise found
+        return found
+
+    def _read(self, template: ObjectKey) -> dict[str, Any] | TemplateError:
+        try:
+            response = self._api.read_namespaced_resource_claim_template(template.name, template.namespace, _preload_content=False)
+        except ApiException as err:
+            if err.status == 0:
+                raise
+            return TemplateError(
+                f"failed to get external ResourceClaimTemplate {template}: {status_message(err)}", missing=err.status == NOT_FOUND
+            )
+        read = read_json(response)
+        spec = (read.get("spec") or {}).get("spec") if isinstance(read, dict) else None
+        return spec if isinstance(spec, dict) else {}

@@ -1,12 +1,8 @@
-"""The reconciler's view of the cluster: PodCliqueSets, scaling groups, PodCliques and shared
-claims cached by informers, found by PodCliqueSet, and read through what this reconciler has just
-written and what was deleted lately.
-
-PodCliqueSets and their children are kept as the core's read models; claims as ``ClaimRecord``,
-without their spec. Children are listed with Grove's ``managed-by`` label and claims with the
-``resource-claim`` component label, so nothing else in the cluster is cached. Each PodCliqueSet
-has an epoch that changes with every event that could make an earlier check of its claims wrong,
-so that a reconcile that stopped half-way may go on from there while it holds.
+"""The reconciler's view of the cluster: PodCliqueSets, scaling groups, PodCliques (as the core's
+read models) and shared claims (``ClaimRecord``, without their spec) cached by informers, found by
+PodCliqueSet, and read through what this reconciler has just written and what was deleted lately.
+Children are listed with Grove's ``managed-by`` label and claims with the ``resource-claim``
+component label, so that nothing else in the cluster is cached.
 """
 
 from __future__ import annotations
@@ -31,29 +27,21 @@ GROVE_MANAGED = f"{grove.MANAGED_BY}={grove.MANAGED_BY_GROVE}"
 SHARED_CLAIMS = f"{grove.COMPONENT}={grove.COMPONENT_RESOURCE_CLAIM}"
 
 DELETION_DELAY = 1.0
-"""Seconds before a deleted scaling group, PodClique or claim re-queues its PodCliqueSet. Most such
-deletions are the garbage collector's, after a scale-in, and the watches are separate streams: a
-claim's deletion can arrive before its owner's, and a reconcile at that moment would re-create the
-claim of an owner that is already gone. None of them needs a write at once."""
+"""Seconds before a deleted scaling group, PodClique or claim re-queues its PodCliqueSet: most such
+deletions are the garbage collector's, and as the watches are separate streams a claim's deletion
+can arrive before its owner's, when a reconcile would re-create it. None needs a write at once."""
 RECHECK_AFTER_DELETION = 30.0
 """Seconds during which a claim deleted by anyone is re-created only once a read of its owner says
 it is needed: the owner's cache may lag behind the deletion (BEHAVIOUR.md §4.9)."""
-WRITES_KEPT = 1 << 17
-"""Claim writes and watched changes remembered at most, each for its ``ttl``."""
-DELETIONS_KEPT = 100_000
-SHARED_KEPT = 65536
+WRITES_KEPT, DELETIONS_KEPT, SHARED_KEPT = 1 << 17, 100_000, 65536
+"""Claim writes and watched changes, deletions, and shared tuples remembered at most."""
 
 Notify = Callable[[ObjectKey, float], None]
 """Re-queue a PodCliqueSet after a delay in seconds (0: at once)."""
 
-# --- claims ----------------------------------------------------------------------------------------
-
-KEPT_LABELS = frozenset(
-    {grove.MANAGED_BY, grove.PART_OF, grove.COMPONENT, grove.PCS_REPLICA_INDEX, grove.PCSG, grove.PCSG_REPLICA_INDEX,
-     grove.PODCLIQUE, grove.POD_INDEX}
-)
-"""Every label key the reconciler reads (BEHAVIOUR.md §4.5); no other is merged or compared."""
 INDEX_LABELS = (grove.POD_INDEX, grove.PCSG_REPLICA_INDEX, grove.PCS_REPLICA_INDEX)
+KEPT_LABELS = frozenset({*INDEX_LABELS, grove.MANAGED_BY, grove.PART_OF, grove.COMPONENT, grove.PCSG, grove.PODCLIQUE})
+"""Every label key the reconciler reads (BEHAVIOUR.md §4.5); no other is merged or compared."""
 
 Labels = tuple[tuple[str, str], ...]
 """Labels as sorted (key, value) pairs."""
@@ -88,14 +76,8 @@ class ClaimRecord:
                  "references", "deleting")
 
     def __init__(
-        self,
-        namespace: str,
-        name: str,
-        uid: str,
-        resource_version: str,
-        labels: Mapping[str, str] | None = None,
-        owner_references: Sequence[OwnerReference] = (),
-        deleting: bool = False,
+        self, namespace: str, name: str, uid: str, resource_version: str, labels: Mapping[str, str] | None = None,
+        owner_references: Sequence[OwnerReference] = (), deleting: bool = False,
     ) -> None:
         self.namespace, self.name, self.uid, self.resource_version = namespace, name, uid, resource_version
         self.base_labels, self.index_label, self.index_value = label_shape(labels or {})
@@ -110,16 +92,10 @@ class ClaimRecord:
         references = metadata.get("ownerReferences") or []
         if not isinstance(labels, dict) or not isinstance(references, list):
             raise ValueError("metadata.labels or metadata.ownerReferences is malformed")
-        namespace, name, uid, version = _texts(metadata, "namespace", "name", "uid", "resourceVersion")
-        return cls(
-            namespace,
-            name,
-            uid,
-            version,
-            {str(k): str(v) for k, v in labels.items()},
-            [OwnerReference.from_api(r) for r in references if isinstance(r, dict)],
-            bool(metadata.get("deletionTimestamp")),
-        )
+        namespace, name, uid, version = (_text(metadata, m) for m in ("namespace", "name", "uid", "resourceVersion"))
+        references = [OwnerReference.from_api(r) for r in references if isinstance(r, dict)]
+        labels = {str(k): str(v) for k, v in labels.items()}
+        return cls(namespace, name, uid, version, labels, references, bool(metadata.get("deletionTimestamp")))
 
     @property
     def labels(self) -> dict[str, str]:
@@ -133,13 +109,8 @@ class ClaimRecord:
         return f"ClaimRecord({self.namespace}/{self.name}, uid={self.uid}, rv={self.resource_version})"
 
 
-def _texts(metadata: Mapping[str, Any], *members: str) -> tuple[str, ...]:
-    return tuple(str(metadata.get(member) or "") for member in members)
-
-
-class _Written(NamedTuple):
-    record: ClaimRecord
-    deleted: bool
+def _text(metadata: Mapping[str, Any], member: str) -> str:
+    return str(metadata.get(member) or "")
 
 
 class PendingWrites:
@@ -150,7 +121,7 @@ class PendingWrites:
     remembered too: a write the watch has already reported is not pending."""
 
     def __init__(self, ttl: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self._written: BoundedCache[ObjectKey, _Written] = BoundedCache(WRITES_KEPT, ttl, clock)
+        self._written: BoundedCache[ObjectKey, tuple[ClaimRecord, bool]] = BoundedCache(WRITES_KEPT, ttl, clock)
         self._observed: BoundedCache[tuple[ObjectKey, str], bool] = BoundedCache(WRITES_KEPT, ttl, clock)
 
     def wrote(self, record: ClaimRecord, deleted: bool = False) -> bool:
@@ -158,7 +129,7 @@ class PendingWrites:
         key = ObjectKey(record.namespace, record.name)
         if not deleted and (key, record.resource_version) in self._observed:
             return False
-        self._written.put(key, _Written(record, deleted))
+        self._written.put(key, (record, deleted))
         return True
 
     def observe(self, kind: str, obj: dict[str, Any]) -> None:
@@ -167,19 +138,19 @@ class PendingWrites:
         version = str((obj.get("metadata") or {}).get("resourceVersion") or "")
         self._observed.put((key, version), True)
         written = self._written.get(key)
-        if written is not None and (kind == "DELETED" or version == written.record.resource_version):
+        if written is not None and (kind == "DELETED" or version == written[0].resource_version):
             self._written.discard(key)
 
     def resolve(self, key: ObjectKey, cached: ClaimRecord | None) -> ClaimRecord | None:
         """The claim as we last wrote it, or as cached once the cache is as new."""
-        written = self._written.get(key)
-        if written is None:
+        record, deleted = self._written.get(key) or (None, False)
+        if record is None:
             return cached
-        if written.deleted:
-            if cached is not None and cached.uid == written.record.uid:
+        if deleted:
+            if cached is not None and cached.uid == record.uid:
                 return None  # our deletion is not in the cache yet
-        elif cached is None or cached.resource_version != written.record.resource_version:
-            return written.record
+        elif cached is None or cached.resource_version != record.resource_version:
+            return record
         self._written.discard(key)
         return cached
 
@@ -209,9 +180,6 @@ class RecentDeletions:
         return key in self._deleted_at
 
 
-# --- which PodCliqueSet an object belongs to ----------------------------------------------------------
-
-
 def pcs_key_of(obj: Mapping[str, Any]) -> ObjectKey | None:
     """The PodCliqueSet an object belongs to: its ``part-of`` label, which Grove sets on all of them,
     else a PodCliqueSet owner."""
@@ -234,8 +202,6 @@ class PartOfIndex:
     def __init__(self) -> None:
         self._pcs_of: dict[ObjectKey, ObjectKey] = {}
         self._members: dict[ObjectKey, set[str]] = {}
-        self._keys: dict[ObjectKey, ObjectKey] = {}
-        """One key per PodCliqueSet for all its members, which may be a great many claims."""
         self._lock = threading.Lock()
 
     def update(self, key: ObjectKey, pcs: ObjectKey | None) -> ObjectKey | None:
@@ -246,7 +212,7 @@ class PartOfIndex:
                 return None
             self._unlink(key, previous)
             if pcs is not None:
-                pcs = self._keys.setdefault(pcs, pcs)
+                pcs = shared(pcs)  # one key for all its members, which may be a great many claims
                 self._pcs_of[key] = pcs
                 self._members.setdefault(pcs, set()).add(key[1])
             return previous
@@ -261,19 +227,14 @@ class PartOfIndex:
         if pcs is None:
             return
         del self._pcs_of[key]
-        members = self._members.get(pcs)
-        if members is not None:
-            members.discard(key[1])
-            if not members:
-                del self._members[pcs]
-                self._keys.pop(pcs, None)
+        members = self._members[pcs]
+        members.discard(key.name)
+        if not members:
+            del self._members[pcs]
 
     def names(self, pcs: ObjectKey) -> list[str]:
         with self._lock:
             return list(self._members.get(pcs, ()))
-
-
-# --- the caches ------------------------------------------------------------------------------------
 
 
 class Caches:
@@ -399,9 +360,6 @@ class Caches:
     def _members(informers: Informers[Any], index: PartOfIndex, key: ObjectKey) -> list[Any]:
         found = (informers.get(key.namespace, name) for name in sorted(index.names(key)))
         return [obj for obj in found if obj is not None]
-
-
-# --- current children ------------------------------------------------------------------------------
 
 
 def _controlled_by(metadata: ObjectMeta, uid: str) -> bool:

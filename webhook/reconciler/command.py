@@ -1,8 +1,13 @@
-"""``webhook reconcile``: configuration, signals and exit codes around the controller.
+"""``webhook reconcile``: the reconciler process, its caches, work queue, workers, resync, leader
+election and probes wired, and the signals and exit codes around it.
 
-A lost lease (another replica took it, or the API server could not be reached for
-``--renew-deadline``) ends that controller's writes; the command then runs a new one, which
-campaigns again. The process ends only on SIGTERM or SIGINT, with code 0.
+Caches run on every replica, leader or not, so that a standby that takes over starts warm; workers
+run only while this replica may write (always, without leader election). Events go on queueing
+keys on a standby, each key once. Stopping (SIGTERM, or a lost lease) lets the claim write under
+way finish and starts no other. A lost lease ends that controller; the command then runs a new one
+with fresh caches and the same identity, as a restarted pod would but without the restart, so that
+a lease nobody else took meanwhile (the API server was away) is taken back at the first retry. The
+process ends only on SIGTERM or SIGINT, with code 0.
 """
 
 from __future__ import annotations
@@ -11,27 +16,72 @@ import logging
 import signal
 import socket
 import threading
+import time
 import uuid
 from types import FrameType
 
 from kubernetes import client
 
 from webhook import logs
+from webhook.core.model.meta import ObjectKey
 from webhook.errors import CommandError
+from webhook.kube.access import Component, GuardedApiClient, guarded
 from webhook.kube.config import KubeConfigError, api_client, own_namespace
-from webhook.reconciler.controller import LOST_LEASE, Controller, reconciler_client
+from webhook.reconciler.cluster import Caches
+from webhook.reconciler.health import HealthServer
+from webhook.reconciler.leader import LeaderElector
+from webhook.reconciler.metrics import ReconcilerMetrics
+from webhook.reconciler.queue import WorkQueue
 from webhook.reconciler.settings import ReconcileSettings
+from webhook.reconciler.sync.reconcile import EventRecorder, Outcome, PodCliqueSetReconciler
+from webhook.reconciler.sync.writes import Interrupted, Unreachable, write_pool
 
 log = logging.getLogger(__name__)
 
-def identity() -> str:
-    """Unique per process, recognisable per pod (the hostname is the pod's name)."""
-    return f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+COMPONENT = "grove-sharing-reconciler"
+LOST_LEASE = 1
+JOIN_TIMEOUT = 60.0
+REQUEST_TIMEOUT = (5.0, 30.0)
+"""Seconds to connect and to read an answer, for every request but the watches (which have their
+own): a hung API server holds a worker for a while at most."""
+
+
+def reconciler_client(api: client.ApiClient, own_namespace: str) -> GuardedApiClient:
+    """The reconciler's client: its access table, a timeout on every request, and no retries of
+    urllib3's own, which would retry a refused connection at once and log each retry. The informers
+    and the work queue retry with backoff."""
+    api.configuration.retries = False
+    return guarded(api, Component.RECONCILER, own_namespace, REQUEST_TIMEOUT)
+
+
+def reconcile(settings: ReconcileSettings) -> int:
+    logs.configure(settings.log_level, settings.log_format)
+    if settings.log_level != "debug":
+        logging.getLogger("leaderelection").setLevel(logging.WARNING)  # it logs every retry of a standby at INFO
+    api = _client(settings)
+    namespace = settings.leader_election_namespace or own_namespace(settings.kubeconfig, settings.context)
+    identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"  # unique per process, the pod's name in a pod
+    stopping = threading.Event()
+    running: list[Controller] = []
+    _stop_on_signals(stopping, running)
+    while True:
+        try:
+            running[:] = [Controller(reconciler_client(api, namespace), settings, identity, namespace)]
+        except OSError as err:
+            raise CommandError(f"cannot listen on {settings.health_host}:{settings.health_port}: {err.strerror or err}") from None
+        if stopping.is_set() or running[0].run() != LOST_LEASE or stopping.is_set():
+            return 0
+        log.info("reconciler %s campaigns again for the lease, with fresh caches", identity)
+
+
+def _client(settings: ReconcileSettings) -> client.ApiClient:
+    try:
+        return api_client(str(settings.kubeconfig) if settings.kubeconfig else None, settings.context)
+    except KubeConfigError as err:
+        raise CommandError(str(err)) from None
 
 
 def _stop_on_signals(stopping: threading.Event, running: list[Controller]) -> None:
-    """SIGTERM and SIGINT stop the controller running, and the campaign."""
-
     def stop(signum: int, _frame: FrameType | None) -> None:
         log.info("received %s", signal.Signals(signum).name)
         stopping.set()
@@ -42,34 +92,166 @@ def _stop_on_signals(stopping: threading.Event, running: list[Controller]) -> No
     signal.signal(signal.SIGINT, stop)
 
 
-def _client(settings: ReconcileSettings) -> client.ApiClient:
-    try:
-        return api_client(str(settings.kubeconfig) if settings.kubeconfig else None, settings.context)
-    except KubeConfigError as err:
-        raise CommandError(str(err)) from None
+class Controller:
+    def __init__(self, api: GuardedApiClient, settings: ReconcileSettings, identity: str, own_namespace: str) -> None:
+        self.api = api
+        self.settings = settings
+        self.identity = identity
+        self.metrics = ReconcilerMetrics()
+        self.queue: WorkQueue[ObjectKey] = WorkQueue(settings.backoff_base, settings.backoff_max)
+        self.metrics.observe_queue(lambda: len(self.queue), lambda: self.queue.waiting)
+        self.caches = Caches(api, settings.namespace, self.queue.add_after, on_recovered=self._recovered)
+        self.metrics.caches_synced.set_function(lambda: 1 if self.caches.synced else 0)
+        for informers in self.caches.informers:
+            self.metrics.observe_cache(informers.resource.plural, informers.__len__)
+        self.stopping = threading.Event()
+        """Set when no new write may start: workers stop between two writes."""
+        self.writes = write_pool()
+        self.reconciler = PodCliqueSetReconciler(
+            api, self.caches, EventRecorder(api, COMPONENT, identity), self.metrics, self.stopping, self.writes,
+            settings.max_claims_per_owner,
+        )
+        self.elector = LeaderElector(
+            api, namespace=own_namespace, name=settings.leader_election_id, identity=identity,
+            lease_duration=settings.lease_duration, renew_deadline=settings.renew_deadline,
+            retry_period=settings.retry_period, on_started=self._activate, on_stopped=self._lose,
+        ) if settings.leader_elect else None
+        self.health = HealthServer(settings.health_host, settings.health_port, self.readiness, self.metrics.registry)
+        self._stop = threading.Event()
+        self._lost = threading.Event()
+        self._active = threading.Event()
+        self._workers: list[threading.Thread] = []
+        self._workers_lock = threading.Lock()
 
+    def readiness(self) -> str | None:
+        """None when ready: caches synced and, with leader election, leading or a healthy standby."""
+        if self.stopping.is_set():
+            return "shutting down"
+        if not self.caches.synced:
+            return "caches not synced"
+        if self.elector is not None and not (self.elector.leading or self.elector.healthy):
+            return "leader election cannot reach the lease"
+        return None
 
-def reconcile(settings: ReconcileSettings) -> int:
-    logs.configure(settings.log_level, settings.log_format)
-    if settings.log_level != "debug":
-        # The library logs every retry of a standby at INFO.
-        logging.getLogger("leaderelection").setLevel(logging.WARNING)
-    api = _client(settings)
-    namespace = settings.leader_election_namespace or own_namespace(settings.kubeconfig, settings.context)
-    me = identity()
-    stopping = threading.Event()
-    running: list[Controller] = []
-    _stop_on_signals(stopping, running)
-    while True:
-        try:
-            running[:] = [Controller(reconciler_client(api, namespace), settings, me, namespace)]
-        except OSError as err:
-            raise CommandError(f"cannot listen on {settings.health_host}:{settings.health_port}: {err.strerror or err}") from None
-        if stopping.is_set():
-            return 0
-        if running[0].run() != LOST_LEASE or stopping.is_set():
-            return 0
-        # As a restarted pod would, without the restart: fresh caches, and the same identity, so
-        # that a lease nobody else took in the meantime (the API server was away) is taken back at
-        # the first retry rather than after a whole lease duration.
-        log.info("reconciler %s campaigns again for the lease, with fresh caches", me)
+    @property
+    def active(self) -> bool:
+        """Workers are running: this replica may write claims."""
+        return self._active.is_set()
+
+    def request_stop(self) -> None:
+        """Safe from a signal handler: only sets an event."""
+        self._stop.set()
+
+    def run(self) -> int:
+        """0 once stopped, or ``LOST_LEASE``."""
+        self.health.start()
+        self.caches.start()
+        where = f"namespace {', '.join(self.settings.namespace)}" if self.settings.namespace else "all namespaces"
+        log.info("reconciler %s started: %s, %d workers, probes on %s:%d",
+                 self.identity, where, self.settings.workers, self.settings.health_host, self.health.port)
+        if self.elector is not None:
+            self.elector.start()
+        else:
+            self._activate()
+        while not self._stop.wait(self.settings.resync_period):
+            if self.active:
+                self._enqueue_all()
+        return self._shut_down()
+
+    def _activate(self) -> None:
+        self.metrics.leader.set(1)
+        threading.Thread(target=self._start_workers, name="start-workers", daemon=True).start()
+
+    def _start_workers(self) -> None:
+        while not self.caches.synced:
+            if self._stop.wait(0.05) or self.stopping.is_set():
+                return
+        with self._workers_lock:
+            if self.stopping.is_set():
+                return
+            self._enqueue_all()
+            for n in range(self.settings.workers):
+                worker = threading.Thread(target=self._work, name=f"worker-{n}", daemon=True)
+                self._workers.append(worker)
+                worker.start()
+            self._active.set()
+
+    def _lose(self) -> None:
+        self.metrics.leader.set(0)
+        self._lost.set()
+        self.stopping.set()
+        self._stop.set()
+
+    def _recovered(self) -> None:
+        """An informer is back after failing: what failed while the API server was away runs again
+        now rather than after its backoff."""
+        retried = self.queue.retry_failed_now()
+        if retried:
+            log.info("the API server is back: retrying %d PodCliqueSets now", retried)
+
+    def _enqueue_all(self) -> None:
+        for key in self.caches.pcs_keys():
+            self.queue.add(key)
+
+    def _work(self) -> None:
+        while (key := self.queue.get()) is not None:
+            started = time.perf_counter()
+            try:
+                self._finish(key, self.reconciler.reconcile(key))
+            except Interrupted:
+                self.queue.done(key)
+                return
+            except Unreachable as err:
+                self._failed()
+                delay = self.queue.add_rate_limited(key)
+                log.warning("PodCliqueSet %s/%s: %s; retrying in %.1fs or when the API server is back", *key, err, delay)
+            except Exception:  # noqa: BLE001 - one PodCliqueSet's trouble must not end the worker
+                log.exception("reconcile of PodCliqueSet %s/%s failed", *key)
+                self._failed()
+                self.queue.add_rate_limited(key)
+            finally:
+                self.metrics.duration.observe(time.perf_counter() - started)
+            self.queue.done(key)
+
+    def _failed(self) -> None:
+        self.metrics.reconciles.labels("error").inc()
+        self.metrics.reconcile_errors.inc()
+
+    def _finish(self, key: ObjectKey, outcome: Outcome) -> None:
+        """The key queued as the outcome says: at the back after progress with more to do, after a
+        backoff (or the retry bound) when something failed, after ``requeue_after`` when asked."""
+        if outcome.created or outcome.adopted or outcome.deleted:
+            more = "; more to do after the PodCliqueSets waiting" if outcome.partial else ""
+            log.info("PodCliqueSet %s/%s: created %d, adopted %d, deleted %d claims%s",
+                     *key, outcome.created, outcome.adopted, outcome.deleted, more)
+        if outcome.partial:
+            self.queue.forget(key)
+            self.queue.add(key)
+        if outcome.ok:
+            self.queue.forget(key)
+            self.metrics.reconciles.labels("success").inc()
+            if outcome.requeue_after:
+                self.queue.add_after(key, outcome.requeue_after)
+            return
+        self._failed()
+        delay = 0.0 if outcome.partial else self.queue.add_rate_limited(key, outcome.retry_within)
+        log.warning("PodCliqueSet %s/%s: %d claims not as desired, retrying in %.1fs: %s",
+                    *key, outcome.failed, delay, "; ".join(outcome.failures[:3]))
+
+    def _shut_down(self) -> int:
+        lost = self._lost.is_set()
+        log.info("reconciler %s stopping%s", self.identity, " after losing the lease" if lost else "")
+        with self._workers_lock:
+            self.stopping.set()
+            self.queue.shut_down()
+            workers = list(self._workers)
+        for worker in workers:
+            worker.join(JOIN_TIMEOUT)
+        self.writes.shutdown(wait=True)
+        self._active.clear()
+        if self.elector is not None:
+            self.elector.release()
+        self.metrics.leader.set(0)
+        self.caches.stop()
+        self.health.stop()
+        return LOST_LEASE if lost else 0

@@ -1,8 +1,5 @@
-"""``/healthz``, ``/readyz`` and ``/metrics`` over plain HTTP on a port of their own.
-
-A small standard-library server in a thread: probes and scrapes are a few requests a minute, and
-the reconciler's work never waits on them.
-"""
+"""``/healthz``, ``/readyz`` and ``/metrics`` over plain HTTP on a port of their own: a standard
+library server in a thread, as probes and scrapes are a few requests a minute."""
 
 from __future__ import annotations
 
@@ -21,8 +18,7 @@ Readiness = Callable[[], str | None]
 
 class HealthServer:
     def __init__(self, host: str, port: int, readiness: Readiness, registry: CollectorRegistry) -> None:
-        handler = _handler(readiness, registry)
-        self._server = ThreadingHTTPServer((host, port), handler)
+        self._server = ThreadingHTTPServer((host, port), _handler(readiness, registry))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="health", daemon=True)
 

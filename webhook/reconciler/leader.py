@@ -1,15 +1,15 @@
 """Leader election on a ``coordination.k8s.io/v1`` Lease, with the official client's
-``kubernetes.leaderelection`` (LeaseLock).
+``kubernetes.leaderelection``.
 
-Three things are added around the library. Its lock talks through our guarded client (the
-library's own ``LeaseLock`` would use the process-wide default client). The elector reports
-whether it is healthy (its last lease read or write succeeded within one lease duration), which
-``/readyz`` uses for a standby replica. And on shutdown the lease is released (holder cleared, as
-client-go's ``ReleaseOnCancel`` does), so a standby takes over within one retry period instead of
-waiting for the lease to expire; once released, the library's threads end at their next call.
+Three things are added around the library. Its lock talks through our guarded client (its own
+would use the process-wide default client), and counts a request the API server did not answer as
+a failed attempt, as an error answer is: the library catches only ``ApiException``, and anything
+else would end a standby's campaign for good. The elector says whether it is healthy (the lease was
+read or written within one lease duration), which ``/readyz`` uses on a standby. And on shutdown
+the lease is released (holder cleared, as client-go's ``ReleaseOnCancel`` does), so that a standby
+takes over within one retry period rather than once the lease expires.
 
-Losing the lease is final for the controller: ``on_stopped`` is called, it stops, and the command
-campaigns again with a new one and fresh caches, as a restarted controller-runtime manager would.
+Losing the lease is final for the controller: ``on_stopped`` is called and it stops.
 """
 
 from __future__ import annotations
@@ -37,10 +37,6 @@ class _Released(Exception):
 
 
 class _GuardedLeaseLock(LeaseLock):
-    """The library's lock through our client. A request the API server did not answer counts as a
-    failed attempt, as an error answer does: the library only catches ``ApiException``, and
-    anything else ends its loop for good (a standby would never campaign again)."""
-
     def __init__(self, api: client.ApiClient, name: str, namespace: str, identity: str) -> None:
         super().__init__(name, namespace, identity)
         self.api_instance = client.CoordinationV1Api(api)
@@ -48,56 +44,48 @@ class _GuardedLeaseLock(LeaseLock):
         self.last_success: float | None = None
         self._unreachable_since: float | None = None
 
-    def _ok(self) -> None:
+    def get(self, name: str, namespace: str) -> tuple[bool, Any]:
+        answer = self._attempt(super().get, name, namespace)
+        if isinstance(answer, ApiException):
+            return False, answer
+        found, record = answer
+        if found or getattr(record, "status", None) == NOT_FOUND:
+            self._reached()
+        return found, record
+
+    def create(self, name: str, namespace: str, election_record: Any) -> bool:
+        return self._written(self._attempt(super().create, name, namespace, election_record))
+
+    def update(self, name: str, namespace: str, updated_record: Any) -> bool:
+        return self._written(self._attempt(super().update, name, namespace, updated_record))
+
+    def _attempt(self, call: Callable[..., Any], *args: Any) -> Any:
+        """The library's call, or the failure it reads when the API server did not answer (logged
+        once per outage)."""
+        if self.released.is_set():
+            raise _Released()
+        try:
+            return call(*args)
+        except Exception as err:
+            if not is_connection_error(err):
+                raise
+            problem = connection_problem(err)
+            if self._unreachable_since is None:
+                self._unreachable_since = time.monotonic()
+                log.warning("cannot reach the lease %s/%s (%s); retrying", self.namespace, self.name, problem)
+            return ApiException(status=0, reason=problem)
+
+    def _written(self, done: Any) -> bool:
+        if done is True:
+            self._reached()
+        return done is True
+
+    def _reached(self) -> None:
         self.last_success = time.monotonic()
         if self._unreachable_since is not None:
             log.info("the lease %s/%s can be reached again after %.0fs", self.namespace, self.name,
                      self.last_success - self._unreachable_since)
             self._unreachable_since = None
-
-    def _unreachable(self, err: BaseException) -> ApiException:
-        """Logs the first of a run of failures in one line; the failure as the library handles it."""
-        if not is_connection_error(err):
-            raise err
-        if self._unreachable_since is None:
-            self._unreachable_since = time.monotonic()
-            log.warning("cannot reach the lease %s/%s (%s); retrying", self.namespace, self.name, connection_problem(err))
-        return ApiException(status=0, reason=connection_problem(err))
-
-    def get(self, name: str, namespace: str) -> tuple[bool, Any]:
-        if self.released.is_set():
-            raise _Released()
-        try:
-            found, record = super().get(name, namespace)
-        except Exception as err:
-            return False, self._unreachable(err)
-        if found or getattr(record, "status", None) == NOT_FOUND:
-            self._ok()
-        return found, record
-
-    def create(self, name: str, namespace: str, election_record: Any) -> bool:
-        if self.released.is_set():
-            raise _Released()
-        try:
-            created = bool(super().create(name, namespace, election_record))
-        except Exception as err:
-            self._unreachable(err)
-            return False
-        if created:
-            self._ok()
-        return created
-
-    def update(self, name: str, namespace: str, updated_record: Any) -> bool:
-        if self.released.is_set():
-            raise _Released()
-        try:
-            updated = bool(super().update(name, namespace, updated_record))
-        except Exception as err:
-            self._unreachable(err)
-            return False
-        if updated:
-            self._ok()
-        return updated
 
 
 class LeaderElector:
@@ -122,12 +110,8 @@ class LeaderElector:
         self._leading = threading.Event()
         self._on_started, self._on_stopped = on_started, on_stopped
         self._config = electionconfig.Config(
-            self._lock,
-            lease_duration=lease_duration,
-            renew_deadline=renew_deadline,
-            retry_period=retry_period,
-            onstarted_leading=self._started,
-            onstopped_leading=self._stopped,
+            self._lock, lease_duration=lease_duration, renew_deadline=renew_deadline, retry_period=retry_period,
+            onstarted_leading=self._started, onstopped_leading=self._stopped,
         )
         self._thread = threading.Thread(target=self._run, name="leader-election", daemon=True)
 
@@ -167,23 +151,15 @@ class LeaderElector:
             self._on_stopped()
 
     def release(self) -> None:
-        """Stop campaigning and, if this replica holds the lease, hand it back."""
+        """Stops campaigning and, if this replica holds the lease, hands it back (read again after a
+        conflict, a few times)."""
         self._lock.released.set()
         if not self._leading.is_set():
             return
         self._leading.clear()
         for _ in range(3):
             try:
-                lease = self._api.read_namespaced_lease(self.name, self.namespace)
-                if lease.spec is None or lease.spec.holder_identity != self.identity:
-                    return
-                now = datetime.datetime.now(datetime.timezone.utc)
-                lease.spec.holder_identity = None
-                lease.spec.lease_duration_seconds = 1
-                lease.spec.acquire_time = now
-                lease.spec.renew_time = now
-                self._api.replace_namespaced_lease(self.name, self.namespace, lease)
-                log.info("%s released the lease %s/%s", self.identity, self.namespace, self.name)
+                self._hand_back()
                 return
             except ApiException as err:
                 if err.status != CONFLICT:
@@ -192,3 +168,15 @@ class LeaderElector:
             except Exception as err:  # noqa: BLE001 - shutting down: report and go on
                 log.warning("cannot release the lease %s/%s: %s", self.namespace, self.name, err)
                 return
+
+    def _hand_back(self) -> None:
+        lease = self._api.read_namespaced_lease(self.name, self.namespace)
+        if lease.spec is None or lease.spec.holder_identity != self.identity:
+            return
+        now = datetime.datetime.now(datetime.timezone.utc)
+        lease.spec.holder_identity = None
+        lease.spec.lease_duration_seconds = 1
+        lease.spec.acquire_time = now
+        lease.spec.renew_time = now
+        self._api.replace_namespaced_lease(self.name, self.namespace, lease)
+        log.info("%s released the lease %s/%s", self.identity, self.namespace, self.name)

@@ -1,9 +1,9 @@
 """The work queue of PodCliqueSet keys, with client-go's workqueue semantics.
 
-A key waits in the queue at most once however many events name it; a key is processed by one
-worker at a time, and a key added while it is processed runs again once that worker is done, so
-no change is lost and no two workers ever write the same PodCliqueSet's claims. Failed keys come
-back after a capped exponential delay of their own, so one failing owner never delays another.
+A key waits at most once however many events name it, and is processed by one worker at a time; a
+key added while it is processed runs again once that worker is done, so that no change is lost and
+no two workers write the same PodCliqueSet's claims. A failed key comes back after a capped
+exponential delay of its own, so that one failing owner never delays another.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ class WorkQueue(Generic[K]):
         self._processing: set[K] = set()
         self._waiting: list[tuple[float, int, K]] = []
         self._ready_at: dict[K, float] = {}
-        """Each waiting key once, at its earliest time: a burst of delayed adds (a deletion event per
-        claim of a scaled-in PodCliqueSet) makes one reconcile, not one per event."""
+        """Each waiting key once, at its earliest time: a burst of delayed adds (a deletion per claim
+        of a PodCliqueSet scaled in) makes one reconcile."""
         self._sequence = itertools.count()
         self._failures: dict[K, int] = {}
         self._shutting_down = False
@@ -60,19 +60,18 @@ class WorkQueue(Generic[K]):
             self._condition.notify()
 
     def add_rate_limited(self, key: K, cap: float | None = None) -> float:
-        """Add ``key`` after its next backoff delay (base, 2x base, ... up to the cap, or ``cap``
-        if shorter); returns it."""
+        """Adds ``key`` after its next backoff delay (base, twice that, ... up to the maximum, or
+        ``cap`` if shorter); returns the delay."""
         with self._condition:
             failures = self._failures.get(key, 0)
             self._failures[key] = failures + 1
-        delay = min(self.base_delay * 2.0 ** min(failures, 64), self.max_delay, cap if cap is not None else self.max_delay)
+        delay = min(self.base_delay * 2.0 ** min(failures, 64), self.max_delay, self.max_delay if cap is None else cap)
         self.add_after(key, delay)
         return delay
 
     def retry_failed_now(self) -> int:
         """Every key waiting for a retry after failures is ready now, its backoff reset (the API
-        server is back: what failed because it was away should not wait out its delay). Returns
-        how many."""
+        server is back: what failed while it was away need not wait); how many."""
         with self._condition:
             failed = [key for key in self._ready_at if key in self._failures]
             for key in failed:
@@ -94,14 +93,18 @@ class WorkQueue(Generic[K]):
         """The next ready key, marked as processing; None once the queue is shut down."""
         with self._condition:
             while not self._shutting_down:
-                self._promote_due()
+                now = self._clock()
+                while self._waiting and self._waiting[0][0] <= now:
+                    ready, _, key = heapq.heappop(self._waiting)
+                    if self._ready_at.get(key) == ready:  # else superseded by an earlier time
+                        del self._ready_at[key]
+                        self._add(key)
                 if self._ready:
                     key = self._ready.popleft()
                     self._dirty.discard(key)
                     self._processing.add(key)
                     return key
-                timeout = self._waiting[0][0] - self._clock() if self._waiting else None
-                self._condition.wait(timeout)
+                self._condition.wait(self._waiting[0][0] - now if self._waiting else None)
             return None
 
     def done(self, key: K) -> None:
@@ -111,14 +114,6 @@ class WorkQueue(Generic[K]):
                 self._ready.append(key)
                 self._condition.notify()
 
-    def _promote_due(self) -> None:
-        now = self._clock()
-        while self._waiting and self._waiting[0][0] <= now:
-            ready, _, key = heapq.heappop(self._waiting)
-            if self._ready_at.get(key) == ready:  # else superseded by an earlier time
-                del self._ready_at[key]
-                self._add(key)
-
     def shut_down(self) -> None:
         """Workers get None from now on; keys still queued are dropped (the next leader, or the next
         start, lists everything anyway)."""
@@ -127,7 +122,7 @@ class WorkQueue(Generic[K]):
             self._condition.notify_all()
 
     def __len__(self) -> int:
-        """Keys ready to be processed (the queue depth a metric reports)."""
+        """Keys ready to be processed."""
         with self._condition:
             return len(self._ready)
 

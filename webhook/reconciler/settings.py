@@ -6,8 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import Field, field_validator, model_validator
+from pydantic.json_schema import JsonDict
 
 from webhook.options import ClaimLimitSettings, ContextSettings, LoggingSettings, Namespaces, namespace_name
+
+SECONDS: JsonDict = {"metavar": "SECONDS"}
+
 
 class ReconcileSettings(ClaimLimitSettings, LoggingSettings, ContextSettings):
     kubeconfig: Path | None = Field(
@@ -20,45 +24,29 @@ class ReconcileSettings(ClaimLimitSettings, LoggingSettings, ContextSettings):
     )
     namespace: Namespaces = Field(
         default_factory=list,
-        description=(
-            "Watch and reconcile PodCliqueSets in this namespace only. Repeatable; comma-separated in "
-            "the environment."
-        ),
+        description="Watch and reconcile PodCliqueSets in this namespace only. Repeatable; comma-separated in the environment.",
         json_schema_extra={"default_text": "all namespaces", "short": "-n", "metavar": "NAMESPACE"},
     )
     workers: int = Field(
-        2,
-        ge=1,
-        le=64,
+        2, ge=1, le=64, json_schema_extra={"metavar": "N"},
         description="PodCliqueSets reconciled at the same time (one worker per PodCliqueSet at a time).",
-        json_schema_extra={"metavar": "N"},
     )
     resync_period: float = Field(
-        300.0,
-        gt=0,
+        300.0, gt=0, json_schema_extra=SECONDS,
         description="Seconds between re-queues of every PodCliqueSet; repairs what no watch event reported.",
-        json_schema_extra={"metavar": "SECONDS"},
     )
     backoff_base: float = Field(
-        0.5,
-        gt=0,
+        0.5, gt=0, json_schema_extra=SECONDS,
         description="Seconds before the first retry of a failed PodCliqueSet; doubles on each failure.",
-        json_schema_extra={"metavar": "SECONDS"},
     )
-    backoff_max: float = Field(
-        300.0, gt=0, description="Longest delay between retries.", json_schema_extra={"metavar": "SECONDS"}
-    )
+    backoff_max: float = Field(300.0, gt=0, description="Longest delay between retries.", json_schema_extra=SECONDS)
     health_host: str = Field(
-        "127.0.0.1",
+        "127.0.0.1", json_schema_extra={"metavar": "HOST"},
         description="Address of the plain-HTTP /healthz, /readyz and /metrics endpoints (0.0.0.0 in a pod).",
-        json_schema_extra={"metavar": "HOST"},
     )
     health_port: int = Field(
-        8081,
-        ge=0,
-        le=65535,
+        8081, ge=0, le=65535, json_schema_extra={"metavar": "PORT"},
         description="Port of /healthz, /readyz and /metrics (0: any free port, logged at start).",
-        json_schema_extra={"metavar": "PORT"},
     )
     leader_elect: bool = Field(
         False,
@@ -70,28 +58,21 @@ class ReconcileSettings(ClaimLimitSettings, LoggingSettings, ContextSettings):
     leader_election_namespace: str | None = Field(
         None,
         description="Namespace of the Lease.",
-        json_schema_extra={
-            "metavar": "NAMESPACE",
-            "default_text": "the pod's namespace, else the kubeconfig context's, else default",
-        },
+        json_schema_extra={"metavar": "NAMESPACE", "default_text": "the pod's namespace, else the kubeconfig context's, else default"},
     )
     leader_election_id: str = Field(
         "grove-sharing-reconciler", min_length=1, description="Name of the Lease.", json_schema_extra={"metavar": "NAME"}
     )
     lease_duration: int = Field(
-        15,
-        ge=2,
+        15, ge=2, json_schema_extra=SECONDS,
         description="Seconds a standby waits after the last renewal before taking the lease over.",
-        json_schema_extra={"metavar": "SECONDS"},
     )
     renew_deadline: int = Field(
-        10,
-        ge=2,
+        10, ge=2, json_schema_extra=SECONDS,
         description="Seconds the leader keeps retrying a renewal before it gives the lease up.",
-        json_schema_extra={"metavar": "SECONDS"},
     )
     retry_period: int = Field(
-        2, ge=1, description="Seconds between attempts to acquire or renew the lease.", json_schema_extra={"metavar": "SECONDS"}
+        2, ge=1, description="Seconds between attempts to acquire or renew the lease.", json_schema_extra=SECONDS
     )
 
     @field_validator("leader_election_namespace")

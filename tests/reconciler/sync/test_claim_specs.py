@@ -12,7 +12,7 @@ from fakeapi import FakeApiServer, wait_until
 
 from reconciler.conftest import Start
 from reconciler.objects import GPU_SPEC, OTHER_SPEC, grove_labels, podcliqueset
-from webhook.reconciler.sync import templates
+from webhook.kube import templates
 
 TTL = 0.3
 

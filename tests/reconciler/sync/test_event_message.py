@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from webhook.reconciler.sync.events import event_message
+from webhook.reconciler.sync.reconcile import event_message
 
 
 @pytest.mark.parametrize(

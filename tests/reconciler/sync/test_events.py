@@ -11,7 +11,7 @@ from kubernetes import client
 
 from webhook.kube.access import Component, guarded
 from webhook.core.model.meta import OwnerReference
-from webhook.reconciler.sync.events import EventRecorder
+from webhook.reconciler.sync.reconcile import EventRecorder
 
 PCS = OwnerReference.controlling("PodCliqueSet", "solo", "uid-1")
 

@@ -13,8 +13,8 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from webhook.core.model.meta import ObjectKey
-from webhook.reconciler.sync import templates
-from webhook.reconciler.sync.templates import TemplateError, TemplateReads
+from webhook.kube import templates
+from webhook.kube.templates import TemplateError, TemplateReads
 
 TEMPLATE = ObjectKey("shared", "gpu")
 SPEC = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}

@@ -14,7 +14,8 @@ from reconciler.conftest import Start
 from reconciler.expected import SPECS, actual
 from reconciler.grove import GroveOperator, ext_ns_template, workload
 from reconciler.objects import GPU_SPEC, events, podcliqueset
-from webhook.reconciler.sync import templates, writes
+from webhook.kube import templates
+from webhook.reconciler.sync import writes
 
 TTL = 0.3
 

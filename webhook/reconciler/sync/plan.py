@@ -24,8 +24,17 @@ from webhook.core.sharing.desired import DesiredClaim, claim_count, claim_slots,
 from webhook.core.sharing.owners import LEVELS, Owner
 from webhook.core.sharing.placement import index_below
 from webhook.reconciler.cluster import INDEX_LABELS, ClaimRecord, Labels, RecentDeletions, label_shape, shared
-from webhook.reconciler.sync import events
 from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, controlled_by_other, plan_change
+
+CLAIM_CREATED = "ResourceClaimCreated"
+CLAIM_ADOPTED = "ResourceClaimAdopted"
+CLAIM_DELETED = "ResourceClaimDeleted"
+TEMPLATE_NOT_FOUND = "ResourceClaimTemplateNotFound"
+OWNED_BY_OTHER = "ResourceClaimOwnedByOther"
+SYNC_FAILED = "ResourceClaimSyncFailed"
+LIMIT_EXCEEDED = "ResourceClaimLimitExceeded"
+INVALID_REPLICAS = "ResourceClaimInvalidReplicas"
+"""The reasons of the Events on owners (docs/reconciler.md)."""
 
 
 class Create(NamedTuple):
@@ -121,7 +130,7 @@ def adoption(desired: DesiredClaim, existing: ClaimRecord, namespace: str) -> li
     if change is None:
         return []
     if isinstance(change, OwnedByOther):
-        return [Report(events.OWNED_BY_OTHER, change.message(namespace, desired.name))]
+        return [Report(OWNED_BY_OTHER, change.message(namespace, desired.name))]
     return [Adopt(desired, existing, change)]
 
 
@@ -143,12 +152,12 @@ def owner_reports(owner: Owner, limit: int) -> list[Report]:
     """What is said on an owner whose sharing cannot be reconciled in full."""
     if owner.replicas < 0:
         return [Report(
-            events.INVALID_REPLICAS,
+            INVALID_REPLICAS,
             f"spec.replicas is {owner.replicas}: no ResourceClaims are created or deleted for this "
             f"{owner.level.kind} until it is 0 or more",
         )]
     count = claim_count(owner)
-    return [Report(events.LIMIT_EXCEEDED, over_limit(owner, count, limit))] if count > limit else []
+    return [Report(LIMIT_EXCEEDED, over_limit(owner, count, limit))] if count > limit else []
 
 
 OWNER_LABEL = {level.replica_label: level.owner_label for level in LEVELS}

@@ -1,45 +1,44 @@
 """One reconcile of one PodCliqueSet, as controller-runtime's ``Reconcile(key) -> Result``: observe,
 plan, apply.
 
-Observe (``PodCliqueSetReconciler``): the cached PodCliqueSet and its current children, placed as
-owners (``live_owners``), the same description of sharing the pod webhook injects from. A
-PodCliqueSet that is gone or being deleted needs nothing: the garbage collector removes the claims
-with their owners. Plan: each owner's actions from the caches (``plan``). Apply (``Executor``):
-owner by owner, a chunk of claim positions at a time, up to ``--max-claims-per-owner`` claims,
-then the stale claims of an owner whose claims are all as desired. The executor owns:
-
-- the time budget: once it has written for ``budget`` seconds it stops between two chunks and
-  remembers where (a ``Continuation``), so that one owner of a million claims never holds a worker
-  for long; the PodCliqueSet goes behind those waiting and goes on from there, unless an event in
-  between could have changed what was checked (the caches' epoch moved);
-- the Events: one per owner and action naming the claims, a few per distinct failure, and the
-  owners' own problems (negative replicas, more claims than the limit) on a fresh pass.
-
-One owner's failure never stops the others; an API server that does not answer ends the
-reconcile at once. The result (``Outcome``) says whether to retry or come back.
+Observe: the cached PodCliqueSet and its current children, placed as owners (``live_owners``), the
+same description of sharing the pod webhook injects from; one gone or being deleted needs nothing,
+as the garbage collector removes the claims with their owners. Plan: each owner's actions from the
+caches (``plan``). Apply (``Executor``): owner by owner, a chunk of claim positions at a time, up
+to ``--max-claims-per-owner`` claims, then the stale claims of an owner whose claims are all as
+desired. The executor owns the time budget: once it has written for ``budget`` seconds it stops
+between two chunks and remembers where (a ``Continuation``), so that one owner of a million claims
+never holds a worker for long, and goes on from there next time unless an event in between could
+have changed what it checked (the caches' epoch moved). It owns the Events too: one per owner and
+action naming the claims, a few per distinct failure, and the owners' own problems on a fresh pass.
+One owner's failure never stops the others; an API server that does not answer ends the reconcile.
 """
 
 from __future__ import annotations
 
+import datetime
 import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
 from webhook.core.boundedcache import BoundedCache
 from webhook.core.model.meta import ObjectKey, OwnerReference
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER, DesiredClaim, claim_count
 from webhook.core.sharing.owners import Owner, live_owners
+from webhook.kube.apierrors import NOT_FOUND, status_message
+from webhook.kube.objects import Objects
+from webhook.kube.resources import EVENTS
 from webhook.reconciler.cluster import Caches, current_children
 from webhook.reconciler.metrics import ReconcilerMetrics
-from webhook.reconciler.sync import events, plan
-from webhook.reconciler.sync.events import EventRecorder, event_message
-from webhook.reconciler.sync.writes import ClaimWrites, Interrupted, OwnerWork, Unreachable
+from webhook.reconciler.sync import plan
+from webhook.reconciler.sync.writes import FAILURES_KEPT, ClaimWrites, Interrupted, OwnerWork, Unreachable
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +48,9 @@ CHUNK = 256
 """Claim positions planned, and their writes sent, at a time."""
 WARNINGS_PER_OWNER = 5
 """Warning Events per owner and reconcile (distinct messages); further failures are counted."""
-FAILURES_KEPT = 20
 ORPHANS_REMEMBERED = 4096
-_ACTIONS = ((events.CLAIM_CREATED, "Created"), (events.CLAIM_ADOPTED, "Adopted"), (events.CLAIM_DELETED, "Deleted stale"))
+MESSAGE_BUDGET = 900
+_ACTIONS = ((plan.CLAIM_CREATED, "Created"), (plan.CLAIM_ADOPTED, "Adopted"), (plan.CLAIM_DELETED, "Deleted stale"))
 
 
 @dataclass(slots=True)
@@ -289,7 +288,7 @@ class Executor:
         over = 0
         for owner in observed.owners:
             for report in plan.owner_reports(owner, self._limit):
-                over += report.reason == events.LIMIT_EXCEEDED
+                over += report.reason == plan.LIMIT_EXCEEDED
                 self._recorder.warning(observed.key.namespace, owner.reference, report.reason, report.message)
         self._metrics.owners_over_limit(observed.key, over)
 
@@ -313,3 +312,91 @@ class _Run:
         """Claims were written and the budget is gone: time to yield. A reconcile that wrote nothing
         yet goes on, so that each one gets somewhere."""
         return bool(self.outcome.writes or work.writes) and time.monotonic() - self.started >= self.budget
+
+
+
+def event_message(verb: str, names: list[str]) -> str:
+    """``Created ResourceClaim a`` or ``Created 3 ResourceClaims: a, b, c``, naming as many claims
+    as fit in an Event's message and counting the rest."""
+    if len(names) == 1:
+        return f"{verb} ResourceClaim {names[0]}"
+    head = f"{verb} {len(names)} ResourceClaims: "
+    shown: list[str] = []
+    for name in names:
+        if len(head) + sum(len(n) + 2 for n in shown) + len(name) > MESSAGE_BUDGET:
+            break
+        shown.append(name)
+    rest = len(names) - len(shown)
+    return head + ", ".join(shown) + (f" and {rest} more" if rest else "")
+
+
+class _Seen(NamedTuple):
+    name: str
+    occurrences: int
+
+
+class EventRecorder:
+    """Events about the owners of shared claims (``about``, in ``namespace``), through core v1: what
+    ``kubectl describe`` reads, and events.k8s.io cannot read Events written so. Like client-go's
+    recorder, a repeat of an Event on an object within ``window`` seconds raises the existing one's
+    ``count``, so that a retry loop makes one Event, not a flood. Recording never raises: an Event
+    is a report, and failing to write one must not fail the work it reports on."""
+
+    def __init__(self, api: client.ApiClient, component: str, instance: str, window: float = 600.0, remembered: int = 4096) -> None:
+        self._api = api
+        self.component, self.instance = component, instance
+        self._seen: BoundedCache[tuple[str, OwnerReference, str, str, str], _Seen] = BoundedCache(remembered, window)
+
+    def normal(self, namespace: str, about: OwnerReference, reason: str, message: str) -> None:
+        self.record(namespace, about, "Normal", reason, message)
+
+    def warning(self, namespace: str, about: OwnerReference, reason: str, message: str) -> None:
+        self.record(namespace, about, "Warning", reason, message)
+
+    def record(self, namespace: str, about: OwnerReference, event_type: str, reason: str, message: str) -> None:
+        key = (namespace, about, event_type, reason, message)
+        now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()  # metav1.Time: seconds
+        events = Objects(self._api, EVENTS, namespace)
+        seen = self._seen.get(key)
+        try:
+            if seen is not None and self._bump(events, seen, now):
+                self._seen.put(key, seen._replace(occurrences=seen.occurrences + 1))
+                return
+            created = events.create(self._event(namespace, about, event_type, reason, message, now))
+        except ApiException as err:
+            log.warning("cannot record event %s on %s %s/%s: %s", reason, about.kind, namespace, about.name, status_message(err))
+            return
+        except Exception as err:  # noqa: BLE001 - a report must never fail the work it reports on
+            log.warning("cannot record event %s: %s", reason, err)
+            return
+        self._seen.put(key, _Seen(str(created["metadata"]["name"]), 1))
+
+    @staticmethod
+    def _bump(events: Objects, seen: _Seen, now: str) -> bool:
+        """One more occurrence on the existing Event; False if it is gone (expired)."""
+        try:
+            events.patch(seen.name, {"count": seen.occurrences + 1, "lastTimestamp": now})
+        except ApiException as err:
+            if err.status == NOT_FOUND:
+                return False
+            raise
+        return True
+
+    def _event(self, namespace: str, about: OwnerReference, event_type: str, reason: str, message: str, now: str) -> dict[str, Any]:
+        return {
+            "apiVersion": EVENTS.api_version,
+            "kind": EVENTS.kind,
+            "metadata": {"name": f"{about.name}.{time.time_ns():x}", "namespace": namespace},
+            "involvedObject": {
+                "apiVersion": about.api_version, "kind": about.kind, "namespace": namespace, "name": about.name, "uid": about.uid,
+            },
+            "type": event_type,
+            "reason": reason,
+            "message": message[:1024],
+            "source": {"component": self.component},
+            "reportingComponent": self.component,
+            "reportingInstance": self.instance,
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+        }

@@ -31,8 +31,8 @@ from webhook.kube.objects import Objects
 from webhook.kube.resources import PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RESOURCECLAIMS
 from webhook.reconciler.cluster import Caches, ClaimRecord
 from webhook.reconciler.metrics import ReconcilerMetrics
-from webhook.reconciler.sync import events, plan
-from webhook.reconciler.sync.templates import TemplateError, TemplateReads
+from webhook.reconciler.sync import plan
+from webhook.kube.templates import TemplateError, TemplateReads
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -58,7 +58,7 @@ class Unreachable(Exception):
 class OwnerFailure(Exception):
     """One claim of one owner could not be made as desired; reported on the owner."""
 
-    def __init__(self, message: str, reason: str = events.SYNC_FAILED) -> None:
+    def __init__(self, message: str, reason: str = plan.SYNC_FAILED) -> None:
         super().__init__(message)
         self.reason = reason
 
@@ -205,7 +205,7 @@ class ClaimWrites:
         except TemplateError as err:
             if err.missing:
                 work.retry_within = TEMPLATE_RETRY
-            reason = events.TEMPLATE_NOT_FOUND if err.missing else events.SYNC_FAILED
+            reason = plan.TEMPLATE_NOT_FOUND if err.missing else plan.SYNC_FAILED
             raise OwnerFailure(f'ref "{desired.entry.name}" ({desired.source}): {err}', reason) from None
         except Exception as err:
             if is_connection_error(err):
