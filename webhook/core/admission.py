@@ -16,9 +16,8 @@ Problems with the envelope are the caller's fault and get HTTP 400 with ``{"erro
 from __future__ import annotations
 
 import base64
-import dataclasses
 from collections.abc import Iterable
-from typing import Any, Protocol, cast
+from typing import Any, NamedTuple, Protocol, cast
 
 import orjson
 from pydantic import Field, TypeAdapter, ValidationError
@@ -71,8 +70,7 @@ class Request:
 _read_request = TypeAdapter(Request).validate_python
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class AdmissionRequest:
+class AdmissionRequest(NamedTuple):
     """The request of a review; its objects are kept as sent, for the webhook to read as its kind."""
 
     uid: str
@@ -92,14 +90,12 @@ class AdmissionRequest:
     """``subResource``, e.g. ``scale``; empty for the resource itself."""
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class AdmissionReview:
+class AdmissionReview(NamedTuple):
     api_version: str
     request: AdmissionRequest
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Rejection:
+class Rejection(NamedTuple):
     """A body that is no usable AdmissionReview: answered with an HTTP error, not a review."""
 
     status: int
@@ -159,8 +155,7 @@ def decode(body: bytes) -> AdmissionReview | Rejection:
 # --- the response --------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class AdmissionResponse:
+class AdmissionResponse(NamedTuple):
     allowed: bool
     code: int
     reason: str = ""
@@ -345,8 +340,7 @@ async def _default(handler: Defaulter, request: AdmissionRequest, obj: Any) -> A
     return missing("object") if obj is None else await handler.default(request, obj)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Answer:
+class Answer(NamedTuple):
     """A webhook's answer: the HTTP status and JSON body, and what metrics and logs say of it."""
 
     status: int

@@ -315,4 +315,4 @@ async def warn_missing(
     missing = [t.warning() for t, exists in zip(checked, found, strict=True) if exists is False]
     if not missing:
         return decided
-    return dataclasses.replace(decided, warnings=(*decided.warnings, *missing))
+    return decided._replace(warnings=(*decided.warnings, *missing))
