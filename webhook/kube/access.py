@@ -1,11 +1,9 @@
 """Who may call what: the one table of API access per component, and the client that enforces it.
 
-The Helm chart's RBAC rules are written from ``ACCESS``, and a chart test compares them with it, so
-the chart grants exactly what the code uses. Every request a component makes goes through
-``GuardedApiClient.call_api``, which derives (group, resource, verb, namespace) from the method and
-URL the way the API server's authorizer does and refuses a request the table does not declare. A
-test that runs every code path therefore proves the table covers every call, whichever typed API
-class (or library, such as the leader-election lock) made it.
+The Helm chart's RBAC rules are written from ``ACCESS`` (a test compares them), so that the chart
+grants exactly what the code uses. ``GuardedApiClient`` names every request as the API server's
+authorizer does and refuses one the table does not declare, so that a test running every code path
+proves the table covers every call, whatever made it (a typed API class, the leader-election lock).
 """
 
 from __future__ import annotations
@@ -21,19 +19,8 @@ from kubernetes import client
 
 from webhook import __version__
 from webhook.kube.resources import (
-    EVENTS,
-    LEASES,
-    MUTATINGWEBHOOKCONFIGURATIONS,
-    PODCLIQUES,
-    PODCLIQUESCALINGGROUPS,
-    PODCLIQUESETS,
-    PODS,
-    RESOURCECLAIMS,
-    RESOURCECLAIMTEMPLATES,
-    SECRETS,
-    SUBJECTACCESSREVIEWS,
-    VALIDATINGWEBHOOKCONFIGURATIONS,
-    Resource,
+    EVENTS, LEASES, MUTATINGWEBHOOKCONFIGURATIONS, PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, PODS, RESOURCECLAIMS,
+    RESOURCECLAIMTEMPLATES, SECRETS, SUBJECTACCESSREVIEWS, VALIDATINGWEBHOOKCONFIGURATIONS, Resource,
 )
 
 
@@ -41,8 +28,7 @@ class Component(StrEnum):
     WEBHOOK = "webhook"
     RECONCILER = "reconciler"
     CERTIFICATES = "certificates"
-    """The webhook server's certificate controller (``serve --cert-secret``): its own client, so
-    that its requests are told apart in an audit log and its RBAC exists only in that mode."""
+    """``serve --cert-secret``'s controller: a client of its own, for an audit log and RBAC apart."""
     UNREGISTER = "unregister"
     """``webhook unregister``, the chart's pre-delete hook."""
     STATUS = "status"
@@ -53,8 +39,7 @@ class Reach(StrEnum):
     CLUSTER = "cluster"
     """Objects in any namespace, or cluster-scoped ones (a ClusterRole)."""
     WORKLOAD = "workload"
-    """Objects in the namespaces the component is told to watch: a Role in each of them when it is
-    told some (the chart's namespaced RBAC), else all namespaces (a ClusterRole)."""
+    """Objects in the namespaces the component watches: a Role in each when told some, else a ClusterRole."""
     OWN_NAMESPACE = "own-namespace"
     """Objects in the namespace the component runs in (a Role)."""
 
@@ -183,8 +168,7 @@ class Access:
         self.component = component
         self.rules = ACCESS[component]
         self.own_namespace = own_namespace
-        self.names = names
-        """The objects ``named`` rules allow."""
+        self.names = names  # the objects ``named`` rules allow
         self._calls: Counter[tuple[str, str, str]] = Counter()
         self._lock = threading.Lock()
 
@@ -212,7 +196,6 @@ class Access:
 
     @property
     def used(self) -> set[tuple[str, str, str]]:
-        """(group, resource, verb) of every request allowed so far."""
         return set(self.calls)
 
 
@@ -225,12 +208,7 @@ class GuardedApiClient(client.ApiClient):
     """An ``ApiClient`` that sends only what its component's access table allows, each request
     with ``request_timeout`` (connect, read seconds) unless the call names its own."""
 
-    def __init__(
-        self,
-        configuration: client.Configuration,
-        access: Access,
-        request_timeout: tuple[float, float] | None = None,
-    ) -> None:
+    def __init__(self, configuration: client.Configuration, access: Access, request_timeout: tuple[float, float] | None = None) -> None:
         configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0, POOL_SIZE)
         super().__init__(configuration)
         self.access = access
@@ -248,11 +226,8 @@ class GuardedApiClient(client.ApiClient):
 
 
 def guarded(
-    api: client.ApiClient,
-    component: Component,
-    own_namespace: str | None = None,
-    request_timeout: tuple[float, float] | None = None,
-    names: frozenset[str] = frozenset(),
+    api: client.ApiClient, component: Component, own_namespace: str | None = None,
+    request_timeout: tuple[float, float] | None = None, names: frozenset[str] = frozenset(),
 ) -> GuardedApiClient:
     """A guarded client with ``api``'s configuration (server, credentials, TLS)."""
     return GuardedApiClient(api.configuration, Access(component, own_namespace, names), request_timeout)

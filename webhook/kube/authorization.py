@@ -34,17 +34,9 @@ Key = tuple[User, str, str]
 
 def review_body(user: User, namespace: str, name: str) -> dict[str, Any]:
     """The SubjectAccessReview: may ``user`` get that ResourceClaimTemplate."""
-    spec: dict[str, Any] = {
-        "resourceAttributes": {
-            "namespace": namespace,
-            "verb": "get",
-            "group": RESOURCECLAIMTEMPLATES.group,
-            "resource": RESOURCECLAIMTEMPLATES.plural,
-            "name": name,
-        },
-        "user": user.username,
-        "groups": list(user.groups),
-    }
+    attributes = {"namespace": namespace, "verb": "get", "group": RESOURCECLAIMTEMPLATES.group,
+                  "resource": RESOURCECLAIMTEMPLATES.plural, "name": name}
+    spec: dict[str, Any] = {"resourceAttributes": attributes, "user": user.username, "groups": list(user.groups)}
     if user.uid:
         spec["uid"] = user.uid
     if user.extra:
@@ -65,15 +57,8 @@ class SubjectAccessReviews:
     urllib3 retries), so that ``timeout`` bounds the review whatever happens."""
 
     def __init__(
-        self,
-        api: client.ApiClient,
-        *,
-        timeout: float = 2.0,
-        allowed_ttl: float = 5.0,
-        denied_ttl: float = 2.0,
-        size: int = 4096,
-        workers: int = 8,
-        clock: Callable[[], float] = time.monotonic,
+        self, api: client.ApiClient, *, timeout: float = 2.0, allowed_ttl: float = 5.0, denied_ttl: float = 2.0,
+        size: int = 4096, workers: int = 8, clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._reviews = Objects(api, SUBJECTACCESSREVIEWS, timeout=timeout)
         self.timeout = timeout
@@ -81,8 +66,7 @@ class SubjectAccessReviews:
         self.denied_ttl = denied_ttl
         self.answers: BoundedCache[Key, bool] = BoundedCache(size, clock=clock)
         self.results: dict[str, int] = dict.fromkeys(REVIEW_RESULTS, 0)
-        """Reviews made, by result (``allowed``, ``denied``, or ``error``: no answer), for metrics;
-        counted on the event loop, so plain numbers. Answers taken from the cache are not reviews."""
+        """Reviews made (not answers remembered), by result, for metrics: counted on the event loop."""
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="subjectaccessreview")
 
     def known(self, user: User, namespace: str, name: str) -> bool | None:
@@ -95,29 +79,27 @@ class SubjectAccessReviews:
 
     async def _review(self, key: Key) -> bool:
         user, namespace, name = key
-        loop = asyncio.get_running_loop()
+        late = f"the API server did not answer within {self.timeout:g} s"
         try:
-            allowed = await asyncio.wait_for(loop.run_in_executor(self._executor, self._ask, key), self.timeout)
+            allowed = await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(self._executor, self._ask, key), self.timeout)
         except TimeoutError:
-            problem = f"the API server did not answer within {self.timeout:g} s"
+            problem = late
         except client.ApiException as err:
             problem = connection_problem(err) if err.status == 0 else f"API error {err.status}: {status_message(err)}"
         except CONNECTION_ERRORS as err:
-            problem = f"the API server did not answer within {self.timeout:g} s" if _timed_out(err) else connection_problem(err)
+            problem = late if _timed_out(err) else connection_problem(err)
         except ValueError as err:  # an answer that is not a SubjectAccessReview
             problem = f"unreadable answer from the API server: {str(err).splitlines()[0]}"
         else:
             self.results["allowed" if allowed else "denied"] += 1
             return allowed
         self.results["error"] += 1
-        log.warning(
-            "SubjectAccessReview failed (may user %r get ResourceClaimTemplate %s/%s): %s",
-            user.username, namespace, name, problem,
-        )
+        log.warning("SubjectAccessReview failed (may user %r get ResourceClaimTemplate %s/%s): %s", user.username, namespace, name, problem)
         raise AccessUnknown(problem)
 
     def _ask(self, key: Key) -> bool:
-        status = self._reviews.create(review_body(*key)).get("status")
+        answer = self._reviews.create(review_body(*key))
+        status = answer.get("status") if isinstance(answer, dict) else None
         return isinstance(status, dict) and status.get("allowed") is True
 
     def close(self, wait: bool = False) -> None:

@@ -1,13 +1,9 @@
-"""List+watch caches of one resource, kept current in a background thread: what client-go's
-informers give Go controllers, for the webhook's cluster store and the claim reconciler.
-
-Readers never wait on the network: ``get`` and ``list`` read a dict. The watch resumes from the
-last resourceVersion it saw and re-lists on 410 Gone, and a handler hears of every change, those
-a re-list finds included. The watch is read line by line from the client's raw response rather
-than through ``kubernetes.watch.Watch``, so that ``stop`` can shut the connection at once and
-objects stay plain dicts (``Watch`` looks up typed models, which fails for some resource.k8s.io
-kinds). A lost API server is retried after a short delay that every list and watch start resets
-(``attempts``), so the caches are current again soon after it is back, however long it was away.
+"""List+watch caches of one resource, kept current in a background thread, as client-go's
+informers keep Go controllers': readers never wait on the network, a watch resumes from the last
+resourceVersion it saw and re-lists on 410 Gone, and a handler hears of every change, those a
+re-list finds included. The watch is read line by line from the client's raw response rather than
+through ``kubernetes.watch.Watch``, so that ``stop`` can shut it at once and objects stay plain
+dicts (``Watch`` looks up typed models, which fails for some resource.k8s.io kinds).
 """
 
 from __future__ import annotations
@@ -37,8 +33,7 @@ Handler = Callable[[str, dict[str, Any]], None]
 """Called with ``ADDED``, ``MODIFIED`` or ``DELETED`` and the raw object, in the informer thread."""
 
 GONE = 410
-LIST_PAGE_SIZE = 500
-"""Objects per page of a list, as client-go's reflector asks."""
+LIST_PAGE_SIZE = 500  # as client-go's reflector asks
 _KEPT_METADATA = ("namespace", "name", "uid", "resourceVersion", "labels", "ownerReferences")
 
 
@@ -48,7 +43,6 @@ def object_key(obj: dict[str, Any]) -> ObjectKey:
 
 
 def _unchanged(obj: dict[str, Any]) -> Any:
-    """The default transform: the cache holds the objects as listed, whatever ``T`` the caller names."""
     return obj
 
 
@@ -57,34 +51,19 @@ def _version(obj: dict[str, Any]) -> str:
 
 
 class Informer(Generic[T]):
-    """List+watch of ``resource`` (in ``namespace``, or all namespaces) into a dict cache.
-
-    ``transform`` turns each raw object into what the cache holds (the webhook keeps parsed
-    PodCliqueSets so that no request parses one); an object it rejects with ``ValueError`` is
-    logged and left out.
-    """
+    """``resource`` in ``namespace`` (None: all), each object as ``transform`` makes it (the webhook
+    keeps parsed PodCliqueSets, so that no request parses one); one it rejects with ``ValueError``
+    is logged and left out."""
 
     def __init__(
-        self,
-        api: client.ApiClient,
-        resource: Resource,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        transform: Callable[[dict[str, Any]], T] = _unchanged,
-        handler: Handler | None = None,
-        on_recovered: Callable[[], None] | None = None,
-        watch_timeout_seconds: int = 300,
-        request_timeout_seconds: float = 30.0,
+        self, api: client.ApiClient, resource: Resource, *, namespace: str | None = None, label_selector: str | None = None,
+        transform: Callable[[dict[str, Any]], T] = _unchanged, handler: Handler | None = None,
+        on_recovered: Callable[[], None] | None = None, watch_timeout_seconds: int = 300, request_timeout_seconds: float = 30.0,
     ) -> None:
-        self.resource = resource
-        self.namespace = namespace
-        self.label_selector = label_selector
+        self.resource, self.namespace, self.label_selector = resource, namespace, label_selector
         self._api = client.CustomObjectsApi(api)
-        self._transform = transform
-        self._handler = handler
-        self._watch_timeout = watch_timeout_seconds
-        self._request_timeout = request_timeout_seconds
+        self._transform, self._handler = transform, handler
+        self._watch_timeout, self._request_timeout = watch_timeout_seconds, request_timeout_seconds
         self._cache: dict[tuple[str, str], T] = {}
         self._known: dict[tuple[str, str], str] = {}
         """The resourceVersion of each cached object, which a re-list compares whatever ``T`` is."""
@@ -100,16 +79,15 @@ class Informer(Generic[T]):
     def get(self, namespace: str, name: str) -> T | None:
         return self._cache.get((namespace, name))
 
-    def list(self, namespace: str | None = None) -> list[T]:
-        return [v for (ns, _), v in list(self._cache.items()) if namespace is None or ns == namespace]
+    def list(self) -> list[T]:
+        return list(self._cache.values())
 
     def __len__(self) -> int:
         return len(self._cache)
 
     @property
     def synced(self) -> bool:
-        """The first list is in and the handler has heard of all of it: before, an empty cache
-        means "unknown", not "none"."""
+        """The first list is in: before, an empty cache means "unknown", not "none"."""
         return self._synced.is_set()
 
     def start(self) -> None:
@@ -202,12 +180,8 @@ class Informer(Generic[T]):
 
     def _watch(self) -> None:
         response = self._call(
-            watch=True,
-            allow_watch_bookmarks=True,
-            resource_version=self._resource_version,
-            timeout_seconds=self._watch_timeout,
-            _preload_content=False,
-            _request_timeout=(self._request_timeout, self._watch_timeout + self._request_timeout),
+            watch=True, allow_watch_bookmarks=True, resource_version=self._resource_version, timeout_seconds=self._watch_timeout,
+            _preload_content=False, _request_timeout=(self._request_timeout, self._watch_timeout + self._request_timeout),
         )
         with self._lock:
             if self._stopping.is_set():

@@ -1,9 +1,7 @@
-"""Reading a List response one item at a time.
-
-A page of 500 PodCliqueSets is about 11 MB of JSON, and parsed whole it is some 75 MB of Python
-dicts and strings, most of it pod specs that no cache keeps. ``read_list`` walks the top level of
-the List by hand and parses each item on its own (with the C scanner behind ``json.loads``), handing
-it over before the next one is read, so no more than one parsed item is alive at a time.
+"""Reading a List response one item at a time: a page parsed whole is many times its size in
+Python objects, most of them pod specs that no cache keeps. ``read_list`` walks the top level of the
+List by hand and parses each item on its own (with the C scanner behind ``json.loads``), handing it
+over before the next is read, so that one parsed item at most is alive at a time.
 """
 
 from __future__ import annotations

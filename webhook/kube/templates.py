@@ -1,17 +1,11 @@
 """ResourceClaimTemplates read from the API server: whether one exists, for the validating webhook
-(the core's ``TemplateLookup``, DECISIONS.md §3.4), and the spec a claim gets from one, for the
-reconciler (BEHAVIOUR.md §6).
+(DECISIONS.md §3.4), and the spec a claim gets from one, for the reconciler (BEHAVIOUR.md §6).
 
-Whether a template exists is advice (a warning): each question is one GET, sent once (the caller's
-client has no urllib3 retries) and bounded by ``timeout``, and what cannot be answered is None, as
-a slow API server must not turn into a message that a template is missing. A CREATE names a few
-templates at most, so nothing is remembered.
-
-A spec is read through one cache for every reconciler worker: a template read less than
-``FOUND_TTL`` seconds ago (``MISSING_TTL`` for one found missing, which may be created any moment)
-is not read again, and workers needing one at once wait for one read, so that many PodCliqueSets
-naming a template cost one read. A claim gets the spec as it was a few seconds before the claim was
-made at most (Grove reads templates through its informer cache, which lags too), and keeps it.
+Whether one exists is advice: one GET, sent once and bounded by ``timeout``, nothing remembered, and
+None when it cannot be answered, as a slow API server must not read as a missing template. Specs
+are read through one cache for all reconciler workers, so that many PodCliqueSets naming a template
+cost one read, which makes a claim's spec the template's of a few seconds ago at most (Grove reads
+them through its informer cache, which lags too); one found missing is looked for again sooner.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from webhook.core.boundedcache import BoundedCache
 from webhook.core.model import labels as grove
@@ -36,23 +36,20 @@ it is needed: the owner's cache may lag behind the deletion (BEHAVIOUR.md §4.9)
 WRITES_KEPT, DELETIONS_KEPT, SHARED_KEPT = 1 << 17, 100_000, 65536
 """Claim writes and watched changes, deletions, and shared tuples remembered at most."""
 
-Notify = Callable[[ObjectKey, float], None]
-"""Re-queue a PodCliqueSet after a delay in seconds (0: at once)."""
+Notify = Callable[[ObjectKey, float], None]  # re-queue a PodCliqueSet after a delay in seconds
 
 INDEX_LABELS = (grove.POD_INDEX, grove.PCSG_REPLICA_INDEX, grove.PCS_REPLICA_INDEX)
 KEPT_LABELS = frozenset({*INDEX_LABELS, grove.MANAGED_BY, grove.PART_OF, grove.COMPONENT, grove.PCSG, grove.PODCLIQUE})
 """Every label key the reconciler reads (BEHAVIOUR.md §4.5); no other is merged or compared."""
 
-Labels = tuple[tuple[str, str], ...]
-"""Labels as sorted (key, value) pairs."""
+Labels = tuple[tuple[str, str], ...]  # sorted (key, value) pairs
 
 _SHARED: BoundedCache[Hashable, Any] = BoundedCache(SHARED_KEPT)
 
 
 def shared(value: T) -> T:
-    """One copy of an equal tuple for every claim record that holds it: the claim cache may hold a
-    great many claims, and those of one owner have the same labels but one and the same owner
-    references. Only the most recently used are known, which costs sharing, never correctness."""
+    """One copy of equal tuples: the claim cache may hold a great many claims, and those of one owner
+    have the same labels but one and the same owners. Forgetting one costs sharing, not correctness."""
     found = _SHARED.get(value)
     if found is None:
         _SHARED.put(value, value)
@@ -104,9 +101,6 @@ class ClaimRecord:
         if self.index_label is not None and self.index_value is not None:
             result[self.index_label] = self.index_value
         return result
-
-    def __repr__(self) -> str:
-        return f"ClaimRecord({self.namespace}/{self.name}, uid={self.uid}, rv={self.resource_version})"
 
 
 def _text(metadata: Mapping[str, Any], member: str) -> str:
@@ -238,14 +232,8 @@ class PartOfIndex:
 
 
 class Caches:
-    def __init__(
-        self,
-        api: Any,
-        namespaces: Sequence[str],
-        notify: Notify,
-        pending_ttl: float = 30.0,
-        on_recovered: Callable[[], None] | None = None,
-    ) -> None:
+    def __init__(self, api: Any, namespaces: Sequence[str], notify: Notify, pending_ttl: float = 30.0,
+                 on_recovered: Callable[[], None] | None = None) -> None:
         self._notify = notify
         self.pending = PendingWrites(pending_ttl)
         self.recently_deleted = RecentDeletions(DELETION_DELAY, RECHECK_AFTER_DELETION)
@@ -261,9 +249,7 @@ class Caches:
             ))
 
         self.podcliquesets = informers(PODCLIQUESETS, read_podcliqueset, self._on_pcs)
-        self.scaling_groups = informers(
-            PODCLIQUESCALINGGROUPS, read_scaling_group, self._member_handler(self._groups_index), GROVE_MANAGED
-        )
+        self.scaling_groups = informers(PODCLIQUESCALINGGROUPS, read_scaling_group, self._member_handler(self._groups_index), GROVE_MANAGED)
         self.cliques = informers(PODCLIQUES, read_podclique, self._member_handler(self._cliques_index), GROVE_MANAGED)
         claims_handler = self._member_handler(self._claims_index, self._observe_claim, disturbed_by_adds=False)
         self.claims = informers(RESOURCECLAIMS, ClaimRecord.from_object, claims_handler, SHARED_CLAIMS)
@@ -290,9 +276,7 @@ class Caches:
         wrong (a claim added cannot); never comes back to an earlier value."""
         return self._epochs.get(pcs, 0)
 
-    def _member_handler(
-        self, index: PartOfIndex, observe: Handler | None = None, disturbed_by_adds: bool = True
-    ) -> Handler:
+    def _member_handler(self, index: PartOfIndex, observe: Handler | None = None, disturbed_by_adds: bool = True) -> Handler:
         def handle(kind: str, obj: dict[str, Any]) -> None:
             if observe is not None:
                 observe(kind, obj)

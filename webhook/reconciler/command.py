@@ -1,13 +1,10 @@
-"""``webhook reconcile``: the reconciler process, its caches, work queue, workers, resync, leader
-election and probes wired, and the signals and exit codes around it.
+"""``webhook reconcile``: the reconciler process (caches, work queue, workers, resync, leader
+election and probes) and the signals and exit codes around it.
 
-Caches run on every replica, leader or not, so that a standby that takes over starts warm; workers
-run only while this replica may write (always, without leader election). Events go on queueing
-keys on a standby, each key once. Stopping (SIGTERM, or a lost lease) lets the claim write under
-way finish and starts no other. A lost lease ends that controller; the command then runs a new one
-with fresh caches and the same identity, as a restarted pod would but without the restart, so that
-a lease nobody else took meanwhile (the API server was away) is taken back at the first retry. The
-process ends only on SIGTERM or SIGINT, with code 0.
+Caches run on every replica, so that a standby that takes over starts warm; workers run only while
+this replica may write. Stopping lets the claim write under way finish and starts no other. A lost
+lease ends the controller and the command runs a new one, with fresh caches and the same identity,
+as a restarted pod would, so that a lease nobody took meanwhile is taken back at the first retry.
 """
 
 from __future__ import annotations
@@ -56,8 +53,6 @@ def reconciler_client(api: client.ApiClient, own_namespace: str) -> GuardedApiCl
 
 def reconcile(settings: ReconcileSettings) -> int:
     logs.configure(settings.log_level, settings.log_format)
-    if settings.log_level != "debug":
-        logging.getLogger("leaderelection").setLevel(logging.WARNING)  # it logs every retry of a standby at INFO
     api = _client(settings)
     namespace = settings.leader_election_namespace or own_namespace(settings.kubeconfig, settings.context)
     identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"  # unique per process, the pod's name in a pod
@@ -104,18 +99,11 @@ class Controller:
         self.metrics.caches_synced.set_function(lambda: 1 if self.caches.synced else 0)
         for informers in self.caches.informers:
             self.metrics.observe_cache(informers.resource.plural, informers.__len__)
-        self.stopping = threading.Event()
-        """Set when no new write may start: workers stop between two writes."""
+        self.stopping = threading.Event()  # no new write may start: workers stop between two writes
         self.writes = write_pool()
-        self.reconciler = PodCliqueSetReconciler(
-            api, self.caches, EventRecorder(api, COMPONENT, identity), self.metrics, self.stopping, self.writes,
-            settings.max_claims_per_owner,
-        )
-        self.elector = LeaderElector(
-            api, namespace=own_namespace, name=settings.leader_election_id, identity=identity,
-            lease_duration=settings.lease_duration, renew_deadline=settings.renew_deadline,
-            retry_period=settings.retry_period, on_started=self._activate, on_stopped=self._lose,
-        ) if settings.leader_elect else None
+        recorder = EventRecorder(api, COMPONENT, identity)
+        self.reconciler = PodCliqueSetReconciler(api, self.caches, recorder, self.metrics, self.stopping, self.writes, settings.max_claims_per_owner)
+        self.elector = LeaderElector(api, settings, own_namespace, identity, self._activate, self._lose) if settings.leader_elect else None
         self.health = HealthServer(settings.health_host, settings.health_port, self.readiness, self.metrics.registry)
         self._stop = threading.Event()
         self._lost = threading.Event()

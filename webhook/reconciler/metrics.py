@@ -66,9 +66,6 @@ class ReconcilerMetrics:
             else:
                 self._over_limit.pop(pcs, None)
 
-    def forget_owners(self, pcs: Hashable) -> None:
-        self.owners_over_limit(pcs, 0)
-
     def _count_over_limit(self) -> float:
         with self._over_limit_lock:
             return float(sum(self._over_limit.values()))

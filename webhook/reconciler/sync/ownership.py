@@ -30,10 +30,7 @@ class OwnedByOther:
     controller: OwnerReference
 
     def message(self, namespace: str, name: str) -> str:
-        return (
-            f"Object {namespace}/{name} is already owned by another {self.controller.kind} "
-            f"controller {self.controller.name}"
-        )
+        return f"Object {namespace}/{name} is already owned by another {self.controller.kind} controller {self.controller.name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +57,7 @@ class MetadataChange:
         return {"metadata": metadata}
 
 
-def plan_change(
-    labels: Mapping[str, str], references: Sequence[OwnerReference], desired: DesiredClaim
-) -> MetadataChange | OwnedByOther | None:
+def plan_change(labels: Mapping[str, str], references: Sequence[OwnerReference], desired: DesiredClaim) -> MetadataChange | OwnedByOther | None:
     """What to change on an existing claim so that it matches ``desired``; None when nothing."""
     other = controlled_by_other(references, desired.owner)
     if other is not None:

@@ -1,15 +1,10 @@
-"""What one owner's claims need, as actions computed from what the caches hold, without a client.
-
-``Create`` a missing claim, ``Recreate`` one deleted a moment ago (only if a read of its owner says
-it still needs it), ``Adopt`` an existing one (merge Grove's labels, take control), ``Report`` one
-another object controls, ``Defer`` one deleted an instant ago, ``Delete`` a stale one. Claims come
-a chunk of positions at a time (``claim_slots``), so that a plan never holds more than a chunk of
-an owner of a million replicas. The executor applies the actions and owns everything else.
+"""What one owner's claims need, as actions computed from what the caches hold, without a client,
+a chunk of claim positions at a time (``claim_slots``), so that a plan never holds more than a
+chunk of an owner of a million replicas; and the reasons of the Events that report on owners.
 
 Stale PerReplica claims (BEHAVIOUR.md §4.8) are Grove's selector: the owner's labels and a
-replica-index label that is not one of ``0..N-1``. Which they are depends on the owner's replicas,
-which the executor confirms with a read of the owner before deleting (``cleanup`` with the count
-read).
+replica-index label not in ``0..N-1``. Which they are depends on the owner's replicas, which the
+executor confirms with a read of the owner before deleting (``cleanup`` with the count read).
 """
 
 from __future__ import annotations
@@ -23,7 +18,7 @@ from webhook.core.model.podcliqueset import ResourceSharingSpec
 from webhook.core.sharing.desired import DesiredClaim, claim_count, claim_slots, desired_claim, over_limit
 from webhook.core.sharing.owners import LEVELS, Owner
 from webhook.core.sharing.placement import index_below
-from webhook.reconciler.cluster import INDEX_LABELS, ClaimRecord, Labels, RecentDeletions, label_shape, shared
+from webhook.reconciler.cluster import INDEX_LABELS, ClaimRecord, RecentDeletions, label_shape, shared
 from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, controlled_by_other, plan_change
 
 CLAIM_CREATED = "ResourceClaimCreated"
@@ -34,7 +29,6 @@ OWNED_BY_OTHER = "ResourceClaimOwnedByOther"
 SYNC_FAILED = "ResourceClaimSyncFailed"
 LIMIT_EXCEEDED = "ResourceClaimLimitExceeded"
 INVALID_REPLICAS = "ResourceClaimInvalidReplicas"
-"""The reasons of the Events on owners (docs/reconciler.md)."""
 
 
 class Create(NamedTuple):
@@ -42,27 +36,29 @@ class Create(NamedTuple):
 
 
 class Recreate(NamedTuple):
-    """A claim deleted within the last seconds: created only if its owner, read now, still needs it
-    (the owner's cache may not have seen a scale-in yet)."""
+    """A claim deleted lately: created only if its owner, read now, still needs it (the owner's
+    cache may not have seen a scale-in yet)."""
 
     claim: DesiredClaim
 
 
 class Adopt(NamedTuple):
+    """An existing claim whose labels or controller reference are to be made Grove's."""
+
     claim: DesiredClaim
     existing: ClaimRecord
     change: MetadataChange
 
 
 class Report(NamedTuple):
-    """A Warning Event on the owner: its claims are not all as desired."""
+    """A Warning Event on the owner, whose claims are not all as desired."""
 
     reason: str
     message: str
 
 
 class Defer(NamedTuple):
-    """A claim deleted an instant ago: not re-created for ``seconds`` (its owner may be going too)."""
+    """A claim deleted an instant ago: not re-created for ``seconds``, as its owner may be going too."""
 
     seconds: float
 
@@ -112,9 +108,8 @@ def claims(owner: Owner, namespace: str, view: ClaimView, start: int, stop: int)
     return actions
 
 
-def _missing(
-    owner: Owner, namespace: str, deletions: RecentDeletions, index: int, entry: ResourceSharingSpec, replica: int | None
-) -> Action:
+def _missing(owner: Owner, namespace: str, deletions: RecentDeletions, index: int, entry: ResourceSharingSpec,
+             replica: int | None) -> Action:
     key = ObjectKey(namespace, owner.claim_name(entry, replica))
     wait = deletions.remaining(key)
     if wait:
@@ -151,23 +146,19 @@ def cleanup(owner: Owner, candidates: StaleCandidates, replicas: int | None = No
 def owner_reports(owner: Owner, limit: int) -> list[Report]:
     """What is said on an owner whose sharing cannot be reconciled in full."""
     if owner.replicas < 0:
-        return [Report(
-            INVALID_REPLICAS,
-            f"spec.replicas is {owner.replicas}: no ResourceClaims are created or deleted for this "
-            f"{owner.level.kind} until it is 0 or more",
-        )]
+        return [Report(INVALID_REPLICAS, f"spec.replicas is {owner.replicas}: no ResourceClaims are created or deleted "
+                                         f"for this {owner.level.kind} until it is 0 or more")]
     count = claim_count(owner)
     return [Report(LIMIT_EXCEEDED, over_limit(owner, count, limit))] if count > limit else []
 
 
-OWNER_LABEL = {level.replica_label: level.owner_label for level in LEVELS}
-"""Replica-index label -> the label naming the owner at that level (None: the PodCliqueSet's)."""
+OWNER_LABEL = {level.replica_label: level.owner_label for level in LEVELS}  # None: the PodCliqueSet's level
 
 
 class StaleCandidates:
-    """A PodCliqueSet's cached claims with a replica-index label, grouped once per reconcile by that
-    label and the owner label its level selects on, so that each owner looks only at its own
-    claims. A claim being deleted already is none."""
+    """A PodCliqueSet's cached claims with a replica-index label (but those being deleted already),
+    grouped once per reconcile by that label and the owner its level names, so that each owner
+    looks only at its own claims."""
 
     def __init__(self, records: Iterable[ClaimRecord]) -> None:
         self._groups: dict[tuple[str, str | None], list[tuple[ClaimRecord, str]]] = {}
@@ -194,15 +185,9 @@ class StaleCandidates:
         level = owner.level
         group = self._groups.get((level.replica_label, owner.name if level.owner_label else None), [])
         wanted = owner.owner_labels().items()
-        selected: dict[Labels, bool] = {}
-        found = []
-        for record, value in group:
-            if index_below(value, replicas):
-                continue
-            ok = selected.get(record.base_labels)
-            if ok is None:
-                base = dict(record.base_labels)
-                ok = selected[record.base_labels] = all(base.get(k) == v for k, v in wanted)
-            if ok and controlled_by_other(record.references, owner.reference) is None:
-                found.append(record)
+        found = [
+            record for record, value in group
+            if not index_below(value, replicas) and wanted <= dict(record.base_labels).items()
+            and controlled_by_other(record.references, owner.reference) is None
+        ]
         return sorted(found, key=lambda r: r.name)

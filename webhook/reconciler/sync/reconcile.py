@@ -1,17 +1,12 @@
-"""One reconcile of one PodCliqueSet, as controller-runtime's ``Reconcile(key) -> Result``: observe,
-plan, apply.
+"""One reconcile of one PodCliqueSet, as controller-runtime's ``Reconcile(key) -> Result``: observe
+the cached PodCliqueSet and its current children as owners (``live_owners``, as the pod webhook
+sees them), plan each owner's actions from the caches (``plan``), apply them (``Executor``).
 
-Observe: the cached PodCliqueSet and its current children, placed as owners (``live_owners``), the
-same description of sharing the pod webhook injects from; one gone or being deleted needs nothing,
-as the garbage collector removes the claims with their owners. Plan: each owner's actions from the
-caches (``plan``). Apply (``Executor``): owner by owner, a chunk of claim positions at a time, up
-to ``--max-claims-per-owner`` claims, then the stale claims of an owner whose claims are all as
-desired. The executor owns the time budget: once it has written for ``budget`` seconds it stops
-between two chunks and remembers where (a ``Continuation``), so that one owner of a million claims
-never holds a worker for long, and goes on from there next time unless an event in between could
-have changed what it checked (the caches' epoch moved). It owns the Events too: one per owner and
-action naming the claims, a few per distinct failure, and the owners' own problems on a fresh pass.
-One owner's failure never stops the others; an API server that does not answer ends the reconcile.
+The executor goes owner by owner, a chunk of claim positions at a time, then deletes the stale
+claims of an owner whose claims are all as desired. It owns the time budget: once it has written
+for ``budget`` seconds it stops between two chunks, so that one owner of a million claims never
+holds a worker for long, and goes on from there next time unless an event in between could have
+changed what it checked. It owns the Events too, and one owner's failure never stops the others.
 """
 
 from __future__ import annotations
@@ -42,14 +37,10 @@ from webhook.reconciler.sync.writes import FAILURES_KEPT, ClaimWrites, Interrupt
 
 log = logging.getLogger(__name__)
 
-BUDGET = 1.0
-"""Seconds a reconcile goes on writing before it yields to the PodCliqueSets waiting."""
-CHUNK = 256
-"""Claim positions planned, and their writes sent, at a time."""
-WARNINGS_PER_OWNER = 5
-"""Warning Events per owner and reconcile (distinct messages); further failures are counted."""
-ORPHANS_REMEMBERED = 4096
-MESSAGE_BUDGET = 900
+BUDGET = 1.0  # seconds a reconcile goes on writing before it yields to the PodCliqueSets waiting
+CHUNK = 256  # claim positions planned, and their writes sent, at a time
+WARNINGS_PER_OWNER = 5  # Warning Events per owner and reconcile, for distinct failures; the rest are counted
+ORPHANS_REMEMBERED, MESSAGE_BUDGET = 4096, 900
 _ACTIONS = ((plan.CLAIM_CREATED, "Created"), (plan.CLAIM_ADOPTED, "Adopted"), (plan.CLAIM_DELETED, "Deleted stale"))
 
 
@@ -64,12 +55,10 @@ class Outcome:
     failures: list[str] = field(default_factory=list)
     failed: int = 0
     requeue_after: float = 0.0
-    """Reconcile again after this many seconds, though nothing failed (claims deleted a moment ago
-    are re-created only once their owners' deletions, if any, have reached the caches)."""
-    retry_within: float | None = None
-    """Retry the failures within this many seconds whatever the backoff says."""
-    partial: bool = False
-    """The budget ran out with work left: run again once the PodCliqueSets waiting have run."""
+    """Reconcile again after this many seconds though nothing failed (claims deleted a moment ago are
+    re-created once their owners' deletions, if any, have reached the caches)."""
+    retry_within: float | None = None  # whatever the backoff says: a missing template may appear
+    partial: bool = False  # the budget ran out with work left: run again after the PodCliqueSets waiting
 
     @property
     def ok(self) -> bool:
@@ -88,8 +77,7 @@ class Outcome:
 
 
 class Observed(NamedTuple):
-    """What one reconcile works from: the PodCliqueSet cached, its owners as they exist, and the
-    caches' epoch for it when they were read."""
+    """What one reconcile works from, with the caches' epoch for the PodCliqueSet when read."""
 
     key: ObjectKey
     epoch: int
@@ -107,16 +95,8 @@ class Continuation(NamedTuple):
 
 
 class PodCliqueSetReconciler:
-    def __init__(
-        self,
-        api: client.ApiClient,
-        caches: Caches,
-        recorder: EventRecorder,
-        metrics: ReconcilerMetrics,
-        stopping: threading.Event,
-        pool: ThreadPoolExecutor,
-        max_claims_per_owner: int = MAX_CLAIMS_PER_OWNER,
-    ) -> None:
+    def __init__(self, api: client.ApiClient, caches: Caches, recorder: EventRecorder, metrics: ReconcilerMetrics,
+                 stopping: threading.Event, pool: ThreadPoolExecutor, max_claims_per_owner: int = MAX_CLAIMS_PER_OWNER) -> None:
         self._caches = caches
         self._metrics = metrics
         self._stopping = stopping
@@ -133,7 +113,7 @@ class PodCliqueSetReconciler:
         epoch = self._caches.epoch(key)
         pcs = self._caches.podcliqueset(key)
         if pcs is None or pcs.deleting:
-            self._metrics.forget_owners(key)
+            self._metrics.owners_over_limit(key, 0)
             if pcs is None:
                 self._report_orphans(key)
             return None
@@ -151,12 +131,8 @@ class PodCliqueSetReconciler:
                 continue
             self._orphans.put(metadata.uid, True)
             collected = any(r.controller for r in metadata.owner_references)
-            log.log(
-                logging.DEBUG if collected else logging.INFO,
-                "%s %s/%s names PodCliqueSet %s, which does not exist; ignored%s",
-                kind, metadata.namespace, metadata.name, key.name,
-                " until the garbage collector removes it" if collected else "",
-            )
+            log.log(logging.DEBUG if collected else logging.INFO, "%s %s/%s names PodCliqueSet %s, which does not exist; ignored%s",
+                    kind, metadata.namespace, metadata.name, key.name, " until the garbage collector removes it" if collected else "")
 
     def _check_stopping(self) -> None:
         if self._stopping.is_set():
@@ -272,8 +248,8 @@ class Executor:
         self._writes.delete(work, deletes)
 
     def _report(self, namespace: str, work: OwnerWork) -> None:
-        """One Event per owner and action naming the claims, not one per claim; failures, an Event
-        per distinct message, a few per owner."""
+        """One Event per owner and action naming the claims, not one per claim; an Event per distinct
+        failure, a few per owner."""
         about = work.owner.reference
         for names, (reason, verb) in zip((work.created, work.adopted, work.deleted), _ACTIONS, strict=True):
             if names:
@@ -301,8 +277,7 @@ class _Run:
     outcome: Outcome
     budget: float
     started: float = field(default_factory=time.monotonic)
-    candidates: plan.StaleCandidates | None = None
-    """The PodCliqueSet's cached claims that may be stale, grouped when the first owner needs them."""
+    candidates: plan.StaleCandidates | None = None  # grouped when the first owner needs them
 
     @property
     def namespace(self) -> str:
@@ -312,7 +287,6 @@ class _Run:
         """Claims were written and the budget is gone: time to yield. A reconcile that wrote nothing
         yet goes on, so that each one gets somewhere."""
         return bool(self.outcome.writes or work.writes) and time.monotonic() - self.started >= self.budget
-
 
 
 def event_message(verb: str, names: list[str]) -> str:

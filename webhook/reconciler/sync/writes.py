@@ -1,16 +1,10 @@
 """The claim writes a plan asks for, and the reads of owners its conditional actions rest on.
 
-Claims are sent and read as plain JSON (``kube.objects``): a template may use any field the API
-server serves, and the API server is the one to validate a claim's spec. Creates and deletes go in
-slow-start batches, as client-go's controllers send theirs: one request, then two, four, up to
-``LIMIT`` at once, stopping at the first batch with a failure, so that a thousand claims cost
-neither a thousand round trips end to end nor a burst of a thousand failures when something is
-wrong. Every write is told to the caches at once (``Caches.wrote``), so that a reconcile that runs
-before the watch reports it reads the written state. A create that loses a race (409: Grove's
-operator, say, was quicker) reads what exists and adopts it.
-
-Every failure is the owner's (``OwnerFailure``), but an API server that does not answer
-(``Unreachable``), which ends the reconcile at once.
+Claims go out as plain JSON, for the API server to validate whatever fields a template uses.
+Creates and deletes go in slow-start batches, as client-go's controllers send theirs, so that many
+claims cost neither as many round trips end to end nor a burst of failures when something is wrong.
+Every write is told to the caches at once, so that a reconcile before the watch reports it reads
+what was written. A create that loses a race (Grove's operator was quicker) adopts what exists.
 """
 
 from __future__ import annotations
@@ -41,8 +35,7 @@ LIMIT = 8
 """Largest batch, and the writes in flight at once in the whole process (the pool's size)."""
 TEMPLATE_RETRY = 5.0
 """Seconds within which a claim waiting for a missing template is tried again."""
-FAILURES_KEPT = 20
-"""Failure messages kept per owner (the rest are counted)."""
+FAILURES_KEPT = 20  # failure messages kept per owner; the rest are counted
 OWNERS = {r.kind: r for r in (PODCLIQUESETS, PODCLIQUESCALINGGROUPS, PODCLIQUES)}
 
 
@@ -51,8 +44,8 @@ class Interrupted(Exception):
 
 
 class Unreachable(Exception):
-    """The API server did not answer: the reconcile stops at once and is retried (nothing to report
-    on the owners, and an Event could not be written anyway)."""
+    """The API server did not answer: the reconcile stops and is retried, with no Event (none could
+    be written anyway)."""
 
 
 class OwnerFailure(Exception):
@@ -84,14 +77,11 @@ class OwnerWork:
     failures: list[OwnerFailure] = field(default_factory=list)
     failed: int = 0
     complete: bool = True
-    """Every claim of the owner up to the limit is as desired (cleanup may follow)."""
+    """Every claim of the owner up to the limit is as desired, so that cleanup may follow."""
     retry_within: float | None = None
-    """Retry within this many seconds whatever the backoff says (a missing template may be created
-    any moment)."""
     requeue_after: float = 0.0
-    """Seconds after which to reconcile again, though nothing failed (claims deleted a moment ago)."""
     live: tuple[int | None] | None = None
-    """The owner's replicas as read from the API server during this reconcile, once read."""
+    """The owner's replicas as the API server had them during this reconcile, once read."""
 
     def fail(self, failure: OwnerFailure) -> None:
         self.complete = False
@@ -135,9 +125,8 @@ def claim_body(namespace: str, desired: DesiredClaim, spec: dict[str, Any]) -> d
 
 
 class ClaimWrites:
-    def __init__(
-        self, api: Any, caches: Caches, metrics: ReconcilerMetrics, pool: ThreadPoolExecutor, check_stopping: Callable[[], None]
-    ) -> None:
+    def __init__(self, api: Any, caches: Caches, metrics: ReconcilerMetrics, pool: ThreadPoolExecutor,
+                 check_stopping: Callable[[], None]) -> None:
         self._api = api
         self._caches = caches
         self._metrics = metrics
@@ -146,9 +135,8 @@ class ClaimWrites:
         self.templates = TemplateReads(api)
 
     def owner_replicas(self, namespace: str, work: OwnerWork, claim: str, doing: str) -> int | None:
-        """The owner's replicas as the API server has them now, read once per reconcile: None when
-        it is gone, re-created (another UID), being deleted, or unreadable as an owner. A read that
-        fails is the owner's failure (``doing``: what the read was for) and reads as None."""
+        """The owner's replicas as the API server has them, read once per reconcile: None when it is
+        gone, re-created, being deleted, or the read failed (the owner's failure: ``doing``)."""
         if work.live is None:
             reference = work.owner.reference
             try:
