@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 from kubernetes.client.exceptions import ApiException
 
@@ -20,10 +18,3 @@ def status_message(err: ApiException) -> str:
     message = body.get("message") if isinstance(body, dict) else None
     return " ".join((str(message) if message else f"{err.status} {err.reason}").split())
 
-
-def read_json(response: Any) -> Any:
-    """The JSON body of a raw (``_preload_content=False``) response; the connection goes back to the pool."""
-    try:
-        return orjson.loads(response.data)
-    finally:
-        response.release_conn()

@@ -23,8 +23,10 @@ from webhook.core.boundedcache import BoundedCache
 from webhook.core.model.meta import ObjectKey
 from webhook.core.model.podcliqueset import PodCliqueSet, ResourceSharingSpec
 from webhook.core.sharing.templatesource import template_source
-from webhook.kube.apierrors import NOT_FOUND, read_json, status_message
+from webhook.kube.apierrors import NOT_FOUND, status_message
 from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
+from webhook.kube.objects import Objects
+from webhook.kube.resources import RESOURCECLAIMTEMPLATES
 
 log = logging.getLogger(__name__)
 
@@ -44,13 +46,14 @@ class TemplateError(Exception):
 
 class TemplateReads:
     def __init__(self, api: client.ApiClient, timeout: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self._api = client.ResourceV1Api(api)
+        self._api = api
         self.timeout = timeout
         self._specs: BoundedCache[ObjectKey, dict[str, Any] | TemplateError] = BoundedCache(KEPT, clock=clock)
 
     async def exists(self, namespace: str, name: str) -> bool | None:
+        templates = Objects(self._api, RESOURCECLAIMTEMPLATES, namespace, self.timeout)
         try:
-            await asyncio.wait_for(asyncio.to_thread(self._get, namespace, name), self.timeout)
+            await asyncio.wait_for(asyncio.to_thread(templates.get, name), self.timeout)
         except ApiException as err:
             if err.status == NOT_FOUND:
                 return False
@@ -63,13 +66,6 @@ class TemplateReads:
             return True
         log.warning("GET of ResourceClaimTemplate %s/%s failed: %s", namespace, name, problem)
         return None
-
-    def _get(self, namespace: str, name: str) -> None:
-        response: Any = self._api.read_namespaced_resource_claim_template(
-            name, namespace, _preload_content=False, _request_timeout=self.timeout
-        )
-        response.drain_conn()  # the body read and dropped, the connection kept
-        response.release_conn()
 
     def claim_spec(self, pcs: PodCliqueSet, entry: ResourceSharingSpec) -> dict[str, Any]:
         """The spec a claim of ``entry`` gets: its internal template's, or the external one's."""
@@ -88,13 +84,12 @@ class TemplateReads:
 
     def _read(self, template: ObjectKey) -> dict[str, Any] | TemplateError:
         try:
-            response = self._api.read_namespaced_resource_claim_template(template.name, template.namespace, _preload_content=False)
+            read = Objects(self._api, RESOURCECLAIMTEMPLATES, template.namespace).get(template.name)
         except ApiException as err:
             if err.status == 0:
                 raise
             return TemplateError(
                 f"failed to get external ResourceClaimTemplate {template}: {status_message(err)}", missing=err.status == NOT_FOUND
             )
-        read = read_json(response)
-        spec = (read.get("spec") or {}).get("spec") if isinstance(read, dict) else None
+        spec = (read.get("spec") or {}).get("spec")
         return spec if isinstance(spec, dict) else {}

@@ -11,6 +11,7 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any, TypeVar, cast
 
 from webhook.core.boundedcache import BoundedCache
@@ -108,11 +109,10 @@ def _text(metadata: Mapping[str, Any], member: str) -> str:
 
 
 class PendingWrites:
-    """The claims this reconciler has just created, patched or deleted, until the watch reports that
-    very change (or for ``ttl`` seconds): a reconcile in between reads what was written, so it does
-    not create a claim twice or delete it again. A write's answer can reach the worker after the
-    watch has delivered the change, and even a later one, so the changes the watch delivered are
-    remembered too: a write the watch has already reported is not pending."""
+    """The claims this reconciler has just written, until the watch reports that very change (or for
+    ``ttl`` seconds), so that a reconcile in between does not write them again. A write's answer can
+    come after the watch has delivered the change, and even a later one, so the changes the watch
+    delivered are remembered too: a write the watch has already reported is not pending."""
 
     def __init__(self, ttl: float, clock: Callable[[], float] = time.monotonic) -> None:
         self._written: BoundedCache[ObjectKey, tuple[ClaimRecord, bool]] = BoundedCache(WRITES_KEPT, ttl, clock)
@@ -150,10 +150,9 @@ class PendingWrites:
 
 
 class RecentDeletions:
-    """Claims deleted by anyone in the last ``keep`` seconds. Such a claim is not re-created within
-    ``delay`` seconds (its deletion re-queues the PodCliqueSet after that, when the caches have seen
-    whether its owner is gone too), and until ``keep`` only once a read of its owner says it is
-    still needed (BEHAVIOUR.md §4.9)."""
+    """Claims deleted by anyone lately: not re-created within ``delay`` seconds (by when the caches
+    have seen whether their owner is gone too), and until ``keep`` only once a read of their owner
+    says they are still needed (BEHAVIOUR.md §4.9)."""
 
     def __init__(self, delay: float, keep: float, clock: Callable[[], float] = time.monotonic) -> None:
         self._delay = delay
@@ -165,12 +164,11 @@ class RecentDeletions:
             self._deleted_at.put(object_key(obj), self._clock())
 
     def remaining(self, key: ObjectKey) -> float:
-        """Seconds until a claim deleted lately may be re-created; 0 when it may be now."""
+        """Seconds until the claim may be re-created."""
         at = self._deleted_at.get(key)
         return 0.0 if at is None else max(at + self._delay - self._clock(), 0.0)
 
     def recent(self, key: ObjectKey) -> bool:
-        """Deleted within the last ``keep`` seconds."""
         return key in self._deleted_at
 
 
@@ -242,22 +240,22 @@ class Caches:
         self._groups_index, self._cliques_index, self._claims_index = PartOfIndex(), PartOfIndex(), PartOfIndex()
 
         def informers(resource: Resource, transform: Callable[[dict[str, Any]], T], handler: Handler,
-                      selector: str | None = None) -> Informers[T]:
+                      selector: str | None = GROVE_MANAGED) -> Informers[T]:
             return Informers(resource, namespaces, lambda namespace: Informer(
                 api, resource, namespace=namespace, label_selector=selector, transform=transform, handler=handler,
                 on_recovered=on_recovered,
             ))
 
-        self.podcliquesets = informers(PODCLIQUESETS, read_podcliqueset, self._on_pcs)
-        self.scaling_groups = informers(PODCLIQUESCALINGGROUPS, read_scaling_group, self._member_handler(self._groups_index), GROVE_MANAGED)
-        self.cliques = informers(PODCLIQUES, read_podclique, self._member_handler(self._cliques_index), GROVE_MANAGED)
-        claims_handler = self._member_handler(self._claims_index, self._observe_claim, disturbed_by_adds=False)
-        self.claims = informers(RESOURCECLAIMS, ClaimRecord.from_object, claims_handler, SHARED_CLAIMS)
+        self.podcliquesets = informers(PODCLIQUESETS, read_podcliqueset, self._on_pcs, None)
+        self.scaling_groups = informers(PODCLIQUESCALINGGROUPS, read_scaling_group, partial(self._on_member, self._groups_index))
+        self.cliques = informers(PODCLIQUES, read_podclique, partial(self._on_member, self._cliques_index))
+        self.claims = informers(RESOURCECLAIMS, ClaimRecord.from_object, self._on_claim, SHARED_CLAIMS)
         self.informers: tuple[Informers[Any], ...] = (self.podcliquesets, self.scaling_groups, self.cliques, self.claims)
 
-    def _observe_claim(self, kind: str, obj: dict[str, Any]) -> None:
+    def _on_claim(self, kind: str, obj: dict[str, Any]) -> None:
         self.pending.observe(kind, obj)
         self.recently_deleted.observe(kind, obj)
+        self._on_member(self._claims_index, kind, obj, disturbed_by_adds=False)
 
     def _on_pcs(self, kind: str, obj: dict[str, Any]) -> None:
         key = object_key(obj)
@@ -276,28 +274,25 @@ class Caches:
         wrong (a claim added cannot); never comes back to an earlier value."""
         return self._epochs.get(pcs, 0)
 
-    def _member_handler(self, index: PartOfIndex, observe: Handler | None = None, disturbed_by_adds: bool = True) -> Handler:
-        def handle(kind: str, obj: dict[str, Any]) -> None:
-            if observe is not None:
-                observe(kind, obj)
-            key = object_key(obj)
-            if kind == "DELETED":
-                pcs = index.remove(key) or pcs_key_of(obj)
-                if pcs is not None:
-                    self._disturb(pcs)
-                    self._notify(pcs, DELETION_DELAY)
-                return
-            pcs = pcs_key_of(obj)
-            previous = index.update(key, pcs)
-            if previous is not None:
-                self._disturb(previous)
-                self._notify(previous, 0.0)
+    def _on_member(self, index: PartOfIndex, kind: str, obj: dict[str, Any], disturbed_by_adds: bool = True) -> None:
+        """A scaling group, PodClique or claim changed: its PodCliqueSet (and the one it belonged to
+        before, if another) is queued, after a moment for a deletion (``DELETION_DELAY``)."""
+        key = object_key(obj)
+        if kind == "DELETED":
+            pcs = index.remove(key) or pcs_key_of(obj)
             if pcs is not None:
-                if disturbed_by_adds or kind != "ADDED":
-                    self._disturb(pcs)
-                self._notify(pcs, 0.0)
-
-        return handle
+                self._disturb(pcs)
+                self._notify(pcs, DELETION_DELAY)
+            return
+        pcs = pcs_key_of(obj)
+        previous = index.update(key, pcs)
+        if previous is not None:
+            self._disturb(previous)
+            self._notify(previous, 0.0)
+        if pcs is not None:
+            if disturbed_by_adds or kind != "ADDED":
+                self._disturb(pcs)
+            self._notify(pcs, 0.0)
 
     def wrote(self, record: ClaimRecord, deleted: bool = False) -> None:
         """A claim this reconciler has just written. A created claim is indexed under its
@@ -358,11 +353,10 @@ def _index_below(metadata: ObjectMeta, label: str, replicas: int | None) -> bool
 def current_children(
     pcs: PodCliqueSet, groups: Iterable[PodCliqueScalingGroup], cliques: Iterable[PodClique]
 ) -> tuple[list[PodCliqueScalingGroup], list[PodClique]]:
-    """The scaling groups and PodCliques that are current children of ``pcs``: those whose parent
-    (their scaling group, else the PodCliqueSet) is cached with the UID their controller reference
-    names, and whose replica index is below the parent's replicas now. Grove deletes the others
-    itself; ensuring their claims would be wasted writes, or re-create claims the garbage collector
-    has just taken from an owner that is going. A scaling group being deleted takes its PodCliques."""
+    """The scaling groups and PodCliques whose parent (scaling group, else PodCliqueSet) is cached
+    with the UID their controller reference names and has their replica index now: Grove deletes
+    the others, and ensuring their claims would re-create what the garbage collector has just
+    taken. A scaling group being deleted takes its PodCliques."""
     live_groups = [
         g for g in groups
         if _controlled_by(g.metadata, pcs.uid) and not g.metadata.deletion_timestamp

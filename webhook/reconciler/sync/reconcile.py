@@ -76,13 +76,18 @@ class Outcome:
             self.retry_within = work.retry_within
 
 
-class Observed(NamedTuple):
-    """What one reconcile works from, with the caches' epoch for the PodCliqueSet when read."""
+@dataclass(slots=True)
+class Observed:
+    """One reconcile: what it works from (with the caches' epoch for the PodCliqueSet when read) and
+    what it did."""
 
     key: ObjectKey
     epoch: int
     pcs: PodCliqueSet
     owners: list[Owner]
+    outcome: Outcome = field(default_factory=Outcome)
+    started: float = field(default_factory=time.monotonic)
+    candidates: plan.StaleCandidates | None = None  # grouped when the first owner needs them
 
 
 class Continuation(NamedTuple):
@@ -154,15 +159,14 @@ class Executor:
         resumed = self._resume(observed)
         if resumed is None:
             self._report_owners(observed)
-        run = _Run(observed, Outcome(), self.budget)
         first, position = resumed or (0, 0)
         for i in range(first, len(observed.owners)):
             owner = observed.owners[i]
-            if owner.replicas >= 0 and self._owner(run, owner, position if i == first else 0):
+            if owner.replicas >= 0 and self._owner(observed, owner, position if i == first else 0):
                 break
         if resumed is not None:
-            run.outcome.partial = True  # went on from a continuation: one full pass to finish
-        return run.outcome
+            observed.outcome.partial = True  # went on from a continuation: one full pass to finish
+        return observed.outcome
 
     def _resume(self, observed: Observed) -> tuple[int, int] | None:
         """(owner, claim position) to go on from, when nothing changed since the last stop."""
@@ -172,7 +176,7 @@ class Executor:
         found = next((i for i, owner in enumerate(observed.owners) if owner.reference == stopped.owner), None)
         return None if found is None else (found, stopped.position)
 
-    def _owner(self, run: _Run, owner: Owner, start: int) -> bool:
+    def _owner(self, run: Observed, owner: Owner, start: int) -> bool:
         """One owner's claims ensured from ``start``, then its stale ones deleted; True when the
         budget ran out first."""
         work = OwnerWork(owner)
@@ -183,31 +187,31 @@ class Executor:
         except Unreachable:
             raise
         except BaseException:
-            self._report(run.namespace, work)  # what was done before shutdown, or a bug
+            self._report(run.key.namespace, work)  # what was done before shutdown, or a bug
             raise
-        self._report(run.namespace, work)
+        self._report(run.key.namespace, work)
         run.outcome.add(work)
         if stopped is None:
             return False
         run.outcome.partial = True
         if work.complete:
-            self._continuations[run.observed.key] = Continuation(run.observed.epoch, owner.reference, stopped)
+            self._continuations[run.key] = Continuation(run.epoch, owner.reference, stopped)
         return True
 
-    def _ensure(self, run: _Run, work: OwnerWork, start: int, stop: int) -> int | None:
+    def _ensure(self, run: Observed, work: OwnerWork, start: int, stop: int) -> int | None:
         """Positions ``start`` to ``stop``, a chunk at a time: the position to go on from when the
         budget ran out first, else None (done, or writes failing: ``work`` says)."""
         position = start
         while position < stop:
             end = min(position + CHUNK, stop)
-            if not self._apply(run, work, plan.claims(work.owner, run.namespace, self._caches, position, end)):
+            if not self._apply(run, work, plan.claims(work.owner, run.key.namespace, self._caches, position, end)):
                 return None
             position = end
-            if position < stop and run.spent(work):
-                return position
+            if position < stop and (run.outcome.writes or work.writes) and time.monotonic() - run.started >= self.budget:
+                return position  # written for the budget: time to yield (one that wrote nothing goes on)
         return None
 
-    def _apply(self, run: _Run, work: OwnerWork, actions: list[plan.Action]) -> bool:
+    def _apply(self, run: Observed, work: OwnerWork, actions: list[plan.Action]) -> bool:
         """One chunk's actions: adoptions and reports first, then creates; False when writes failed,
         so that the owner's other claims wait for a retry."""
         created: list[DesiredClaim] = []
@@ -221,26 +225,26 @@ class Executor:
                 work.complete = False
                 work.requeue_after = max(work.requeue_after, action.seconds)
             else:
-                self._writes.apply_to_existing(run.namespace, work, action)
+                self._writes.apply_to_existing(run.key.namespace, work, action)
         if recreated:
-            replicas = self._writes.owner_replicas(run.namespace, work, recreated[0].claim.name, "cannot read the owner of ")
+            replicas = self._writes.owner_replicas(run.key.namespace, work, recreated[0].claim.name, "cannot read the owner of ")
             needed = plan.still_needed(recreated, replicas)
             if len(needed) < len(recreated):
                 work.complete = False  # the owner's cache is behind: its event is on its way
             created += needed
-        return self._writes.create(run.observed.pcs, work, created)
+        return self._writes.create(run.pcs, work, created)
 
-    def _clean_up(self, run: _Run, work: OwnerWork) -> None:
+    def _clean_up(self, run: Observed, work: OwnerWork) -> None:
         """The owner's stale claims, deleted only once a read of the owner confirms that it still is
         their owner and that they are stale at its replicas now too."""
         if run.candidates is None:
-            run.candidates = plan.StaleCandidates(self._caches.claims_of(run.observed.key))
+            run.candidates = plan.StaleCandidates(self._caches.claims_of(run.key))
         owner = work.owner
         deletes = plan.cleanup(owner, run.candidates)
         if not deletes:
             return
         doing = f"cannot read {owner.level.kind} {owner.name} to delete "
-        replicas = self._writes.owner_replicas(run.namespace, work, deletes[0].claim.name, doing)
+        replicas = self._writes.owner_replicas(run.key.namespace, work, deletes[0].claim.name, doing)
         if replicas is None:
             return  # gone, re-created, or unreadable: the owner's own event is on its way
         if replicas != owner.replicas:
@@ -267,26 +271,6 @@ class Executor:
                 over += report.reason == plan.LIMIT_EXCEEDED
                 self._recorder.warning(observed.key.namespace, owner.reference, report.reason, report.message)
         self._metrics.owners_over_limit(observed.key, over)
-
-
-@dataclass(slots=True)
-class _Run:
-    """One reconcile of one PodCliqueSet, as the executor goes through its owners."""
-
-    observed: Observed
-    outcome: Outcome
-    budget: float
-    started: float = field(default_factory=time.monotonic)
-    candidates: plan.StaleCandidates | None = None  # grouped when the first owner needs them
-
-    @property
-    def namespace(self) -> str:
-        return self.observed.key.namespace
-
-    def spent(self, work: OwnerWork) -> bool:
-        """Claims were written and the budget is gone: time to yield. A reconcile that wrote nothing
-        yet goes on, so that each one gets somewhere."""
-        return bool(self.outcome.writes or work.writes) and time.monotonic() - self.started >= self.budget
 
 
 def event_message(verb: str, names: list[str]) -> str:
