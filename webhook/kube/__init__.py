@@ -1,2 +1,1 @@
-"""The Kubernetes side: resources we read and write, the access each component needs, client
-configuration and the list+watch informer shared by the cluster store and the claim reconciler."""
+"""The Kubernetes side: resources, the access each component needs, clients, informers."""

@@ -132,8 +132,7 @@ def _verb(method: str, name: str | None, watch: bool) -> str:
 
 
 def _resource_path(path: str) -> tuple[str, str, bool, str | None, list[str]] | None:
-    """(group, version, whether the path is a watch's, namespace, the segments after them) of an
-    API path; None for any other path."""
+    """(group, version, whether it is a watch's, namespace, the segments after) of an API path."""
     segments = [s for s in path.split("/") if s]
     if segments[:2] == ["api", "v1"]:
         group, version, rest = "", "v1", segments[2:]
@@ -199,14 +198,11 @@ class Access:
         return set(self.calls)
 
 
-POOL_SIZE = 32
-"""Connections kept per client: the watches hold one each for good, and the reconciler writes
-several claims at once (the client's default is five per CPU)."""
+POOL_SIZE = 32  # connections per client: each watch holds one for good, and claims are written several at once
 
 
 class GuardedApiClient(client.ApiClient):
-    """An ``ApiClient`` that sends only what its component's access table allows, each request
-    with ``request_timeout`` (connect, read seconds) unless the call names its own."""
+    """An ``ApiClient`` that sends only what its component's access table allows, with a timeout."""
 
     def __init__(self, configuration: client.Configuration, access: Access, request_timeout: tuple[float, float] | None = None) -> None:
         configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0, POOL_SIZE)

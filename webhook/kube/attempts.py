@@ -1,9 +1,7 @@
-"""The attempts of a loop that talks to the API server: when to try again, and what to log.
-
-A loop that loses the API server tries again after a short, capped, jittered delay that starts from
-the shortest again as soon as an attempt gets through, so that it is back soon after the API server
-is, however long or often it was away. An outage costs a WARNING line when it starts (repeated every
-``REPEAT_WARNING`` seconds while it lasts, DEBUG in between) and an INFO line when it is over.
+"""When a loop that talks to the API server tries again, and what it logs: a short, capped delay
+that starts from the shortest again as soon as an attempt gets through, so that the loop is back
+soon after the API server, however long it was away; a WARNING when an outage starts (repeated
+every ``REPEAT_WARNING`` seconds) and an INFO line when it is over.
 """
 
 from __future__ import annotations
@@ -50,8 +48,7 @@ class Attempts:
         self.delay = self.initial
 
     def succeeded(self) -> None:
-        """An attempt got through: the delay starts again from the shortest, and after failures the
-        recovery is logged and reported (``on_recovered``)."""
+        """An attempt got through: after failures, the recovery is logged and reported."""
         self.reset()
         if not self.failures:
             return

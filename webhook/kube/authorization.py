@@ -1,11 +1,9 @@
 """Whether a user may get a ResourceClaimTemplate, as the API server's authorizers answer a
 SubjectAccessReview (DECISIONS.md §3.1): the core's ``TemplateAccess``.
 
-A question is asked off the event loop, on threads of its own (a slow API server then holds those,
-not the ones the PodCliqueSet cache's GET uses), through a client that sends each request once, and
-answered within ``timeout`` however the wire behaves, or not at all: ``AccessUnknown``. Answers are
-kept per user (all that authorizers may read of one) and template, a permission longer than a
-refusal and a failure not at all; the same questions asked at once wait for one review.
+A question is asked on threads of its own (a slow API server holds those, not the PodCliqueSet
+cache's), sent once and answered within ``timeout`` or not at all (``AccessUnknown``). Answers are
+kept per user and template, a permission longer than a refusal, and asked once however many wait.
 """
 
 from __future__ import annotations

@@ -22,8 +22,7 @@ def in_cluster() -> bool:
 
 
 def default_kubeconfig() -> str:
-    """``KUBECONFIG`` (paths separated by the OS path separator), else ``~/.kube/config``: read now,
-    where the client library reads it once, when imported."""
+    """``KUBECONFIG``, else ``~/.kube/config``: read now, where the library reads it once, when imported."""
     return os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
 
 

@@ -1,8 +1,5 @@
-"""Failures to reach the API server, told apart from its answers and said in one line.
-
-With the client's own retries off (the informers and the work queue retry with backoff of their
-own), urllib3 raises what went wrong on the wire, in texts that name the connection object and
-repeat the URL; an operator needs one short line.
+"""Failures to reach the API server, told apart from its answers and said in one line: urllib3's
+texts name the connection object and repeat the URL.
 """
 
 from __future__ import annotations

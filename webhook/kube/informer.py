@@ -95,8 +95,7 @@ class Informer(Generic[T]):
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Stops at once: the open watch is shut rather than waited out (one the server has just
-        ended may have had its socket closed already)."""
+        """Stops at once: the open watch is shut (unless its socket is closed already), not waited out."""
         self._stopping.set()
         with self._lock:
             if self._response is not None:
@@ -170,8 +169,7 @@ class Informer(Generic[T]):
         self._synced.set()
 
     def _forget_listed(self, key: tuple[str, str]) -> None:
-        """A deletion found by a re-list, reported with what the cache kept of the object's
-        metadata (all of it when it holds raw objects), so that a handler can tell where it belonged."""
+        """A deletion a re-list found, reported with what the cache kept of the object's metadata."""
         gone = self._cache.pop(key)
         self._known.pop(key, None)
         kept = (gone.get("metadata") or {}) if isinstance(gone, dict) else {}

@@ -1,10 +1,8 @@
 """Objects of one resource by name, as plain JSON: created, read, patched, replaced and deleted.
 
-The client's typed API classes validate a body into their models, which refuse fields newer than
-the client (a claim's spec may use any field the API server serves) and would drop such fields
-from a PUT of an object read through them. Here a body goes out exactly as given, for the API
-server to validate, and a replace sends back what was read with its ``resourceVersion``, so a
-write made meanwhile by someone else is never lost: the API server answers 409 Conflict.
+The client's typed models refuse fields newer than the client and drop them from a PUT; here a
+body goes out as given, for the API server to validate, and a replace sends back what was read
+with its ``resourceVersion``, so that a write made meanwhile is never lost (409 Conflict).
 """
 
 from __future__ import annotations

@@ -73,8 +73,7 @@ class TemplateReads:
         return self.spec(source) if isinstance(source, ObjectKey) else source.claim_spec
 
     def spec(self, template: ObjectKey) -> dict[str, Any]:
-        """The template's ``spec.spec``; raises ``TemplateError``, or what the client raised when the
-        API server could not be reached (not remembered)."""
+        """The template's ``spec.spec``; ``TemplateError``, or, not remembered, an unreachable API server."""
         found = self._specs.load(
             template, lambda: self._read(template), lambda read: MISSING_TTL if isinstance(read, TemplateError) else FOUND_TTL
         )

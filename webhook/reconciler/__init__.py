@@ -1,3 +1,3 @@
 """The claim reconciler: keeps, for every PodCliqueSet, exactly the shared ResourceClaims its pods
-reference (BEHAVIOUR.md §4), owned so that the garbage collector removes them with their
-owner. Importing the package loads nothing heavy: the command line imports its settings only."""
+reference (BEHAVIOUR.md §4). Importing the package loads nothing heavy: the command line imports
+its settings only."""

@@ -1,8 +1,6 @@
-"""The reconciler's view of the cluster: PodCliqueSets, scaling groups, PodCliques (as the core's
-read models) and shared claims (``ClaimRecord``, without their spec) cached by informers, found by
-PodCliqueSet, and read through what this reconciler has just written and what was deleted lately.
-Children are listed with Grove's ``managed-by`` label and claims with the ``resource-claim``
-component label, so that nothing else in the cluster is cached.
+"""The reconciler's view of the cluster: PodCliqueSets, Grove's scaling groups and PodCliques, and
+shared claims (``ClaimRecord``, no spec) cached by informers, found by PodCliqueSet, and read
+through what this reconciler has just written and what was deleted lately.
 """
 
 from __future__ import annotations
@@ -173,8 +171,7 @@ class RecentDeletions:
 
 
 def pcs_key_of(obj: Mapping[str, Any]) -> ObjectKey | None:
-    """The PodCliqueSet an object belongs to: its ``part-of`` label, which Grove sets on all of them,
-    else a PodCliqueSet owner."""
+    """The PodCliqueSet an object belongs to: its ``part-of`` label, else a PodCliqueSet owner."""
     metadata = obj.get("metadata") or {}
     namespace = str(metadata.get("namespace") or "")
     part_of = (metadata.get("labels") or {}).get(grove.PART_OF)
@@ -270,13 +267,11 @@ class Caches:
             self._epochs[pcs] = next(self._epoch_counter)
 
     def epoch(self, pcs: ObjectKey) -> int:
-        """Changes whenever an event could have made an earlier check of this PodCliqueSet's claims
-        wrong (a claim added cannot); never comes back to an earlier value."""
+        """Changes (never back) with every event that could make an earlier check of its claims wrong."""
         return self._epochs.get(pcs, 0)
 
     def _on_member(self, index: PartOfIndex, kind: str, obj: dict[str, Any], disturbed_by_adds: bool = True) -> None:
-        """A scaling group, PodClique or claim changed: its PodCliqueSet (and the one it belonged to
-        before, if another) is queued, after a moment for a deletion (``DELETION_DELAY``)."""
+        """Queues the PodCliqueSet of a scaling group, PodClique or claim (and the one it left)."""
         key = object_key(obj)
         if kind == "DELETED":
             pcs = index.remove(key) or pcs_key_of(obj)

@@ -171,8 +171,7 @@ class Controller:
         self._stop.set()
 
     def _recovered(self) -> None:
-        """An informer is back after failing: what failed while the API server was away runs again
-        now rather than after its backoff."""
+        """The API server is back: what failed while it was away runs now, not after its backoff."""
         retried = self.queue.retry_failed_now()
         if retried:
             log.info("the API server is back: retrying %d PodCliqueSets now", retried)

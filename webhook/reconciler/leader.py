@@ -137,8 +137,7 @@ class LeaderElector:
             log.warning("cannot reach the lease %s/%s (%s); retrying", self.namespace, self.name, connection_problem(err))
 
     def release(self) -> None:
-        """Stops campaigning and, if this replica holds the lease, hands it back (read again after a
-        conflict, a few times)."""
+        """Stops campaigning and, if this replica holds the lease, hands it back."""
         self._released.set()
         if not self._leading.is_set():
             return

@@ -1,9 +1,7 @@
-"""The work queue of PodCliqueSet keys, with client-go's workqueue semantics.
-
-A key waits at most once however many events name it, and is processed by one worker at a time; a
-key added while it is processed runs again once that worker is done, so that no change is lost and
-no two workers write the same PodCliqueSet's claims. A failed key comes back after a capped
-exponential delay of its own, so that one failing owner never delays another.
+"""The work queue of PodCliqueSet keys, with client-go's workqueue semantics: a key waits once
+however many events name it and is processed by one worker at a time, and runs again if added
+meanwhile, so that no change is lost and no two workers write one PodCliqueSet's claims; a failed
+key comes back after a backoff of its own, so that one failing owner never delays another.
 """
 
 from __future__ import annotations
@@ -60,8 +58,7 @@ class WorkQueue(Generic[K]):
             self._condition.notify()
 
     def add_rate_limited(self, key: K, cap: float | None = None) -> float:
-        """Adds ``key`` after its next backoff delay (base, twice that, ... up to the maximum, or
-        ``cap`` if shorter); returns the delay."""
+        """Adds ``key`` after its next backoff delay (``cap`` at most), which it returns."""
         with self._condition:
             failures = self._failures.get(key, 0)
             self._failures[key] = failures + 1
@@ -70,8 +67,7 @@ class WorkQueue(Generic[K]):
         return delay
 
     def retry_failed_now(self) -> int:
-        """Every key waiting for a retry after failures is ready now, its backoff reset (the API
-        server is back: what failed while it was away need not wait); how many."""
+        """How many keys waiting for a retry after failures are ready now, their backoff reset."""
         with self._condition:
             failed = [key for key in self._ready_at if key in self._failures]
             for key in failed:
@@ -115,8 +111,7 @@ class WorkQueue(Generic[K]):
                 self._condition.notify()
 
     def shut_down(self) -> None:
-        """Workers get None from now on; keys still queued are dropped (the next leader, or the next
-        start, lists everything anyway)."""
+        """Workers get None from now on; keys still queued are dropped (a next start lists them)."""
         with self._condition:
             self._shutting_down = True
             self._condition.notify_all()

@@ -1,9 +1,7 @@
-"""Who controls a claim, and the metadata change that makes an existing claim ours (§4.6, §4.7).
-
-Grove adopts with controller-runtime's ``SetControllerReference``: a claim with no controller, or
-controlled by an object of the same group, kind and name (a re-created owner with a new UID), gets
-our controller reference in place of the old one; a claim controlled by anything else is refused.
-Labels are merged: existing keys stay, Grove's keys win. ``spec`` is never part of the change.
+"""Who controls a claim, and the metadata change that makes an existing claim ours (§4.6, §4.7),
+as controller-runtime's ``SetControllerReference`` does it for Grove: a claim with no controller, or
+one controlled by an earlier object of the owner's kind and name, gets the owner's reference; one
+controlled by anything else is refused. Grove's labels are merged in; ``spec`` is never changed.
 """
 
 from __future__ import annotations
@@ -17,8 +15,7 @@ from webhook.core.sharing.desired import DesiredClaim
 
 
 def controlled_by_other(references: Sequence[OwnerReference], owner: OwnerReference) -> OwnerReference | None:
-    """The claim's controller when it is not ``owner``: such a claim is neither adopted, changed
-    nor deleted."""
+    """The claim's controller when not ``owner``: such a claim is neither adopted, changed nor deleted."""
     controller = controller_of(references)
     return controller if controller is not None and not controller.same_object(owner) else None
 

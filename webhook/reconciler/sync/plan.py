@@ -1,10 +1,7 @@
-"""What one owner's claims need, as actions computed from what the caches hold, without a client,
-a chunk of claim positions at a time (``claim_slots``), so that a plan never holds more than a
-chunk of an owner of a million replicas; and the reasons of the Events that report on owners.
-
-Stale PerReplica claims (BEHAVIOUR.md §4.8) are Grove's selector: the owner's labels and a
-replica-index label not in ``0..N-1``. Which they are depends on the owner's replicas, which the
-executor confirms with a read of the owner before deleting (``cleanup`` with the count read).
+"""What one owner's claims need, as actions computed from the caches without a client, a chunk of
+claim positions at a time, so that a plan never holds all of an owner of a million replicas; and
+the reasons of the Events on owners. Stale PerReplica claims are Grove's selector (BEHAVIOUR.md
+§4.8), at the owner's replicas as cached, then as a read of the owner says (``cleanup``).
 """
 
 from __future__ import annotations
@@ -79,8 +76,7 @@ class ClaimView(Protocol):
 
 
 class _Shape:
-    """A claim of one owner exactly as desired, in the claim record's shared pieces: most claims
-    are, and cost a comparison."""
+    """A claim of the owner exactly as desired, as most are: a comparison of shared pieces."""
 
     def __init__(self, owner: Owner) -> None:
         self.base = label_shape(owner.owner_labels())[0]
@@ -119,8 +115,7 @@ def _missing(owner: Owner, namespace: str, deletions: RecentDeletions, index: in
 
 
 def adoption(desired: DesiredClaim, existing: ClaimRecord, namespace: str) -> list[Action]:
-    """What makes an existing claim the desired one: nothing, a change of its metadata, or a report
-    when another object controls it."""
+    """Nothing, a change of its metadata, or a report when another object controls it."""
     change = plan_change(existing.labels, existing.references, desired)
     if change is None:
         return []
@@ -178,8 +173,7 @@ class StaleCandidates:
             self._groups.setdefault((label, owner), []).append((record, value))
 
     def stale(self, owner: Owner, replicas: int) -> list[ClaimRecord]:
-        """This owner's claims for replicas at or above ``replicas`` that it may delete: not those
-        another object controls."""
+        """The owner's claims for replicas at or above ``replicas`` that no other object controls."""
         if not owner.entries:
             return []
         level = owner.level

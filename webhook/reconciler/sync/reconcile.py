@@ -177,8 +177,7 @@ class Executor:
         return None if found is None else (found, stopped.position)
 
     def _owner(self, run: Observed, owner: Owner, start: int) -> bool:
-        """One owner's claims ensured from ``start``, then its stale ones deleted; True when the
-        budget ran out first."""
+        """The owner's claims ensured from ``start``, then its stale ones deleted; True out of budget."""
         work = OwnerWork(owner)
         try:
             stopped = self._ensure(run, work, start, min(claim_count(owner), self._limit))
@@ -199,8 +198,7 @@ class Executor:
         return True
 
     def _ensure(self, run: Observed, work: OwnerWork, start: int, stop: int) -> int | None:
-        """Positions ``start`` to ``stop``, a chunk at a time: the position to go on from when the
-        budget ran out first, else None (done, or writes failing: ``work`` says)."""
+        """Positions ``start`` to ``stop``, a chunk at a time; where to go on from when out of budget."""
         position = start
         while position < stop:
             end = min(position + CHUNK, stop)
@@ -263,8 +261,7 @@ class Executor:
             self._recorder.warning(namespace, about, reason, message)
 
     def _report_owners(self, observed: Observed) -> None:
-        """Owners whose sharing cannot be reconciled in full: Warning Events, and the gauge of owners
-        over the limit."""
+        """Warnings about owners whose sharing cannot be reconciled in full, and the gauge of them."""
         over = 0
         for owner in observed.owners:
             for report in plan.owner_reports(owner, self._limit):
@@ -288,11 +285,6 @@ def event_message(verb: str, names: list[str]) -> str:
     return head + ", ".join(shown) + (f" and {rest} more" if rest else "")
 
 
-class _Seen(NamedTuple):
-    name: str
-    occurrences: int
-
-
 class EventRecorder:
     """Events about the owners of shared claims (``about``, in ``namespace``), through core v1: what
     ``kubectl describe`` reads, and events.k8s.io cannot read Events written so. Like client-go's
@@ -303,7 +295,8 @@ class EventRecorder:
     def __init__(self, api: client.ApiClient, component: str, instance: str, window: float = 600.0, remembered: int = 4096) -> None:
         self._api = api
         self.component, self.instance = component, instance
-        self._seen: BoundedCache[tuple[str, OwnerReference, str, str, str], _Seen] = BoundedCache(remembered, window)
+        self._seen: BoundedCache[tuple[str, OwnerReference, str, str, str], tuple[str, int]] = BoundedCache(remembered, window)
+        """The Event written for each, and how many times it happened."""
 
     def normal(self, namespace: str, about: OwnerReference, reason: str, message: str) -> None:
         self.record(namespace, about, "Normal", reason, message)
@@ -315,25 +308,23 @@ class EventRecorder:
         key = (namespace, about, event_type, reason, message)
         now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()  # metav1.Time: seconds
         events = Objects(self._api, EVENTS, namespace)
-        seen = self._seen.get(key)
+        name, count = self._seen.get(key) or ("", 0)
         try:
-            if seen is not None and self._bump(events, seen, now):
-                self._seen.put(key, seen._replace(occurrences=seen.occurrences + 1))
-                return
-            created = events.create(self._event(namespace, about, event_type, reason, message, now))
+            if not (count and self._bump(events, name, count + 1, now)):
+                name, count = str(events.create(self._event(namespace, about, event_type, reason, message, now))["metadata"]["name"]), 0
         except ApiException as err:
             log.warning("cannot record event %s on %s %s/%s: %s", reason, about.kind, namespace, about.name, status_message(err))
             return
         except Exception as err:  # noqa: BLE001 - a report must never fail the work it reports on
             log.warning("cannot record event %s: %s", reason, err)
             return
-        self._seen.put(key, _Seen(str(created["metadata"]["name"]), 1))
+        self._seen.put(key, (name, count + 1))
 
     @staticmethod
-    def _bump(events: Objects, seen: _Seen, now: str) -> bool:
-        """One more occurrence on the existing Event; False if it is gone (expired)."""
+    def _bump(events: Objects, name: str, count: int, now: str) -> bool:
+        """The Event's ``count`` raised; False if it is gone (expired)."""
         try:
-            events.patch(seen.name, {"count": seen.occurrences + 1, "lastTimestamp": now})
+            events.patch(name, {"count": count, "lastTimestamp": now})
         except ApiException as err:
             if err.status == NOT_FOUND:
                 return False
@@ -341,20 +332,11 @@ class EventRecorder:
         return True
 
     def _event(self, namespace: str, about: OwnerReference, event_type: str, reason: str, message: str, now: str) -> dict[str, Any]:
+        involved = {"apiVersion": about.api_version, "kind": about.kind, "namespace": namespace, "name": about.name, "uid": about.uid}
         return {
-            "apiVersion": EVENTS.api_version,
-            "kind": EVENTS.kind,
-            "metadata": {"name": f"{about.name}.{time.time_ns():x}", "namespace": namespace},
-            "involvedObject": {
-                "apiVersion": about.api_version, "kind": about.kind, "namespace": namespace, "name": about.name, "uid": about.uid,
-            },
-            "type": event_type,
-            "reason": reason,
-            "message": message[:1024],
-            "source": {"component": self.component},
-            "reportingComponent": self.component,
-            "reportingInstance": self.instance,
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
+            "apiVersion": EVENTS.api_version, "kind": EVENTS.kind,
+            "metadata": {"name": f"{about.name}.{time.time_ns():x}", "namespace": namespace}, "involvedObject": involved,
+            "type": event_type, "reason": reason, "message": message[:1024], "source": {"component": self.component},
+            "reportingComponent": self.component, "reportingInstance": self.instance,
+            "firstTimestamp": now, "lastTimestamp": now, "count": 1,
         }

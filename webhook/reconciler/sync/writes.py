@@ -23,10 +23,10 @@ from webhook.kube.apierrors import CONFLICT, NOT_FOUND, status_message
 from webhook.kube.connection import connection_problem, is_connection_error
 from webhook.kube.objects import Objects
 from webhook.kube.resources import PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RESOURCECLAIMS
+from webhook.kube.templates import TemplateError, TemplateReads
 from webhook.reconciler.cluster import Caches, ClaimRecord
 from webhook.reconciler.metrics import ReconcilerMetrics
 from webhook.reconciler.sync import plan
-from webhook.kube.templates import TemplateError, TemplateReads
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -97,8 +97,7 @@ def write_pool() -> ThreadPoolExecutor:
 def slow_start(
     pool: ThreadPoolExecutor, items: Sequence[T], call: Callable[[T], R], before_batch: Callable[[], None]
 ) -> Iterator[tuple[T, R | Exception]]:
-    """``(item, result or exception)`` for each item written; after a batch in which a call raised,
-    the remaining items are not written (and not yielded)."""
+    """``(item, result or exception)`` for each item written, none after a batch in which one raised."""
     start, size = 0, 1
     while start < len(items):
         before_batch()
