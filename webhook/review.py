@@ -13,7 +13,7 @@ import sys
 import orjson
 import yaml
 
-from webhook.core.admission import AdmissionReview, Answer, Rejection, answer_review, decode
+from webhook.core.admission import AdmissionReview, Answer, Rejection, answer, decode
 from webhook.errors import CommandError
 from webhook.settings import ReviewSettings
 from webhook.stores.base import StoreError
@@ -28,20 +28,20 @@ def review(settings: ReviewSettings) -> int:
     if isinstance(decoded, Rejection):
         raise CommandError(_unusable(settings.file, body, decoded), UNUSABLE)
     webhook = _webhook_for(decoded)
-    answer = asyncio.run(_decide(settings, webhook, decoded))
-    content = answer.content()
+    decided = asyncio.run(_decide(settings, webhook, body))
+    content = decided.content()
     if settings.output == "yaml":
         sys.stdout.write(yaml.safe_dump(orjson.loads(content), sort_keys=False, allow_unicode=True))
     else:
         sys.stdout.buffer.write(content + b"\n")
     sys.stdout.flush()
-    if answer.error is not None:
-        err = answer.error
+    if decided.error is not None:
+        err = decided.error
         raise CommandError(f"{settings.file}: internal error in the {webhook.name} webhook: {type(err).__name__}: {err}", UNUSABLE)
-    response = answer.body["response"]
+    response = decided.body["response"]
     if response["allowed"]:
         return 0
-    if answer.outcome == "denied":
+    if decided.outcome == "denied":
         return 1
     raise CommandError(f"{settings.file}: {response['status']['message']}", UNUSABLE)
 
@@ -94,7 +94,7 @@ def _webhook_for(review: AdmissionReview) -> Webhook:
     raise CommandError(f"no webhook decides kind {kind!r} (known kinds: {known})", UNUSABLE)
 
 
-async def _decide(settings: ReviewSettings, webhook: Webhook, review: AdmissionReview) -> Answer:
+async def _decide(settings: ReviewSettings, webhook: Webhook, body: bytes) -> Answer:
     from webhook.stores import build_store
 
     try:
@@ -103,6 +103,6 @@ async def _decide(settings: ReviewSettings, webhook: Webhook, review: AdmissionR
     except StoreError as err:
         raise CommandError(str(err), UNUSABLE) from None
     try:
-        return await answer_review(webhook.build(settings, store), webhook.name, review)
+        return await answer(webhook.build(settings, store), webhook.name, body)
     finally:
         await store.stop()

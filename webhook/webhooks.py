@@ -13,6 +13,7 @@ webhook (DECISIONS.md §3.3) finds the PodCliqueSet of a scaled object in the st
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -39,12 +40,8 @@ class Webhook:
     build: Callable[[DecisionSettings, ObjectStore], Handler]
 
     def responder(self, settings: DecisionSettings, store: ObjectStore) -> Respond:
-        handler = self.build(settings, store)
-
-        async def respond(body: bytes) -> Answer:
-            return await answer(handler, self.name, body)
-
-        return respond
+        """The webhook's answer to a request body (a partial of ``answer``: no frame of its own)."""
+        return functools.partial(answer, self.build(settings, store), self.name)
 
 
 def template_authorization(settings: DecisionSettings, store: ObjectStore) -> TemplateAuthorization | None:

@@ -16,7 +16,7 @@ Problems with the envelope are the caller's fault and get HTTP 400 with ``{"erro
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from typing import Any, NamedTuple, Protocol, cast
 
 import orjson
@@ -292,16 +292,11 @@ def kind_mismatch(request: AdmissionRequest, expected: GroupVersionKind) -> Admi
 
 async def decide(handler: Handler, request: AdmissionRequest) -> AdmissionResponse:
     """The webhook's answer to one request, dispatched as controller-runtime dispatches it."""
-    mismatch = kind_mismatch(request, handler.kind)
-    if mismatch is not None:
-        return mismatch
-    read = _read_objects(handler, request)
+    read = kind_mismatch(request, handler.kind) or _read_objects(handler, request)
     if isinstance(read, AdmissionResponse):
         return read
-    obj, old = read
-    if callable(getattr(handler, "default", None)):  # a Defaulter (a runtime Protocol check costs more than a decision)
-        return await _default(cast(Defaulter, handler), request, obj)
-    return await _validate(cast(Validator, handler), request, obj, old)
+    call = _dispatch(handler, request, *read)
+    return call if isinstance(call, AdmissionResponse) else await call
 
 
 def _read_objects(handler: Handler, request: AdmissionRequest) -> tuple[Any, Any] | AdmissionResponse:
@@ -317,27 +312,27 @@ def _read_objects(handler: Handler, request: AdmissionRequest) -> tuple[Any, Any
     return obj, old
 
 
-async def _validate(handler: Validator, request: AdmissionRequest, obj: Any, old: Any) -> AdmissionResponse:
-    """controller-runtime's ``validatorForType.Handle``."""
+def _dispatch(handler: Handler, request: AdmissionRequest, obj: Any, old: Any) -> AdmissionResponse | Awaitable[AdmissionResponse]:
+    """The answer, or the webhook's method to await for it: controller-runtime's
+    ``defaulterForType.Handle`` for a Defaulter (DELETE, and what has no object, allowed), its
+    ``validatorForType.Handle`` for a Validator."""
     operation = request.operation
+    if callable(getattr(handler, "default", None)):  # a runtime Protocol check costs more than a decision
+        return _default(cast(Defaulter, handler), request, obj)
+    validator = cast(Validator, handler)
     if operation in ("CREATE", "UPDATE") and obj is None:
         return missing("object")
-    if operation == "CREATE":
-        return await handler.create(request, obj)
-    if operation == "UPDATE":
-        return await handler.update(request, obj, old)
-    if operation == "DELETE":
-        return await handler.delete(request, old)
-    if operation == "CONNECT":
-        return allowed()
-    return errored(400, f"unknown operation {gojson.quote(operation)}")
+    if operation in ("DELETE", "CONNECT"):
+        return validator.delete(request, old) if operation == "DELETE" else allowed()
+    if operation not in ("CREATE", "UPDATE"):
+        return errored(400, f"unknown operation {gojson.quote(operation)}")
+    return validator.create(request, obj) if operation == "CREATE" else validator.update(request, obj, old)
 
 
-async def _default(handler: Defaulter, request: AdmissionRequest, obj: Any) -> AdmissionResponse:
-    """controller-runtime's ``defaulterForType.Handle``: DELETE, and what has no object, allowed."""
+def _default(handler: Defaulter, request: AdmissionRequest, obj: Any) -> AdmissionResponse | Awaitable[AdmissionResponse]:
     if request.operation == "DELETE" or (obj is None and request.operation != "CREATE"):
         return allowed()
-    return missing("object") if obj is None else await handler.default(request, obj)
+    return missing("object") if obj is None else handler.default(request, obj)
 
 
 class Answer(NamedTuple):
@@ -370,11 +365,6 @@ async def answer(handler: Handler, webhook: str, body: bytes) -> Answer:
     review = decode(body)
     if isinstance(review, Rejection):
         return Answer.rejected(review)
-    return await answer_review(handler, webhook, review)
-
-
-async def answer_review(handler: Handler, webhook: str, review: AdmissionReview) -> Answer:
-    """The answer of ``handler`` to a decoded review."""
     request = review.request
     error: BaseException | None = None
     try:
@@ -382,6 +372,6 @@ async def answer_review(handler: Handler, webhook: str, review: AdmissionReview)
     except Exception as err:  # noqa: BLE001 - a bug of ours: answered, and handed back to be logged
         response = errored(500, f"internal error in the {webhook} webhook; the server log has the details")
         error = err
-    body = {"apiVersion": review.api_version, "kind": REVIEW_KIND, "response": response.body(request.uid)}
+    document = {"apiVersion": review.api_version, "kind": REVIEW_KIND, "response": response.body(request.uid)}
     name = f"{request.namespace}/{request.name}" if request.namespace else request.name
-    return Answer(200, body, request.operation, response.outcome, request.uid, name, error, response.note)
+    return Answer(200, document, request.operation, response.outcome, request.uid, name, error, response.note)

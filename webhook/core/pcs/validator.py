@@ -33,7 +33,7 @@ MORE_ERRORS = f"spec: Too many errors: only the first {MAX_ERRORS} are listed"
 
 def first_errors(errors: Iterable[object]) -> list[str]:
     """At most ``MAX_ERRORS`` errors as messages, and a last one saying when there are more."""
-    found = [str(e) for e in islice(errors, MAX_ERRORS + 1)]
+    found = list(map(str, islice(errors, MAX_ERRORS + 1)))
     return found if len(found) <= MAX_ERRORS else [*found[:MAX_ERRORS], MORE_ERRORS]
 
 
