@@ -94,11 +94,12 @@ class Controller:
         self.identity = identity
         self.metrics = ReconcilerMetrics()
         self.queue: WorkQueue[ObjectKey] = WorkQueue(settings.backoff_base, settings.backoff_max)
-        self.metrics.observe_queue(lambda: len(self.queue), lambda: self.queue.waiting)
         self.caches = Caches(api, settings.namespace, self.queue.add_after, on_recovered=self._recovered)
+        self.metrics.queue_depth.set_function(lambda: len(self.queue))
+        self.metrics.queue_retrying.set_function(lambda: self.queue.waiting)
         self.metrics.caches_synced.set_function(lambda: 1 if self.caches.synced else 0)
         for informers in self.caches.informers:
-            self.metrics.observe_cache(informers.resource.plural, informers.__len__)
+            self.metrics.cached.labels(informers.resource.plural).set_function(informers.__len__)
         self.stopping = threading.Event()  # no new write may start: workers stop between two writes
         self.writes = write_pool()
         recorder = EventRecorder(api, COMPONENT, identity)

@@ -5,7 +5,7 @@ one process), with the process's and Python's metrics and no ``*_created`` serie
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 
 from prometheus_client import Counter, Gauge, Histogram
 
@@ -69,10 +69,3 @@ class ReconcilerMetrics:
     def _count_over_limit(self) -> float:
         with self._over_limit_lock:
             return float(sum(self._over_limit.values()))
-
-    def observe_cache(self, resource: str, size: Callable[[], int]) -> None:
-        self.cached.labels(resource).set_function(size)
-
-    def observe_queue(self, depth: Callable[[], int], retrying: Callable[[], int]) -> None:
-        self.queue_depth.set_function(depth)
-        self.queue_retrying.set_function(retrying)

@@ -176,40 +176,41 @@ class Executor:
         found = next((i for i, owner in enumerate(observed.owners) if owner.reference == stopped.owner), None)
         return None if found is None else (found, stopped.position)
 
-    def _owner(self, run: Observed, owner: Owner, start: int) -> bool:
+    def _owner(self, observed: Observed, owner: Owner, start: int) -> bool:
         """The owner's claims ensured from ``start``, then its stale ones deleted; True out of budget."""
         work = OwnerWork(owner)
         try:
-            stopped = self._ensure(run, work, start, min(claim_count(owner), self._limit))
+            stopped = self._ensure(observed, work, start, min(claim_count(owner), self._limit))
             if stopped is None and work.complete:
-                self._clean_up(run, work)
+                self._clean_up(observed, work)
         except Unreachable:
             raise
         except BaseException:
-            self._report(run.key.namespace, work)  # what was done before shutdown, or a bug
+            self._report(observed.key.namespace, work)  # what was done before shutdown, or a bug
             raise
-        self._report(run.key.namespace, work)
-        run.outcome.add(work)
+        self._report(observed.key.namespace, work)
+        observed.outcome.add(work)
         if stopped is None:
             return False
-        run.outcome.partial = True
+        observed.outcome.partial = True
         if work.complete:
-            self._continuations[run.key] = Continuation(run.epoch, owner.reference, stopped)
+            self._continuations[observed.key] = Continuation(observed.epoch, owner.reference, stopped)
         return True
 
-    def _ensure(self, run: Observed, work: OwnerWork, start: int, stop: int) -> int | None:
+    def _ensure(self, observed: Observed, work: OwnerWork, start: int, stop: int) -> int | None:
         """Positions ``start`` to ``stop``, a chunk at a time; where to go on from when out of budget."""
         position = start
         while position < stop:
             end = min(position + CHUNK, stop)
-            if not self._apply(run, work, plan.claims(work.owner, run.key.namespace, self._caches, position, end)):
+            if not self._apply(observed, work, plan.claims(work.owner, observed.key.namespace, self._caches, position, end)):
                 return None
             position = end
-            if position < stop and (run.outcome.writes or work.writes) and time.monotonic() - run.started >= self.budget:
-                return position  # written for the budget: time to yield (one that wrote nothing goes on)
+            wrote = observed.outcome.writes or work.writes  # a reconcile that wrote nothing yet goes on
+            if position < stop and wrote and time.monotonic() - observed.started >= self.budget:
+                return position
         return None
 
-    def _apply(self, run: Observed, work: OwnerWork, actions: list[plan.Action]) -> bool:
+    def _apply(self, observed: Observed, work: OwnerWork, actions: list[plan.Action]) -> bool:
         """One chunk's actions: adoptions and reports first, then creates; False when writes failed,
         so that the owner's other claims wait for a retry."""
         created: list[DesiredClaim] = []
@@ -223,30 +224,30 @@ class Executor:
                 work.complete = False
                 work.requeue_after = max(work.requeue_after, action.seconds)
             else:
-                self._writes.apply_to_existing(run.key.namespace, work, action)
+                self._writes.apply_to_existing(observed.key.namespace, work, action)
         if recreated:
-            replicas = self._writes.owner_replicas(run.key.namespace, work, recreated[0].claim.name, "cannot read the owner of ")
+            replicas = self._writes.owner_replicas(observed.key.namespace, work, recreated[0].claim.name, "cannot read the owner of ")
             needed = plan.still_needed(recreated, replicas)
             if len(needed) < len(recreated):
                 work.complete = False  # the owner's cache is behind: its event is on its way
             created += needed
-        return self._writes.create(run.pcs, work, created)
+        return self._writes.create(observed.pcs, work, created)
 
-    def _clean_up(self, run: Observed, work: OwnerWork) -> None:
+    def _clean_up(self, observed: Observed, work: OwnerWork) -> None:
         """The owner's stale claims, deleted only once a read of the owner confirms that it still is
         their owner and that they are stale at its replicas now too."""
-        if run.candidates is None:
-            run.candidates = plan.StaleCandidates(self._caches.claims_of(run.key))
+        if observed.candidates is None:
+            observed.candidates = plan.StaleCandidates(self._caches.claims_of(observed.key))
         owner = work.owner
-        deletes = plan.cleanup(owner, run.candidates)
+        deletes = plan.cleanup(owner, observed.candidates)
         if not deletes:
             return
         doing = f"cannot read {owner.level.kind} {owner.name} to delete "
-        replicas = self._writes.owner_replicas(run.key.namespace, work, deletes[0].claim.name, doing)
+        replicas = self._writes.owner_replicas(observed.key.namespace, work, deletes[0].claim.name, doing)
         if replicas is None:
             return  # gone, re-created, or unreadable: the owner's own event is on its way
         if replicas != owner.replicas:
-            deletes = plan.cleanup(owner, run.candidates, replicas)
+            deletes = plan.cleanup(owner, observed.candidates, replicas)
         self._writes.delete(work, deletes)
 
     def _report(self, namespace: str, work: OwnerWork) -> None:
@@ -311,7 +312,8 @@ class EventRecorder:
         name, count = self._seen.get(key) or ("", 0)
         try:
             if not (count and self._bump(events, name, count + 1, now)):
-                name, count = str(events.create(self._event(namespace, about, event_type, reason, message, now))["metadata"]["name"]), 0
+                created = events.create(self._event(namespace, about, event_type, reason, message, now))
+                name, count = str(created["metadata"]["name"]), 0
         except ApiException as err:
             log.warning("cannot record event %s on %s %s/%s: %s", reason, about.kind, namespace, about.name, status_message(err))
             return
