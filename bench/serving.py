@@ -30,8 +30,10 @@ import uvloop
 
 from webhook.certs import ensure
 from webhook.core.admission import Answer, Handler, answer
+from webhook.server.budget import Budget
+from webhook.server.guard import Connections
 from webhook.server.lifecycle import Lifecycle
-from webhook.server.run import build_server, listen, serve
+from webhook.server.run import Server, listen, serve, uvicorn_config
 from webhook.settings import ServeSettings
 
 VALIDATE = "/webhooks/validate-podcliqueset"
@@ -70,7 +72,8 @@ def _run_child(settings: ServeSettings, app: Any) -> None:
     if app is None:
         serve(settings)
         return
-    server = build_server(settings, app, Lifecycle())
+    connections = Connections(settings, Budget(settings.max_held_bytes), Lifecycle().dropped)
+    server = Server(uvicorn_config(settings, app, connections))
     with listen(settings.host, settings.port) as sock, asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         runner.run(server.serve(sockets=[sock]))
 

@@ -97,9 +97,8 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, Cont
         10.0,
         gt=0,
         description=(
-            "Seconds a connection has, from being accepted (or, kept alive, from the first byte of its "
-            "next request), to deliver a complete request head; a slower one is closed. The TLS "
-            "handshake is bounded by it too."
+            "Seconds a connection has, from its TLS handshake (or, kept alive, from the first byte of "
+            "its next request), to deliver a complete request head; a slower one is closed."
         ),
         json_schema_extra={"metavar": "SECONDS"},
     )
@@ -107,8 +106,10 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, Cont
         1 * MiB,
         ge=1024,
         description=(
-            "Largest request head (request line and headers) accepted; a longer one is answered 431 "
-            "and its connection closed, as Go's net/http does past MaxHeaderBytes."
+            "Largest request head (request target and header lines) accepted; a longer one is answered "
+            "431 and its connection closed, as Go's net/http does past MaxHeaderBytes. A connection "
+            "holding more than this beyond the bodies it has delivered (a head that does not end, a "
+            "chunked body's trailers) is closed."
         ),
         json_schema_extra={"metavar": "BYTES"},
     )
@@ -159,8 +160,9 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, Cont
         description=(
             "Most bytes the server holds for its clients at once, all connections together: request "
             "heads and bodies being read, and answers not yet taken by their clients. A request that "
-            "would go past it is answered 503 with Retry-After; the last quarter is kept for requests "
-            "of at most 256 KiB, so that large ones cannot crowd out ordinary reviews."
+            "would go past it is answered 503 with Retry-After (a head still arriving: its connection "
+            "is closed); the last quarter is kept for requests of at most 256 KiB, so that large ones "
+            "cannot crowd out ordinary reviews."
         ),
         json_schema_extra={"metavar": "BYTES"},
     )
@@ -170,7 +172,7 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, Cont
         description=(
             "Seconds an answer may wait for its client to take it once it has backed up in the "
             "server's buffers (the client reads too slowly, or not at all); then the connection is "
-            "dropped and its buffers freed. Also bounds the TLS close of a connection."
+            "dropped and its buffers freed. Also bounds the TLS close of a connection its answer closed."
         ),
         json_schema_extra={"metavar": "SECONDS"},
     )
@@ -196,8 +198,7 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, Cont
         gt=0,
         description=(
             "Seconds the drain may take once the listener has closed: requests under way are "
-            "answered and idle connections get 1 s to send one; whatever is left then is cut off, "
-            "so that no client can hold the exit."
+            "answered; whatever is left then is cut off, so that no client can hold the exit."
         ),
         json_schema_extra={"metavar": "SECONDS"},
     )

@@ -157,9 +157,9 @@ class ServerMetrics:
             self.registry.register(_CountsCollector(
                 "webhook_connections_dropped",
                 "Connections the server dropped, by reason: header_timeout (no complete request head in "
-                "time), header_too_large (431), over_budget (503: --max-held-bytes), write_timeout (an "
-                "answer not taken in time), drained_idle (idle after the listener closed), drain_timeout "
-                "(open at the drain's end).",
+                "time), header_too_large (431, or a head past --max-header-bytes), over_budget "
+                "(--max-held-bytes: 503 for a body), write_timeout (an answer not taken in time), "
+                "drained_idle (idle when the listener closed), drain_timeout (open at the drain's end).",
                 "reason", DROP_REASONS, lambda: lifecycle.dropped,
             ))
         if budget is not None:

@@ -1,12 +1,17 @@
 """``webhook serve``: the app on uvicorn over HTTPS, with certificate reload and graceful shutdown.
 
+uvicorn serves through its public configuration: its httptools protocol, built for each connection
+by the connection guard (``webhook.server.guard``: the header timeout, what a connection may hold,
+the write timeout), and the app behind the request limits (``webhook.server.limits``).
+
 Shutdown (SIGTERM or SIGINT): ``/readyz`` fails at once and every response closes its connection,
-while the listener still accepts for ``--shutdown-delay`` seconds; then the listener closes and the
-connections are drained within ``--drain-timeout`` (``webhook.server.drain``), and the process exits
-0. uvicorn's own signal capture is replaced because it re-raises the signal after a clean shutdown
-(exit 143); a second SIGINT cuts the drain short. With ``--metrics-port`` a second server, in the
-same event loop and under the same limits, serves ``/metrics`` with the same TLS context (so a
-reloaded certificate serves both); the signal handler stops both, and neither captures signals.
+while the listener still accepts for ``--shutdown-delay`` seconds; then uvicorn's own graceful
+shutdown closes the listener and the idle connections, answers the requests under way and, at
+``--drain-timeout``, cancels what is left; the process exits 0. uvicorn's signal capture is left
+out because it re-raises the signal after a clean shutdown (exit 143); a second SIGINT cuts the
+drain short. With ``--metrics-port`` a second server, in the same event loop and under the same
+limits, serves ``/metrics`` with the same TLS context (so a reloaded certificate serves both); the
+signal handler stops both.
 
 The certificate comes from ``--tls-cert`` and ``--tls-key``, reloaded when the files change, or,
 with ``--cert-secret``, from the certificate controller (``webhook.certificates.controller``), which
@@ -21,21 +26,21 @@ import gc
 import logging
 import signal
 import socket
-from collections.abc import Coroutine
+import ssl
+from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
 import uvloop
-from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 from webhook import logs
 from webhook.certificates.controller import CertificateCollector, CertificateController, controller_for
 from webhook.errors import CommandError
-from webhook.server.app import AdmissionApp, create_app, create_metrics_app
+from webhook.server.app import create_app, create_metrics_app
 from webhook.server.budget import Budget
-from webhook.server.connection.protocol import ServerProtocol
-from webhook.server.connection.limits import Limits
-from webhook.server.drain import Server
+from webhook.server.guard import Connections
 from webhook.server.lifecycle import Lifecycle
 from webhook.server.metrics import ServerMetrics
 from webhook.server.tls import CertificateReloader, check_files
@@ -45,47 +50,61 @@ from webhook.stores.base import ObjectStore, StoreError
 log = logging.getLogger(__name__)
 
 
-def uvicorn_config(settings: ServeSettings, app: FastAPI, port: int | None = None) -> uvicorn.Config:
-    """The production configuration; ``build_server`` makes the ``Server`` that runs it."""
-    return uvicorn.Config(
+class Server(uvicorn.Server):
+    """uvicorn's server without its signal capture: ``webhook serve`` handles the signals itself."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def uvicorn_config(settings: ServeSettings, app: ASGIApp, connections: Connections, port: int | None = None) -> uvicorn.Config:
+    """The production configuration, each connection guarded by one of ``connections``."""
+    config = uvicorn.Config(
         app,
         host=settings.host,
         port=port or settings.port,
         ssl_certfile=settings.tls_cert,
         ssl_keyfile=settings.tls_key,
-        http=ServerProtocol,
-        # No WebSocket route: an upgrade request is served as plain HTTP, under the limits of
-        # ``ServerProtocol``, rather than handed to a protocol that has none of them.
+        http=connections.protocol(),
+        # No WebSocket route: an upgrade request is served as plain HTTP, under the same limits.
         ws="none",
-        loop="uvloop",
         lifespan="off",
-        timeout_keep_alive=settings.keep_alive_timeout,  # type: ignore[arg-type]  # uvicorn annotates int; call_later takes a float
+        # uvicorn annotates these two int; they are handed to call_later and wait_for, which take floats.
+        timeout_keep_alive=settings.keep_alive_timeout,  # type: ignore[arg-type]
+        timeout_graceful_shutdown=settings.drain_timeout,  # type: ignore[arg-type]
         access_log=settings.access_log,
         log_config=None,
         server_header=False,
         proxy_headers=False,
     )
-
-
-def build_server(settings: ServeSettings, app: FastAPI, lifecycle: Lifecycle, budget: Budget | None = None) -> Server:
-    """The server for ``app`` as ``webhook serve`` runs it (``lifecycle`` and ``budget`` are the
-    app's): the connections answer the webhooks of an ``AdmissionApp`` themselves."""
-    config = uvicorn_config(settings, app)
     config.load()
-    budget = budget or Budget(settings.max_held_bytes)
-    endpoints = app.webhook_endpoints if isinstance(app, AdmissionApp) else {}
-    webhooks = {path.encode(): endpoint for path, endpoint in endpoints.items()}
-    return Server(config, lifecycle, budget, Limits.of(settings), settings.drain_timeout, webhooks)
+    return config
 
 
-def build_metrics_server(settings: ServeSettings, metrics: ServerMetrics, listener: Server) -> Server:
-    """The ``--metrics-port`` server: ``/metrics`` alone, under the limits of the other, with the
-    other's TLS context, whose handshakes the certificate reloader switches to the current pair."""
-    config = uvicorn_config(settings, create_metrics_app(metrics), settings.metrics_port)
-    config.load()
-    config.ssl = listener.config.ssl
+@dataclass(frozen=True, slots=True)
+class Listener:
+    """A server, its bound socket and the guards of its connections."""
+
+    server: Server
+    sock: socket.socket
+    connections: Connections
+
+
+def webhooks_listener(settings: ServeSettings, app: ASGIApp, connections: Connections, sock: socket.socket) -> Listener:
+    return Listener(Server(uvicorn_config(settings, app, connections)), sock, connections)
+
+
+def metrics_listener(settings: ServeSettings, metrics: ServerMetrics, lifecycle: Lifecycle, context: ssl.SSLContext,
+                     sock: socket.socket) -> Listener:
+    """The ``--metrics-port`` server: ``/metrics`` alone, under the same limits, with the webhooks'
+    TLS context, whose handshakes the certificate reloader switches to the current pair."""
     budget = Budget(METRICS_HELD_BYTES)
-    return Server(config, Lifecycle(), budget, Limits.of(settings), settings.drain_timeout)
+    connections = Connections(settings, budget, lifecycle.dropped)
+    app = create_metrics_app(settings, metrics, lifecycle, budget, connections)
+    config = uvicorn_config(settings, app, connections, settings.metrics_port)
+    config.ssl = context
+    return Listener(Server(config), sock, connections)
 
 
 METRICS_HELD_BYTES = 8 * 1024 * 1024
@@ -143,14 +162,15 @@ async def _serve(
     budget = Budget(settings.max_held_bytes)
     metrics = ServerMetrics(store, lifecycle, budget)
     readiness = controller.readiness if controller is not None else None
-    app = create_app(settings, store, metrics=metrics, lifecycle=lifecycle, budget=budget, readiness=readiness)
-    server = build_server(settings, app, lifecycle, budget)
-    assert server.config.ssl is not None
-    reloader = CertificateReloader(server.config.ssl, settings.tls_cert, settings.tls_key, metrics, settings.cert_reload_interval)
-    servers = [(server, sock)]
+    connections = Connections(settings, budget, lifecycle.dropped)
+    app = create_app(settings, store, metrics=metrics, lifecycle=lifecycle, budget=budget, readiness=readiness, connections=connections)
+    listeners = [webhooks_listener(settings, app, connections, sock)]
+    context = listeners[0].server.config.ssl
+    assert context is not None
+    reloader = CertificateReloader(context, settings.tls_cert, settings.tls_key, metrics, settings.cert_reload_interval)
     if metrics_sock is not None:
-        servers.append((build_metrics_server(settings, metrics, server), metrics_sock))
-    _stop_on_signals(settings, servers)
+        listeners.append(metrics_listener(settings, metrics, lifecycle, context, metrics_sock))
+    _stop_on_signals(settings, lifecycle, listeners)
     background = asyncio.create_task(_keep_certificate(reloader, controller, metrics))
     # Everything built so far (modules, the store, the app) lives as long as the process: moved out
     # of the collector's view, so full collections stop walking it and the latency tail shrinks.
@@ -158,9 +178,12 @@ async def _serve(
     gc.freeze()
     log.info("serving https://%s:%d (%d PodCliqueSets in the store)", settings.host, settings.port, store.size)
     try:
-        await asyncio.gather(*(s.serve(sockets=[listening]) for s, listening in servers))
+        await asyncio.gather(*(each.server.serve(sockets=[each.sock]) for each in listeners))
     finally:
         background.cancel()
+        for each in listeners:
+            # Still open at the drain's end (uvicorn cancelled their requests, if any): cut off.
+            each.connections.drop_all("drain_timeout")
         await store.stop()
 
 
@@ -173,23 +196,24 @@ def _keep_certificate(reloader: CertificateReloader, controller: CertificateCont
     return controller.run()
 
 
-def _stop_on_signals(settings: ServeSettings, servers: list[tuple[Server, socket.socket]]) -> None:
-    """SIGTERM or SIGINT: the webhooks' server drains (the first of ``servers``), and every listener
-    closes after ``--shutdown-delay``; a second SIGINT cuts the drain short."""
+def _stop_on_signals(settings: ServeSettings, lifecycle: Lifecycle, listeners: list[Listener]) -> None:
+    """SIGTERM or SIGINT: readiness off and responses closing their connections at once, then,
+    after ``--shutdown-delay``, every server's own graceful shutdown; a second SIGINT cuts it short."""
     loop = asyncio.get_running_loop()
-    server = servers[0][0]
 
     def stop_all() -> None:
-        for each, _ in servers:
-            each.should_exit = True
+        lifecycle.closed = True
+        for each in listeners:
+            lifecycle.dropped["drained_idle"] += each.connections.idle()
+            each.server.should_exit = True
 
     def begin_shutdown(signum: signal.Signals) -> None:
-        if server.lifecycle.draining:
-            for each, _ in servers:
-                each.force_exit = signum == signal.SIGINT
+        if lifecycle.draining:
+            for each in listeners:
+                each.server.force_exit = signum == signal.SIGINT
             return
         log.info("received %s: readiness off, closing the listener in %g s", signum.name, settings.shutdown_delay)
-        server.begin_draining()
+        lifecycle.draining = True
         loop.call_later(settings.shutdown_delay, stop_all)
 
     for signum in (signal.SIGTERM, signal.SIGINT):
