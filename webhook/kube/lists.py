@@ -37,42 +37,41 @@ def _skip(text: str, at: int, expected: str = "") -> int:
     return at
 
 
+def _each(text: str, at: int, close: str, read: Callable[[int], int]) -> int:
+    """Reads the elements of an object or array opened before ``at`` with ``read`` (from where one
+    starts to where it ends); the position after ``close``."""
+    at = _skip(text, at)
+    if text.startswith(close, at):
+        return at + 1
+    while True:
+        at = _skip(text, read(_skip(text, at)))
+        if text.startswith(close, at):
+            return at + 1
+        at = _skip(text, at, ",")
+
+
 def read_list(data: bytes, take: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """Every member of the List in ``data`` except ``items``, each of which is given to ``take`` as
     soon as it is parsed (items that are not objects are skipped). Raises ``ListError``, or
     ``RecursionError`` for a value nested deeper than Python can parse."""
     text = data.decode()
     members: dict[str, Any] = {}
-    at = _skip(text, 0, "{")
-    if text.startswith("}", _skip(text, at)):
-        return members
-    while True:
-        name, at = _value(text, _skip(text, at))
+
+    def item(at: int) -> int:
+        value, at = _value(text, at)
+        if isinstance(value, dict):
+            take(value)
+        return at
+
+    def member(at: int) -> int:
+        name, at = _value(text, at)
         if not isinstance(name, str):
             raise ListError(f"expected a member name before character {at}")
-        at = _skip(text, at, ":")
-        at = _skip(text, at)
+        at = _skip(text, _skip(text, at, ":"))
         if name == "items" and text.startswith("[", at):
-            at = _items(text, at + 1, take)
-        else:
-            members[name], at = _value(text, at)
-        at = _skip(text, at)
-        if text.startswith("}", at):
-            return members
-        at = _skip(text, at, ",")
+            return _each(text, at + 1, "]", item)
+        members[name], at = _value(text, at)
+        return at
 
-
-def _items(text: str, at: int, take: Callable[[dict[str, Any]], None]) -> int:
-    """Reads the items of an array whose ``[`` ends before ``at``; the position after its ``]``."""
-    at = _skip(text, at)
-    if text.startswith("]", at):
-        return at + 1
-    while True:
-        item, at = _value(text, _skip(text, at))
-        if isinstance(item, dict):
-            take(item)
-        del item
-        at = _skip(text, at)
-        if text.startswith("]", at):
-            return at + 1
-        at = _skip(text, at, ",")
+    _each(text, _skip(text, 0, "{"), "}", member)
+    return members
