@@ -4,7 +4,7 @@
 benchmarks build apps around any store. Every request passes the request limits first
 (``webhook.server.limits``). The probes and ``/metrics`` are FastAPI routes; a POST to a webhook's
 path goes straight to its endpoint (``webhook.server.endpoint``), which answers every error
-itself, rather than through FastAPI's middleware and router (docs/PERFORMANCE.md has what that
+itself, rather than through FastAPI's middleware and router (DECISIONS.md §2.3 has what that
 saves); another method on a webhook path goes through the router, which answers 405.
 """
 

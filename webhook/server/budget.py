@@ -1,10 +1,11 @@
 """The bytes the server holds for its clients, all connections together, and the ceiling on them.
 
-Every byte a client makes the server hold counts here while it is held: a request head still
-arriving (``webhook.server.connection.protocol``), a body being read and the answer being written
-(``webhook.server.endpoint``). A request that would take the server past ``--max-held-bytes`` is
-refused with 503 and ``Retry-After`` rather than read, so that a replica's memory is bounded by
-what its pod may use, whatever its clients send and however slowly they read.
+Every byte a client makes the server hold counts here while it is held: what a connection holds
+beyond the bodies it has delivered, a head still arriving say (``webhook.server.guard``), a body
+being read and a large answer being written (``webhook.server.limits``). A body that would take the
+server past ``--max-held-bytes`` is refused with 503 and ``Retry-After`` rather than read (a head,
+which cannot be answered before it ends, has its connection dropped), so that a replica's memory is
+bounded by what its pod may use, whatever its clients send and however slowly they read.
 
 Large requests alone would let a few slow clients hold the whole budget and lock every ordinary
 review out until their timeouts. So the last quarter is kept for holders of at most ``SMALL``
