@@ -85,9 +85,9 @@ def validate_create(spec: PodCliqueSetSpec) -> Iterator[FieldError]:
     group_names = {g.name for g in template.pod_clique_scaling_groups}
     yield from validate_pcs_resource_sharing(template.resource_sharing or (), PCS_SHARING, internal, clique_names, group_names)
     for c, clique in enumerate(template.cliques):
-        yield from validate_resource_sharing_specs(clique.resource_sharing or (), CLIQUES.index(c).child("resourceSharing"), internal)
-    for g, group in enumerate(template.pod_clique_scaling_groups):
-        yield from validate_pcsg_resource_sharing(group, GROUPS.index(g).child("resourceSharing"), internal)
+        if clique.resource_sharing:  # a path is made for a list that has entries alone
+            yield from validate_resource_sharing_specs(clique.resource_sharing, CLIQUES.index(c).child("resourceSharing"), internal)
+    yield from validate_pcsg_resource_sharings(template.pod_clique_scaling_groups, internal)
 
 
 def validate_resource_claim_templates(templates: Sequence[ResourceClaimTemplateConfig], path: Path) -> Iterator[FieldError]:
@@ -134,6 +134,12 @@ def validate_pcs_resource_sharing(
         yield from _not_found(flt.child_scaling_group_names, groups, path, i, "childScalingGroupNames")
 
 
+def validate_pcsg_resource_sharings(groups: Sequence[PodCliqueScalingGroupConfig], internal: set[str]) -> Iterator[FieldError]:
+    for g, group in enumerate(groups):
+        if group.resource_sharing:
+            yield from validate_pcsg_resource_sharing(group, GROUPS.index(g).child("resourceSharing"), internal)
+
+
 def validate_pcsg_resource_sharing(group: PodCliqueScalingGroupConfig, path: Path, internal: set[str]) -> Iterator[FieldError]:
     """R1 to R4, then G1 and G2: a filter names at least one clique, and only the group's members."""
     entries = group.resource_sharing or ()
@@ -150,6 +156,8 @@ def validate_pcsg_resource_sharing(group: PodCliqueScalingGroupConfig, path: Pat
 
 def _not_found(names: list[str], known: set[str], path: Path, entry: int, field: str) -> Iterator[FieldError]:
     """F2, F3, G2: each name of the filter's ``field`` of entry ``entry`` that is not ``known``."""
+    if known.issuperset(names):
+        return
     for j, name in enumerate(names):
         if name not in known:
             yield not_found(path.index(entry).child("filter", field).index(j), GoString(name))

@@ -22,9 +22,9 @@ from webhook.core.admission import AdmissionRequest, AdmissionResponse, allowed,
 from webhook.core.gocompat import gojson
 from webhook.core.model.meta import DEFAULT_NAMESPACE, GroupVersionKind, Int32, ObjectMeta, MODEL
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.pcs.warnings import first_invalid
+from webhook.core.pcs.warnings import NOT_CHECKED, first_invalid
 from webhook.core.sharing.owners import Level
-from webhook.core.sharing.patterns import NamePattern, name_patterns
+from webhook.core.sharing.patterns import NamePattern, TooManyFamilies, name_patterns
 from webhook.core.sharing.sharednames import shared_names
 from webhook.core.sharing.scaling import ScaleTarget, place
 
@@ -66,10 +66,14 @@ def scale_warnings(target: ScaleTarget, replicas: int) -> list[str]:
     DNS-1123 label, then each name shared with another entry (the spec's other owners at the
     replicas it gives), first per pair of entries."""
     subject = f"{target.level.kind} {target.name} at {replicas} replicas"
-    scaled = target.patterns(replicas)
+    try:
+        scaled = target.patterns(replicas)
+        others = name_patterns(target.pcs.spec)
+    except TooManyFamilies:
+        return [f"{subject}: {NOT_CHECKED.removeprefix('spec.template: ')}"]
     pcs_name = target.pcs.name
     warnings = [f"{subject}: {text}" for text in _invalid(pcs_name, scaled)]
-    return warnings + [f"{subject}: {text}" for text in _collisions(pcs_name, scaled, name_patterns(target.pcs.spec))]
+    return warnings + [f"{subject}: {text}" for text in _collisions(pcs_name, scaled, others)]
 
 
 def _invalid(pcs_name: str, patterns: list[NamePattern]) -> Iterator[str]:

@@ -30,7 +30,7 @@ from webhook.core.model.podcliqueset import (
 )
 from webhook.core.sharing.desired import claim_count, over_limit
 from webhook.core.sharing.owners import most_replicas, planned_owners
-from webhook.core.sharing.patterns import NamePattern, family_count, first_longer_than, name_patterns
+from webhook.core.sharing.patterns import MAX_FAMILIES, NamePattern, TooManyFamilies, first_longer_than, name_patterns
 from webhook.core.sharing.sharednames import may_share, shared_names
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -44,10 +44,6 @@ MAX_COLLISIONS = 100
 """Collision warnings listed at most; one more says the list is cut. The API server keeps only the
 first few kilobytes of a response's warnings anyway, and a spec of many cliques of one name would
 otherwise be answered with a warning per pair of them."""
-MAX_FAMILIES = 10_000
-"""Claim-name families checked at most: a spec of thousands of scaling groups each listing
-thousands of cliques makes millions (each a PodClique's claims), and is answered without its
-claim names checked rather than holding the webhook for seconds."""
 NOT_CHECKED = (
     f"spec.template: claim names not checked: the spec makes more than {MAX_FAMILIES} families of "
     "claim names (owners times entries)"
@@ -62,9 +58,10 @@ INCOMPLETE = (
 
 def claim_warnings(pcs: PodCliqueSet) -> list[str]:
     """Every warning beyond Grove's rules but the claim limit's, in their order."""
-    if family_count(pcs.spec) > MAX_FAMILIES:
+    try:
+        patterns = name_patterns(pcs.spec, most_replicas)
+    except TooManyFamilies:  # a spec of millions is answered without them rather than held for seconds
         return [NOT_CHECKED, *unmatched_filters(pcs.spec)]
-    patterns = name_patterns(pcs.spec, most_replicas)
     return [*invalid_names(pcs.name, patterns), *collisions(pcs.name, patterns), *unmatched_filters(pcs.spec)]
 
 

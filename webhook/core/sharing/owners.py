@@ -141,29 +141,32 @@ class Place(NamedTuple, Generic[I]):
     group_replica: I | None = None
 
 
-Counts = Callable[[PodCliqueSetSpec, "Place[I]"], int]
-"""The replicas a walk gives the owner at a place: as the spec starts it (``planned_replicas``),
-at the most an autoscaler may take it (``most_replicas``), or at a count a scale writes."""
+Counts = Callable[[PodCliqueSetSpec, Level, int], int]
+"""The replicas a walk gives the owners made from the spec's PodCliqueSet, or its clique or scaling
+group at a position: as the spec starts them (``planned_replicas``), at the most an autoscaler may
+take them (``most_replicas``), or at a count a scale writes."""
 
 
-def planned_replicas(spec: PodCliqueSetSpec, place: Place[I]) -> int:
+def planned_replicas(spec: PodCliqueSetSpec, level: Level, template: int) -> int:
     """The replicas the owner starts with."""
-    if place.level is Level.PODCLIQUESET:
+    if level is Level.PODCLIQUESET:
         return max(spec.replicas, 0)
-    if place.level is Level.SCALING_GROUP:
-        return group_replicas(spec.template.pod_clique_scaling_groups[place.template])
-    return clique_replicas(spec.template.cliques[place.template])
+    if level is Level.SCALING_GROUP:
+        return group_replicas(spec.template.pod_clique_scaling_groups[template])
+    return clique_replicas(spec.template.cliques[template])
 
 
-def most_replicas(spec: PodCliqueSetSpec, place: Place[I]) -> int:
+def most_replicas(spec: PodCliqueSetSpec, level: Level, template: int) -> int:
     """The most replicas the owner can reach: the autoscaler's ``maxReplicas`` where one is set
     and above what it starts with."""
-    planned = planned_replicas(spec, place)
-    if place.level is Level.PODCLIQUESET:
-        return planned
-    template = spec.template
-    config = template.pod_clique_scaling_groups[place.template] if place.level is Level.SCALING_GROUP else template.cliques[place.template]
-    most = config.max_replicas
+    if level is Level.PODCLIQUESET:
+        return max(spec.replicas, 0)
+    if level is Level.SCALING_GROUP:
+        group = spec.template.pod_clique_scaling_groups[template]
+        planned, most = group_replicas(group), group.max_replicas
+    else:
+        clique = spec.template.cliques[template]
+        planned, most = clique_replicas(clique), clique.max_replicas
     return most if most is not None and most > planned else planned
 
 
@@ -177,22 +180,21 @@ def clique_replicas(clique: PodCliqueTemplateSpec) -> int:
     return max(clique.spec.replicas or 0, 1)
 
 
-def places(spec: PodCliqueSetSpec, indices: Callable[[int], Iterable[I]], counts: Counts[I] = planned_replicas) -> Iterator[Place[I]]:
+def places(spec: PodCliqueSetSpec, indices: Callable[[int], Iterable[I]], counts: Counts = planned_replicas) -> Iterator[Place[I]]:
     """Every owner of the spec, in Grove's order: the PodCliqueSet; then for each of its replicas
     the standalone PodCliques, and each scaling group followed by the PodCliques of each of its
     replicas. ``indices`` gives the replica indices of a count: ``range``, or one open index."""
-    pcs_place: Place[I] = Place(Level.PODCLIQUESET)
+    pcs_place: Place[I] = Place(Level.PODCLIQUESET, 0, None, 0, None)
     yield pcs_place
     standalone, members = clique_templates(spec)
-    for i in indices(counts(spec, pcs_place)):
-        for c in standalone:
-            yield Place(Level.CLIQUE, c, i)
+    clique, group = Level.CLIQUE, Level.SCALING_GROUP
+    for i in indices(counts(spec, Level.PODCLIQUESET, 0)):
+        yield from [Place(clique, c, i, 0, None) for c in standalone]
         for g, member_templates in enumerate(members):
-            group_place: Place[I] = Place(Level.SCALING_GROUP, g, i)
+            group_place: Place[I] = Place(group, g, i, 0, None)
             yield group_place
-            for j in indices(counts(spec, group_place)):
-                for member in member_templates:
-                    yield Place(Level.CLIQUE, member, i, g, j)
+            for j in indices(counts(spec, group, g)):
+                yield from [Place(clique, member, i, g, j) for member in member_templates]
 
 
 def clique_templates(spec: PodCliqueSetSpec) -> tuple[list[int], list[list[int]]]:
@@ -210,7 +212,7 @@ def clique_templates(spec: PodCliqueSetSpec) -> tuple[list[int], list[list[int]]
 
 
 def _planned(pcs: PodCliqueSet, place: Place[int]) -> Owner:
-    replicas = planned_replicas(pcs.spec, place)
+    replicas = planned_replicas(pcs.spec, place.level, place.template)
     if place.level is Level.PODCLIQUESET:
         return _owner(pcs, place.level, 0, pcs.name, pcs.name, pcs.metadata.uid, replicas)
     i = place.pcs_replica

@@ -21,6 +21,7 @@ whatever the PodCliqueSet is called.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -28,7 +29,7 @@ from webhook.core.model.podcliqueset import ALL_REPLICAS, PER_REPLICA, Entries, 
 from webhook.core.sharing import naming
 from webhook.core.sharing.desired import claims_needed
 from webhook.core.sharing.naming import OpenIndex, Parts
-from webhook.core.sharing.owners import Counts, Level, Place, clique_templates, entries_source, level_entries, places, planned_replicas
+from webhook.core.sharing.owners import PCS_ENTRIES, Counts, Level, clique_templates, entries_source, level_entries, places, planned_replicas
 
 Segment = str | int
 """A literal segment, or the size ``n`` of an open index (any of ``0 .. n-1``)."""
@@ -108,49 +109,62 @@ PCS_NAME = ""
 """Where the PodCliqueSet's name stands in a spec's patterns."""
 
 
-def owner_parts(spec: PodCliqueSetSpec, place: Place[OpenIndex]) -> Parts:
-    """The name of the owners at ``place``, by ``naming``'s formulas."""
-    i = place.pcs_replica
-    if place.level is Level.PODCLIQUESET or i is None:
-        return (PCS_NAME,)
-    groups = spec.template.pod_clique_scaling_groups
-    if place.level is Level.SCALING_GROUP:
-        return naming.scaling_group_parts(PCS_NAME, i, groups[place.template].name)
-    clique = spec.template.cliques[place.template].name
-    if place.group_replica is None:
-        return naming.standalone_clique_parts(PCS_NAME, i, clique)
-    group = naming.scaling_group_parts(PCS_NAME, i, groups[place.group].name)
-    return naming.member_clique_parts(group, place.group_replica, clique)
-
-
-def name_patterns(spec: PodCliqueSetSpec, counts: Counts[OpenIndex] = planned_replicas) -> list[NamePattern]:
+def name_patterns(spec: PodCliqueSetSpec, counts: Counts = planned_replicas) -> list[NamePattern]:
     """The patterns of every claim the spec produces, in the order Grove creates them: the owners of
-    ``owners.places`` walked with open indices at the replica counts ``counts`` gives, each owner's
+    ``owners.places`` with open indices at the replica counts ``counts`` gives, each owner's
     AllReplicas entries, then its PerReplica entries (with an open replica index). Entries without
-    a name (a Required error) or with another scope (ignored by Grove) make none."""
-    found: list[NamePattern] = []
-    for place in places(spec, _open, counts):
-        level, template = place.level, place.template
-        entries = level_entries(spec, level, template)
-        if entries:
-            owner = owner_parts(spec, place)
-            found += owner_patterns(owner, entries, entries_source(level, template), counts(spec, place))
+    a name (a Required error) or with another scope (ignored by Grove) make none. Raises
+    ``TooManyFamilies`` past ``MAX_FAMILIES``, having made no more than that many.
+
+    The places are walked here by their templates rather than through ``owners.places``: only an
+    owner with entries costs anything, which on every review matters (the tests hold the two walks
+    to the same names)."""
+    template = spec.template
+    pcs_count = counts(spec, Level.PODCLIQUESET, 0)
+    found = owner_patterns((PCS_NAME,), template.resource_sharing or (), PCS_ENTRIES, pcs_count)
+    if pcs_count <= 0:
+        return _bounded(found)
+    i = OpenIndex(pcs_count)
+    standalone, members = clique_templates(spec)
+    cliques = template.cliques
+    for c in standalone:
+        if cliques[c].resource_sharing:
+            found += _bounded(_clique_patterns(spec, counts, c, (PCS_NAME, i)), found)
+    for g, group in enumerate(template.pod_clique_scaling_groups):
+        parts = naming.scaling_group_parts(PCS_NAME, i, group.name)
+        group_count = counts(spec, Level.SCALING_GROUP, g)
+        if group.resource_sharing:
+            found += _bounded(owner_patterns(parts, group.resource_sharing, entries_source(Level.SCALING_GROUP, g), group_count), found)
+        if group_count > 0:
+            j = OpenIndex(group_count)
+            for c in members[g]:
+                if cliques[c].resource_sharing:
+                    found += _bounded(_clique_patterns(spec, counts, c, (*parts, j)), found)
     return found
 
 
-def family_count(spec: PodCliqueSetSpec) -> int:
-    """At least as many families as ``name_patterns`` makes, counted without making them: one per
-    entry of each place with open indices (entries of any scope counted)."""
-    template = spec.template
-    count = len(template.resource_sharing or ())
-    if spec.replicas <= 0:
-        return count
-    standalone, members = clique_templates(spec)
-    entries = [len(clique.resource_sharing or ()) for clique in template.cliques]
-    count += sum(entries[c] for c in standalone)
-    for group, member_templates in zip(template.pod_clique_scaling_groups, members, strict=True):
-        count += len(group.resource_sharing or ()) + sum(entries[c] for c in member_templates)
-    return count
+def _clique_patterns(spec: PodCliqueSetSpec, counts: Counts, c: int, owner: Parts) -> list[NamePattern]:
+    """The patterns of the PodCliques of clique template ``c``, whose names follow ``owner`` (the
+    parts of the PodCliqueSet's replica, or of a scaling group's)."""
+    clique = spec.template.cliques[c]
+    entries = clique.resource_sharing or ()
+    return owner_patterns((*owner, clique.name), entries, entries_source(Level.CLIQUE, c), counts(spec, Level.CLIQUE, c))
+
+
+MAX_FAMILIES = 10_000
+"""Families of claim names made at most: a spec of thousands of scaling groups each listing
+thousands of cliques makes millions (each a PodClique's claims)."""
+
+
+class TooManyFamilies(Exception):
+    """The spec makes more than ``MAX_FAMILIES`` families: their names are not walked."""
+
+
+def _bounded(more: list[NamePattern], found: Sequence[NamePattern] = ()) -> list[NamePattern]:
+    """``more``, when it and ``found`` stay within ``MAX_FAMILIES``."""
+    if len(found) + len(more) > MAX_FAMILIES:
+        raise TooManyFamilies
+    return more
 
 
 def owner_patterns(owner: Parts, entries: Entries, list_path: str, replicas: int) -> list[NamePattern]:
@@ -209,7 +223,7 @@ def planned_size(spec: PodCliqueSetSpec) -> PlannedSize:
     owners = claims = pods = 0
     for place in places(spec, _open):
         copies = math.prod(i.size for i in (place.pcs_replica, place.group_replica) if i is not None)
-        replicas = planned_replicas(spec, place)
+        replicas = planned_replicas(spec, place.level, place.template)
         owners += copies
         claims += copies * claims_needed(level_entries(spec, place.level, place.template), replicas)
         if place.level is Level.CLIQUE:

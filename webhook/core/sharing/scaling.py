@@ -19,7 +19,7 @@ from typing import NamedTuple
 from webhook.core.model.podcliqueset import PodCliqueSet, PodCliqueSetSpec
 from webhook.core.sharing import naming
 from webhook.core.sharing.naming import OpenIndex, Parts
-from webhook.core.sharing.owners import Level, Place, clique_replicas, entries_source, planned_replicas
+from webhook.core.sharing.owners import Level, clique_replicas, entries_source, planned_replicas
 from webhook.core.sharing.patterns import NamePattern, name_patterns, owner_patterns
 
 
@@ -41,8 +41,8 @@ class ScaleTarget(NamedTuple):
         spec = self.pcs.spec
         if self.level is Level.PODCLIQUESET:
 
-            def scaled(spec: PodCliqueSetSpec, place: Place[OpenIndex]) -> int:
-                return max(replicas, 0) if place.level is Level.PODCLIQUESET else planned_replicas(spec, place)
+            def scaled(spec: PodCliqueSetSpec, level: Level, template: int) -> int:
+                return max(replicas, 0) if level is Level.PODCLIQUESET else planned_replicas(spec, level, template)
 
             found = name_patterns(spec, scaled)
         elif self.level is Level.CLIQUE:
