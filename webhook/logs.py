@@ -12,14 +12,10 @@ neither: the encoding escapes, and a collector keeps whole values as fields.
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import logging
-import time
-from collections.abc import Callable
 from typing import Any
 
-import msgspec
 import orjson
 
 _STANDARD_ATTRIBUTES = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime", "color_message"}
@@ -75,8 +71,6 @@ class TextFormatter(logging.Formatter):
 
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
-        self._second = -1
-        self._second_text = ""
 
     def format(self, record: logging.LogRecord) -> str:
         if isinstance(record.args, tuple) and any(isinstance(arg, str) and len(arg) > VALUE_LIMIT for arg in record.args):
@@ -87,48 +81,21 @@ class TextFormatter(logging.Formatter):
         record.message = escape(record.message)
         return super().formatMessage(record)
 
-    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
-        return self.time_text(record.created)
-
-    def time_text(self, created: float) -> str:
-        """``2026-01-01 12:00:00,123`` in local time, as ``logging`` writes it; the part before the
-        comma is made once a second."""
-        second = int(created)
-        if second != self._second:
-            self._second, self._second_text = second, time.strftime("%Y-%m-%d %H:%M:%S", self.converter(second))
-        return f"{self._second_text},{int((created - second) * 1000):03d}"
-
-    def line(self, created: float, level: int, name: str, template: str, args: tuple[Any, ...], fields: dict[str, Any]) -> str:
-        """What ``format`` makes of a record of these values (``fields`` are not shown)."""
-        return self.prefixed(created, level, name, escape(template % tuple(_shown(arg) for arg in args)))
-
-    def prefixed(self, created: float, level: int, name: str, message: str) -> str:
-        """The line of ``message``, made already (its values cut, escaped)."""
-        return f"{self.time_text(created)} {logging.getLevelName(level)} {name}: {message}"
 
 
 class JsonFormatter(logging.Formatter):
     """One JSON object per line; ``extra={...}`` fields (e.g. ``uid``) become top-level keys."""
 
     def format(self, record: logging.LogRecord) -> str:
-        fields = {key: value for key, value in vars(record).items() if key not in _STANDARD_ATTRIBUTES}
-        if record.exc_info:
-            fields["exception"] = self.formatException(record.exc_info)
-        return self._json(record.created, record.levelname, record.name, record.getMessage(), fields)
-
-    def line(self, created: float, level: int, name: str, template: str, args: tuple[Any, ...], fields: dict[str, Any]) -> str:
-        """What ``format`` makes of a record of these values, ``fields`` given as ``extra``."""
-        return self._json(created, logging.getLevelName(level), name, template % args, fields)
-
-    @staticmethod
-    def _json(created: float, level: str, name: str, message: str, fields: dict[str, Any]) -> str:
         entry: dict[str, Any] = {
-            "time": datetime.datetime.fromtimestamp(created, datetime.timezone.utc).isoformat(timespec="milliseconds"),
-            "level": level.lower(),
-            "logger": name,
-            "message": message,
+            "time": datetime.datetime.fromtimestamp(record.created, datetime.timezone.utc).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
         }
-        entry.update(fields)
+        entry.update((key, value) for key, value in vars(record).items() if key not in _STANDARD_ATTRIBUTES)
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
         return orjson.dumps(entry, default=str).decode()
 
 
@@ -148,99 +115,13 @@ class ProjectNames(logging.Filter):
 
 
 class ProjectHandler(logging.StreamHandler):
-    """The handler ``configure`` installs: standard error, in the format asked for.
-
-    A busy webhook writes a line per patched pod. ``write_line`` writes one without the standard
-    library's LogRecord, filters and formatting steps (``direct``), the same text ``format`` would
-    make of the record; on the event loop the lines of one turn of the loop go out in one write at
-    its end. A text line of ``write_text`` is also made there, from what it was given, with the
-    others of its turn: made one after another they find what they touch in the processor's caches,
-    where a line made between two requests finds little. A record written the standard way, or a
-    flush, hands over the lines held first, so the order is kept."""
-
-    formatter: TextFormatter | JsonFormatter
+    """The handler ``configure`` installs: standard error, in the format asked for, the project's
+    names on every line."""
 
     def __init__(self, formatter: TextFormatter | JsonFormatter) -> None:
         super().__init__()
         self.setFormatter(formatter)
-        self.names = ProjectNames()
-        self.addFilter(self.names)
-        self.held: list[str | _Later] = []
-
-    def write_line(self, level: int, name: str, template: str, args: tuple[Any, ...], fields: dict[str, Any]) -> None:
-        self._hold(self.formatter.line(time.time(), level, name, template, args, fields))
-
-    def write_text(self, level: int, name: str, message: Callable[[Any], str], argument: Any) -> None:
-        """A text line (``TextFormatter.prefixed``) of the message ``message(argument)`` gives, its
-        values cut and the line escaped, timed now and made at the end of the loop's turn."""
-        assert isinstance(self.formatter, TextFormatter)
-        self._hold(_Later(time.time(), level, name, message, argument))
-
-    def _hold(self, line: str | _Later) -> None:
-        with self.lock:  # type: ignore[union-attr]
-            self.held.append(line)
-            if len(self.held) > 1:
-                return
-        try:
-            asyncio.get_running_loop().call_soon(self.flush)
-        except RuntimeError:  # not on the event loop
-            self.flush()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if self.held:
-            self.flush()
-        super().emit(record)
-
-    def flush(self) -> None:
-        with self.lock:  # type: ignore[union-attr]
-            if self.held:
-                held, self.held = self.held, []
-                lines = [line if isinstance(line, str) else self._made(line) for line in held]
-                self.stream.write(self.terminator.join(lines) + self.terminator)
-            super().flush()
-
-    def _made(self, later: _Later) -> str:
-        """The line ``write_text`` was asked for; one whose message cannot be made says so, and the
-        other lines of its turn are written all the same."""
-        assert isinstance(self.formatter, TextFormatter)
-        try:
-            message = later.message(later.argument)
-        except Exception as err:  # noqa: BLE001 - a bug of ours, shown in the line it spoiled
-            message = escape(cut(f"(this line could not be made: {err!r})", MESSAGE_LIMIT))
-        return self.formatter.prefixed(later.created, later.level, later.name, message)
-
-
-class _Later(msgspec.Struct, frozen=True):
-    """A text line held to be made at the end of the loop's turn (``ProjectHandler.write_text``)."""
-
-    created: float
-    level: int
-    name: str
-    message: Callable[[Any], str]
-    argument: Any
-
-
-def direct(logger: logging.Logger, level: int) -> ProjectHandler | None:
-    """The handler a record of ``logger`` at ``level`` (enabled) reaches, when it is ``configure``'s
-    alone and nothing on the way would change the record: then ``write_line`` may write it. None
-    when anything else takes the records too (a test's capture, another handler, a filter)."""
-    root = logging.root
-    if not _reaches_root_alone(logger) or root.filters or len(root.handlers) != 1:
-        return None
-    handler = root.handlers[0]
-    if not isinstance(handler, ProjectHandler) or handler.level > level or handler.filters != [handler.names]:
-        return None
-    return handler
-
-
-def _reaches_root_alone(logger: logging.Logger) -> bool:
-    """Whether ``logger``'s records reach the root logger with no handler or filter on the way."""
-    node: logging.Logger | None = logger
-    while node is not None and node.parent is not None:
-        if node.handlers or node.filters:
-            return False
-        node = node.parent if node.propagate else None
-    return node is logging.root
+        self.addFilter(ProjectNames())
 
 
 def configure(level: str, log_format: str) -> None:

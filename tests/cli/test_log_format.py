@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import orjson
@@ -85,83 +84,3 @@ def test_json_lines_keep_whole_values(capsys: pytest.CaptureFixture[str]) -> Non
     [line] = capsys.readouterr().err.splitlines()
     entry = orjson.loads(line)
     assert (entry["message"], entry["object"]) == (f"cannot read {forged}", forged)
-
-
-@pytest.mark.parametrize("log_format", ["text", "json"])
-def test_a_line_written_directly_is_the_line_the_record_would_make(log_format: str) -> None:
-    """The decision lines skip the standard library's record (``logs.direct``): for the same values,
-    cut and escaped arguments included, the text is the formatter's."""
-    logs.configure("info", log_format)
-    [handler] = logging.getLogger().handlers
-    assert isinstance(handler, logs.ProjectHandler)
-    log = logging.getLogger("webhook.server.decisions")
-    assert logs.direct(log, logging.INFO) is handler
-    template, args = "%s %s: %s, code %d, %.2f ms: %s", ("mutate-pod", "ns/\x1bname\n", "patched", 200, 0.25, logs.Message("d" * 3000))
-    fields = {"uid": "u" * 300, "code": 200, "duration_ms": 0.25}
-    record = log.makeRecord(log.name, logging.INFO, __file__, 0, template, args, None, extra=fields)
-    assert handler.formatter.line(record.created, logging.INFO, log.name, template, args, fields) == handler.format(record)
-
-
-def test_records_go_the_standard_way_when_another_handler_takes_them() -> None:
-    logs.configure("info", "text")
-    log = logging.getLogger("webhook.server.decisions")
-    root = logging.getLogger()
-    root.addHandler(other := logging.NullHandler())
-    try:
-        assert logs.direct(log, logging.INFO) is None  # a capture, say, takes the records too
-    finally:
-        root.removeHandler(other)
-    log.addFilter(filtered := logging.Filter("elsewhere"))
-    try:
-        assert logs.direct(log, logging.INFO) is None  # a filter on the way may drop or change records
-    finally:
-        log.removeFilter(filtered)
-    assert logs.direct(log, logging.INFO) is not None
-
-
-def test_lines_written_on_the_loop_go_out_at_the_end_of_its_turn_in_order(capsys: pytest.CaptureFixture[str]) -> None:
-    logs.configure("info", "text")
-    [handler] = logging.getLogger().handlers
-    assert isinstance(handler, logs.ProjectHandler)
-    made: list[str] = []
-
-    def message(value: str) -> str:
-        made.append(value)
-        return value
-
-    async def turn() -> tuple[list[str], list[str]]:
-        handler.write_line(logging.INFO, "webhook.server.decisions", "first %s", ("a",), {})
-        handler.write_text(logging.INFO, "webhook.server.decisions", message, "second b")
-        held, made_then = capsys.readouterr().err.splitlines(), list(made)
-        logging.getLogger("webhook.server.tls").warning("third")  # the standard way: after the lines held
-        handler.write_text(logging.INFO, "webhook.server.decisions", message, "fourth")
-        await asyncio.sleep(0)
-        return held, made_then
-
-    assert asyncio.run(turn()) == ([], [])  # nothing written, and the text line not even made, within the turn
-    assert [line.rsplit(": ", 1)[1] for line in capsys.readouterr().err.splitlines()] == ["first a", "second b", "third", "fourth"]
-
-
-def test_a_line_that_cannot_be_made_says_so_and_the_others_are_written(capsys: pytest.CaptureFixture[str]) -> None:
-    """A text line is made at the end of the turn, away from the request that asked for it: a bug
-    in making it spoils that line alone, which names the error."""
-    logs.configure("info", "text")
-    [handler] = logging.getLogger().handlers
-    assert isinstance(handler, logs.ProjectHandler)
-
-    def broken(_value: object) -> str:
-        raise KeyError("detail\n")
-
-    async def turn() -> None:
-        handler.write_text(logging.INFO, "webhook.server.decisions", str, "before")
-        handler.write_text(logging.INFO, "webhook.server.decisions", broken, None)
-        handler.write_text(logging.INFO, "webhook.server.decisions", str, "after")
-        await asyncio.sleep(0)
-
-    asyncio.run(turn())
-    lines = capsys.readouterr().err.splitlines()
-    assert [line.split(" webhook.server.decisions: ", 1)[1] for line in lines] == [
-        "before",
-        "(this line could not be made: KeyError('detail\\n'))",
-        "after",
-    ]

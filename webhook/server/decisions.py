@@ -1,8 +1,8 @@
 """One log line per admission decision: who asked what, what was decided, how fast.
 
-Denials, errors, rejected and patched requests are logged at INFO (a patched pod with the claims it
-gets: on-call finds what the webhook changed at the default level), allowed requests at DEBUG (a
-busy cluster admits thousands of pods a minute). The fields (``uid``, ``webhook``, ``operation``,
+Denials, errors and rejected requests are logged at INFO, allowed and patched ones at DEBUG (a busy
+cluster admits thousands of pods a minute; a patched pod records the claims the webhook added in its
+``resource-sharing.grove.io/claims`` annotation, and its line at DEBUG names them too). The fields (``uid``, ``webhook``, ``operation``,
 ``object``, ``decision``, ``code``, ``duration_ms`` and, when the answer has one, ``detail``) are
 top-level keys in ``--log-format json``; the text line says the same in one sentence, with the
 request's values as the record's arguments, which text logs cut and escape (``webhook.logs``). The
@@ -21,7 +21,7 @@ from webhook.server.metrics import UNKNOWN
 
 log = logging.getLogger(__name__)
 
-QUIET = frozenset({"allowed"})
+QUIET = frozenset({"allowed", "patched"})
 
 
 def _status(decision: Answer) -> tuple[int, str]:
@@ -50,7 +50,7 @@ def fields(webhook: str, decision: Answer, seconds: float) -> dict[str, Any]:
     }
     if decision.outcome == "patched":
         detail = decision.note
-    if detail and decision.outcome not in QUIET:
+    if detail and decision.outcome != "allowed":
         found["detail"] = detail
     return found
 
@@ -70,35 +70,8 @@ def text(entry: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:
     return template, tuple(args)
 
 
-def sentence(entry: dict[str, Any]) -> str:
-    """The text line's message made at once: what the text formatter makes of ``text(entry)``
-    (values cut, the line escaped; a test holds the two equal), for the handler ``logs.direct``
-    finds, without the template and arguments a record needs."""
-    subject = " ".join(logs.cut(part, logs.VALUE_LIMIT) for part in (entry["webhook"], entry["operation"], entry["object"]) if part)
-    line = f"{subject}: {logs.cut(entry['decision'], logs.VALUE_LIMIT)}, code {entry['code']:d}, {entry['duration_ms']:.2f} ms"
-    if entry["uid"]:
-        line += f", uid {logs.cut(entry['uid'], logs.VALUE_LIMIT)}"
-    if "detail" in entry:
-        line += f": {logs.cut(entry['detail'], logs.MESSAGE_LIMIT)}"
-    return logs.escape(line)
-
-
-def _sentence(decided: tuple[str, Answer, float]) -> str:
-    return sentence(fields(*decided))
-
-
 def log_decision(level: int, webhook: str, decision: Answer, seconds: float) -> None:
-    """Writes the line (the caller has checked the level): straight to the configured handler when
-    nothing else takes the records (``logs.direct``; a text line is made at the end of the loop's
-    turn), else as a record. The record is made here rather than by ``log.log``, which would walk
-    the stack for the caller's file and line: the same line of this module every time."""
-    handler = logs.direct(log, level)
-    if handler is not None and isinstance(handler.formatter, logs.TextFormatter):
-        handler.write_text(level, log.name, _sentence, (webhook, decision, seconds))
-        return
+    """Writes the line (the caller has checked the level)."""
     entry = fields(webhook, decision, seconds)
     template, args = text(entry)
-    if handler is not None:
-        handler.write_line(level, log.name, template, args, entry)
-    else:
-        log.handle(log.makeRecord(log.name, level, __file__, 0, template, args, None, extra=entry))
+    log.log(level, template, *args, extra=entry)
