@@ -14,8 +14,9 @@ PY     := $(BIN)/python
 # pyproject.toml keeps the ranges the package accepts; the project itself is installed with --no-deps.
 LOCKS := requirements.lock requirements-test.lock requirements-helm.lock
 
-# The Kubernetes control plane the cluster test tier runs against (tests/cluster), with helm and
-# promtool, built from the Go modules of these releases into a cache outside the repository;
+# The Kubernetes control plane the cluster test tier runs against (tests/cluster), kubelet for the
+# node tier (tests/node), helm and promtool, built from the Go modules of these releases into a
+# cache outside the repository;
 # KUBE_VERSION=1.34.4 builds the oldest release the README supports. With KUBEBUILDER_ASSETS set
 # (envtest's binaries), nothing is built and the tier uses those; without either Go or
 # KUBEBUILDER_ASSETS the tier is skipped.

@@ -3,12 +3,14 @@
 # drive it with, from the Go modules of pinned releases into a cache outside the repository. The
 # binaries are named and laid out as envtest's KUBEBUILDER_ASSETS directory is (etcd,
 # kube-apiserver, kubectl, plus kube-controller-manager, kube-scheduler, helm and promtool), so the
-# tier takes either.
+# tier takes either; kubelet beside them is for the node tier (tests/node), which starts a real node.
 #
 #   hack/controlplane.sh KUBE_VERSION HELM_VERSION PROMETHEUS_VERSION DEST
 #
 # etcd is built at the version of the etcd client that Kubernetes release requires. Each part is
-# built only while its stamp in DEST (.kubernetes, .helm, .promtool) does not name the version asked.
+# built only while its stamp in DEST (.kubernetes, .kubelet, .helm, .promtool) does not name the
+# version asked. kubelet is built from the same module, flags and module set as the control plane's
+# binaries, so Go's build cache serves the packages they share.
 set -euo pipefail
 
 kube_version=${1:?Kubernetes version, e.g. 1.37.2}
@@ -37,26 +39,35 @@ module() {
   go mod init "controlplane.build/$1" >/dev/null 2>&1
 }
 
-kubernetes() {
-  current kubernetes "v${kube_version}" && return
-  local started=$SECONDS
-  # k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them by local directories
-  # in its own go.mod: replace each by the published release of the same minor.
+# The module k8s.io/kubernetes's commands are built in, the same for every one of them (so Go's
+# build cache is shared between builds): k8s.io/kubernetes requires its staging modules at v0.0.0
+# and replaces them by local directories in its own go.mod; each is replaced by the published
+# release of the same minor. Sets kube_ldflags.
+kube_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet)
+kube_ldflags=""
+kube_module() {
   module kubernetes
-  local kube_mod staging_version=v0.${kube_version#*.}
+  local kube_mod staging_version=v0.${kube_version#*.} pkg
   kube_mod=$(go mod download -json "k8s.io/kubernetes@v${kube_version}" | sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p')
   [[ -n "$kube_mod" ]] || { echo "controlplane: cannot download k8s.io/kubernetes v${kube_version}" >&2; exit 1; }
   sed -n 's#^\t\(k8s\.io/[a-z0-9-]*\) => \./staging/.*#\1#p' "$kube_mod" | while read -r staged; do
     go mod edit -replace "${staged}=${staged}@${staging_version}"
   done
-  local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl) ldflags="" pkg
-  go get $(printf 'k8s.io/kubernetes/cmd/%s@v'"${kube_version}"' ' "${cmds[@]}") >/dev/null
+  go get $(printf 'k8s.io/kubernetes/cmd/%s@v'"${kube_version}"' ' "${kube_cmds[@]}") >/dev/null
+  kube_ldflags=""
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ldflags+=" -X ${pkg}.gitVersion=v${kube_version} -X ${pkg}.gitMajor=1 -X ${pkg}.gitMinor=${minor}"
-    ldflags+=" -X ${pkg}.gitTreeState=clean -X ${pkg}.buildDate=1970-01-01T00:00:00Z"
+    kube_ldflags+=" -X ${pkg}.gitVersion=v${kube_version} -X ${pkg}.gitMajor=1 -X ${pkg}.gitMinor=${minor}"
+    kube_ldflags+=" -X ${pkg}.gitTreeState=clean -X ${pkg}.buildDate=1970-01-01T00:00:00Z"
   done
+}
+
+kubernetes() {
+  current kubernetes "v${kube_version}" && return
+  local started=$SECONDS
+  kube_module
+  local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
   echo "controlplane: building Kubernetes v${kube_version} (${cmds[*]})"
-  go build -trimpath -ldflags "-s -w${ldflags}" -o "$dest/" $(printf 'k8s.io/kubernetes/cmd/%s ' "${cmds[@]}")
+  go build -trimpath -ldflags "-s -w${kube_ldflags}" -o "$dest/" $(printf 'k8s.io/kubernetes/cmd/%s ' "${cmds[@]}")
   local etcd_version
   etcd_version=$(go list -m -f '{{.Version}}' go.etcd.io/etcd/client/v3)
   module etcd
@@ -65,6 +76,17 @@ kubernetes() {
   go build -trimpath -ldflags "-s -w" -o "$dest/etcd" go.etcd.io/etcd/server/v3
   echo "v${kube_version}" > "$dest/.kubernetes"
   echo "controlplane: Kubernetes v${kube_version} and etcd ${etcd_version} built in $((SECONDS - started)) s"
+}
+
+kubelet() {
+  current kubelet "v${kube_version}" && return
+  # The node tier's kubelet: the same release, module set and flags as the binaries above.
+  local started=$SECONDS
+  kube_module
+  echo "controlplane: building kubelet v${kube_version}"
+  go build -trimpath -ldflags "-s -w${kube_ldflags}" -o "$dest/kubelet" k8s.io/kubernetes/cmd/kubelet
+  echo "v${kube_version}" > "$dest/.kubelet"
+  echo "controlplane: kubelet v${kube_version} built in $((SECONDS - started)) s"
 }
 
 helm() {
@@ -90,9 +112,10 @@ promtool() {
 }
 
 kubernetes
+kubelet
 helm
 promtool
 rm -rf "$dest/src"
 # Kept for caches read by earlier versions of this script.
 echo "kubernetes $(cat "$dest/.kubernetes") helm $(cat "$dest/.helm")" > "$dest/.complete"
-echo "controlplane: $dest holds Kubernetes $(cat "$dest/.kubernetes"), helm $(cat "$dest/.helm"), promtool $(cat "$dest/.promtool")"
+echo "controlplane: $dest holds Kubernetes $(cat "$dest/.kubernetes"), kubelet $(cat "$dest/.kubelet"), helm $(cat "$dest/.helm"), promtool $(cat "$dest/.promtool")"
