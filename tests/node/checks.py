@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
+import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
@@ -20,7 +21,7 @@ from cluster import kube
 from cluster.groveapi import ClusterApi
 from cluster.pods import create, grove_pods
 from node import readme
-from node.pods import NAMESPACE, RELEASE, WEBHOOK_PODS, until
+from node.pods import NAMESPACE, RELEASE, until
 from node.readme import Shell
 from reconciler.grove import GroveOperator, ext_ns_template
 
@@ -58,12 +59,17 @@ def check_ready_and_registered(shell: Shell, pods: int, containers: int, validat
     there (in ``validation.mode=policy`` there is no validating one: the policy is there instead)."""
     done = shell(readme.checks()[0], check=validating)
     lines = done.stdout.splitlines()
-    listed = [line.split() for line in lines if line.startswith(f"{RELEASE}-") and " Running " in f" {line} "]
+    running = [line.split() for line in lines if line.startswith(f"{RELEASE}-") and " Running " in f" {line} "]
+    listed = [row for row in running if not row[0].startswith(f"{RELEASE}-reconciler-")]
     assert len(listed) == pods and all(row[1] == f"{containers}/{containers}" for row in listed), done.stdout
-    assert f"mutatingwebhookconfiguration.admissionregistration.k8s.io/{RELEASE}" in done.stdout, done.stdout
+    if containers == 1:  # reconciler.mode=deployment: its own pods, of the same release
+        reconcilers = [row for row in running if row[0].startswith(f"{RELEASE}-reconciler-")]
+        assert len(reconcilers) == 2 and all(row[1] == "1/1" for row in reconcilers), done.stdout
     if validating:
-        assert f"validatingwebhookconfiguration.admissionregistration.k8s.io/{RELEASE}" in done.stdout, done.stdout
-    else:
+        assert f"mutatingwebhookconfiguration.admissionregistration.k8s.io/{RELEASE} " in done.stdout, done.stdout
+        assert f"validatingwebhookconfiguration.admissionregistration.k8s.io/{RELEASE} " in done.stdout, done.stdout
+    else:  # one kind found: kubectl names it in no row
+        assert re.search(rf"^{RELEASE}\s+1\s", done.stdout, re.M), done.stdout
         assert done.stderr.strip() == f'Error from server (NotFound): validatingwebhookconfigurations.admissionregistration.k8s.io "{RELEASE}" not found', done.stderr
 
 
@@ -97,7 +103,7 @@ def check_workload(shell: Shell, admin: client.ApiClient) -> GroveOperator:
         if err.status != 409:
             raise
     shell(readme.checks()[2])
-    pcs = next(d for d in __import__("yaml").safe_load_all(WORKLOAD.read_text()) if d and d["kind"] == "PodCliqueSet")
+    pcs = next(d for d in yaml.safe_load_all(WORKLOAD.read_text()) if d and d["kind"] == "PodCliqueSet")
     pcs["metadata"]["namespace"] = DEMO
     operator = GroveOperator(Existing(admin), copy.deepcopy(pcs))
     operator.sync()
@@ -210,11 +216,3 @@ def force_cleanup(shell: Shell, admin: client.ApiClient) -> None:
     core = client.CoreV1Api(admin)
     until(lambda: not any(_exists(lambda n=n: core.read_namespace(n)) for n in (NAMESPACE, DEMO, "rs-shared")),
           "namespaces of the failed release to go", 120, 0.5)
-
-
-def webhook_selector() -> str:
-    return WEBHOOK_PODS
-
-
-def path_of(name: str) -> Path:
-    return ROOT / name

@@ -71,6 +71,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"node tier: {TIER['skipped']}")
     elif "ran" in TIER:
         terminalreporter.write_line(f"node tier: {TIER['ran']}")
+        for key in ("kill", "memory"):
+            if key in TIER:
+                terminalreporter.write_line(f"node tier: {TIER[key]}")
         if "cleanup" in TIER:
             terminalreporter.write_line(f"node tier: {TIER['cleanup']}")
 
