@@ -27,8 +27,21 @@ def test_on_the_node_s_network_the_pods_use_the_chosen_ports_and_never_share_a_n
     assert {p["name"]: p["containerPort"] for p in container["ports"]} == {"https": 10253, "metrics": 10254}
     assert (settings.port, settings.metrics_port) == (10253, 10254)
     anti = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    selector = installed.one("Deployment")["spec"]["selector"]["matchLabels"]
     assert anti == [{"topologyKey": "kubernetes.io/hostname",
-                     "labelSelector": installed.one("Deployment")["spec"]["selector"]}]
+                     "labelSelector": {"matchLabels": {**selector, "app.kubernetes.io/component": "webhook"}}}]
+
+
+def test_on_the_node_s_network_the_anti_affinity_lets_the_uninstall_hook_onto_a_webhook_s_node(render):
+    """The hook's pod carries the release's selector labels: an anti-affinity selecting those kept
+    it off every node with a webhook pod, and on a cluster where each node runs one, `helm
+    uninstall` failed and left both fail-closed configurations behind (issue 39)."""
+    installed = render({"hostNetwork": True}).with_hooks()
+    (anti,) = pod_spec(installed)["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    matches = anti["labelSelector"]["matchLabels"].items()
+    webhook = installed.one("Deployment")["spec"]["template"]["metadata"]["labels"]
+    hook = installed.one("Job")["spec"]["template"]["metadata"]["labels"]
+    assert matches <= webhook.items() and not matches <= hook.items()
 
 
 def test_off_the_node_s_network_by_default(default_install):
