@@ -99,7 +99,7 @@ class Shell:
     def cwd(self) -> Path:
         return self.home / "work"
 
-    def __call__(self, script: str, check: bool = True, timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+    def __call__(self, script: str, check: bool = True, timeout: float = TIMEOUT, errexit: bool = True) -> subprocess.CompletedProcess[str]:
         env = {
             "PATH": f"{self.assets}:/usr/local/bin:/usr/bin:/bin",
             "HOME": str(self.home),
@@ -108,7 +108,7 @@ class Shell:
             "HELM_CONFIG_HOME": str(self.home / "helm-config"),
             "HELM_DATA_HOME": str(self.home / "helm-data"),
         }
-        done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=self.cwd, env=env, capture_output=True,
+        done = subprocess.run(["bash", "-e" if errexit else "+e", "-o", "pipefail", "-c", script], cwd=self.cwd, env=env, capture_output=True,
                               text=True, timeout=timeout)
         if check and done.returncode:
             raise AssertionError(f"exited {done.returncode}:\n$ {script}\n{done.stdout}{done.stderr}")
