@@ -37,8 +37,22 @@ def is_ready(pod: client.V1Pod) -> bool:
 
 
 def wait_ready(admin: client.ApiClient, count: int, deadline: float = 120) -> list[client.V1Pod]:
-    return kube.wait_for(lambda: (lambda p: p if len(p) == count and len(webhook_pods(admin)) == count else None)(
-        webhook_pods(admin, ready=True)), f"{count} ready webhook pods", deadline, 0.2)
+    """The ``count`` webhook pods, once each is ready and an endpoint of the Service (where the API
+    server calls them)."""
+    def ready() -> list[client.V1Pod] | None:
+        pods = webhook_pods(admin)
+        if len(pods) != count or not all(is_ready(p) for p in pods):
+            return None
+        return pods if {p.status.pod_ip for p in pods} <= endpoints(admin) else None
+
+    return kube.wait_for(ready, f"{count} ready webhook pods, each an endpoint of the Service", deadline, 0.2)
+
+
+def endpoints(admin: client.ApiClient) -> set[str]:
+    """The addresses of the Service's ready endpoints."""
+    slices = client.DiscoveryV1Api(admin).list_namespaced_endpoint_slice(
+        NAMESPACE, label_selector=f"kubernetes.io/service-name={RELEASE}").items
+    return {a for s in slices for e in s.endpoints or [] if e.conditions.ready for a in e.addresses}
 
 
 def container_id(pod: client.V1Pod, name: str) -> str:
