@@ -92,9 +92,9 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
         images.clean()
     made = time.monotonic() - started
     node = Node(assets, workdir / "node", images.pause, archives)
+    LOGS[:] = node.log_paths
     try:
         node.start()
-        LOGS[:] = node.log_paths
         admin = node.admin()
         kube.install_crds(admin, CRDS)
         client.ApiextensionsV1Api(admin).create_custom_resource_definition(SERVICE_MONITOR_CRD)

@@ -14,9 +14,9 @@ import ctypes
 import os
 import shutil
 import subprocess
+import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -147,8 +147,6 @@ class NetworkNamespace:
             except BaseException as err:  # handed to the caller
                 errors.append(err)
 
-        import threading
-
         thread = threading.Thread(target=entered)
         thread.start()
         thread.join()
@@ -196,10 +194,6 @@ class CgroupRoot:
             for knob in ("cpuset.cpus", "cpuset.mems"):  # a v1 cpuset starts empty: take the parent's
                 if (path / knob).exists() and not (path / knob).read_text().strip():
                     (path / knob).write_text((path.parent / knob).read_text())
-
-    def memory(self) -> Path:
-        """The v1 memory controller's directory of this root."""
-        return next(p for p in self.paths if p.parent.name == "memory")
 
     def remove(self, deadline: float = 30) -> list[str]:
         """Removes the tree, deepest first, once no process is left in it; what could not go."""
@@ -261,11 +255,3 @@ def kill_processes_using(marker: str) -> list[int]:
                 pass
     return killed
 
-
-@contextmanager
-def timed(record: dict[str, float], name: str) -> Iterator[None]:
-    started = time.monotonic()
-    try:
-        yield
-    finally:
-        record[name] = time.monotonic() - started

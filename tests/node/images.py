@@ -21,12 +21,13 @@ import os
 import resource
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from node.host import run
+from node.host import run, unmount_under
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "grove-sharing-webhook"
@@ -85,7 +86,6 @@ class Images:
     cache: Path
     workdir: Path
     log: Path
-    timings: dict[str, float] = field(default_factory=dict)
     built: list[str] = field(default_factory=list)
     """What had to be made this run (the rest came from the cache)."""
 
@@ -116,7 +116,7 @@ class Images:
             options += ["--volume", f"{CA_BUNDLE}:{CA_BUNDLE}:ro"]
         self.podman("build", *options, *extra, "-t", tag, "-f", str(dockerfile), str(context))
 
-    def archive(self, name: str, key: str, make: callable) -> Path:  # type: ignore[valid-type]
+    def archive(self, name: str, key: str, make: Callable[[Path], None]) -> Path:
         """The cached archive ``name-key.tar``, made by ``make(path)`` when it is not there."""
         path = self.cache / f"{name}-{key}.tar"
         if path.is_file():
@@ -196,12 +196,6 @@ class Images:
         """podman's storage of this run (its overlay mounts are gone once each command has ended)."""
         storage = self.workdir / "podman"
         if storage.exists():
-            from node.host import unmount_under
-
             unmount_under(storage)
             shutil.rmtree(storage, ignore_errors=True)
 
-
-def import_into(ctr: list[str], archive: Path) -> None:
-    """``ctr images import`` into the node's containerd (namespace k8s.io, where the CRI looks)."""
-    run(*ctr, "-n", "k8s.io", "images", "import", str(archive), timeout=300)

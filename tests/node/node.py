@@ -35,7 +35,7 @@ from cluster.assets import Assets
 from cluster.controlplane import Component, ControlPlane, tail
 from cluster.ports import free_port
 from node.host import (CNI_BIN, NODE_IP, POD_CIDR, SERVICE_IP, CgroupRoot, NetworkNamespace, kill_processes_using,
-                       run, unmount_under)
+                       mounts_under, run, unmount_under)
 
 NODE_NAME = "node-0"
 CONTROLLERS = (
@@ -46,7 +46,8 @@ CONTROLLERS = (
 )
 """What a cluster runs for the chart's objects: Deployments and their ReplicaSets, the Service's
 endpoints, the PodDisruptionBudget's status, the hook's Job, the namespace's CA ConfigMap every
-pod's token volume holds."""
+pod's token volume holds, and the node lifecycle controller, which lifts the not-ready taint a new
+Node is given once kubelet reports it Ready."""
 READY_DEADLINE = 90.0
 FORWARD = Path(__file__).with_name("forward.py")
 
@@ -256,14 +257,17 @@ class Node:
         self.plane: NodeControlPlane | None = None
         self.containerd = Containerd(self.netns, self.workdir / "containerd", self.pause)
         self.kubelet: Kubelet | None = None
-        self.logs = self.workdir / "logs"
+        # Directories of the host that ip netns, containerd 1.6, CNI and kubelet use whatever the
+        # node's own are: removed at the end if this node made them and they are empty again.
+        host_directories = ("/run/netns", "/var/lib/cni", "/var/lib/cni/results", "/var/log/containers")
+        self.made = [Path(path) for path in host_directories if not Path(path).exists()]
 
     @property
     def log_paths(self) -> list[Path]:
-        found = [self.containerd.log] + ([self.kubelet.log] if self.kubelet else [])
-        if self.plane is not None:
-            found += [self.plane.logs / f"{n}.log" for n in ("kube-apiserver", "kube-controller-manager", "kube-scheduler")]
-        return found
+        """The logs a failing test's report shows the tails of (some not written yet)."""
+        logs = self.workdir / "controlplane" / "logs"
+        return [self.containerd.log, self.workdir / "kubelet" / "kubelet.log",
+                *(logs / f"{name}.log" for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler"))]
 
     def start(self) -> None:
         started = time.monotonic()
@@ -368,16 +372,17 @@ class Node:
         unmount_under(self.workdir)
         problems += [f"cgroup left: {p}" for p in self.cgroups.remove()]
         self.netns.delete()
+        for directory in reversed(self.made):
+            try:
+                directory.rmdir()
+            except OSError:
+                pass
         for link in Path("/var/log/containers").glob("*.log") if Path("/var/log/containers").is_dir() else []:
             if link.is_symlink() and str(os.readlink(link)).startswith(str(self.workdir)):
                 link.unlink()
         for heavy in (self.containerd.root, self.containerd.state, self.workdir / "kubelet" / "root"):
-            if heavy.exists() and not any(True for _ in _mounts(heavy)):
+            if heavy.exists() and not mounts_under(heavy):
                 shutil.rmtree(heavy, ignore_errors=True)
+            elif heavy.exists():
+                problems.append(f"mounts left under {heavy}")
         return problems
-
-
-def _mounts(directory: Path) -> list[str]:
-    from node.host import mounts_under
-
-    return mounts_under(directory)

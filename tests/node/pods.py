@@ -129,32 +129,5 @@ def dechunk(data: bytes) -> bytes:
     return out
 
 
-def post(netns: NetworkNamespace, ip: str, port: int, path: str, body: bytes, ca: bytes) -> tuple[int, bytes]:
-    tls = connect(netns, ip, port, ca)
-    try:
-        tls.sendall(f"POST {path} HTTP/1.1\r\nHost: {SERVICE_HOST}\r\nContent-Type: application/json\r\n"
-                    f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
-        received = b""
-        while chunk := tls.recv(65536):
-            received += chunk
-    finally:
-        tls.close()
-    head, _, answer = received.partition(b"\r\n\r\n")
-    return int(head.split()[1]), answer
-
-
-def served_certificate(netns: NetworkNamespace, ip: str, port: int) -> bytes:
-    """The certificate a pod serves (DER), whoever signed it."""
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-
-    def make() -> socket.socket:
-        return socket.create_connection((ip, port), timeout=5)
-
-    with context.wrap_socket(netns.call(make), server_hostname=SERVICE_HOST) as tls:
-        return tls.getpeercert(binary_form=True) or b""
-
-
 def until(condition: Callable[[], Any], what: str, deadline: float = 60, interval: float = 0.2) -> Any:
     return kube.wait_for(condition, what, deadline, interval)
