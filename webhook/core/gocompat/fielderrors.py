@@ -1,7 +1,7 @@
 """Field paths, field errors and error lists, rendered exactly as Kubernetes apimachinery does.
 
 Mirrors ``k8s.io/apimachinery/pkg/util/validation/field``: rules build a ``Path``, append typed
-``FieldError`` values to an ``ErrorList``, and ``aggregate`` turns the list into the one message the
+``FieldError`` values to a list, and ``aggregate`` turns the list into the one message the
 admission response carries. Rules never format messages by hand, so every message has one shape.
 """
 
@@ -23,7 +23,6 @@ class ErrorType(Enum):
     NOT_FOUND = "Not found"
     DUPLICATE = "Duplicate value"
     NOT_SUPPORTED = "Unsupported value"
-    TOO_MANY = "Too many"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,13 +108,6 @@ def duplicate(path: Path, value: Any) -> FieldError:
 def not_supported(path: Path, value: Any, supported: list[str]) -> FieldError:
     quoted = ", ".join(gojson.quote(v) for v in supported)
     return FieldError(ErrorType.NOT_SUPPORTED, path, value, f"supported values: {quoted}")
-
-
-def too_many(path: Path, actual: int, most: int) -> FieldError:
-    return FieldError(ErrorType.TOO_MANY, path, actual, f"must have at most {most} items")
-
-
-ErrorList = list[FieldError]
 
 
 def aggregate(messages: list[str]) -> str | None:

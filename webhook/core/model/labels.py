@@ -2,7 +2,6 @@
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 PART_OF = "app.kubernetes.io/part-of"
-NAME = "app.kubernetes.io/name"
 COMPONENT = "app.kubernetes.io/component"
 PCS_REPLICA_INDEX = "grove.io/podcliqueset-replica-index"
 PCSG = "grove.io/podcliquescalinggroup"

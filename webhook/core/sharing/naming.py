@@ -53,10 +53,6 @@ def standalone_clique_name(pcs: str, pcs_replica: int, clique: str) -> str:
     return f"{pcs}-{pcs_replica}-{clique}"
 
 
-def standalone_clique_parts(pcs: str, pcs_replica: Index, clique: str) -> Parts:
-    return (pcs, pcs_replica, clique)
-
-
 def member_clique_name(scaling_group: str, group_replica: int, clique: str) -> str:
     """The PodClique object of a clique in replica ``group_replica`` of scaling group object ``scaling_group``."""
     return f"{scaling_group}-{group_replica}-{clique}"
