@@ -91,10 +91,6 @@ ACCESS: dict[Component, tuple[Rule, ...]] = {
     ),
 }
 
-IN_CHART = tuple(component for component in Component if component is not Component.STATUS)
-"""The components the chart runs and writes RBAC for."""
-
-
 @dataclass(frozen=True, slots=True)
 class ApiRequest:
     """What the authorizer sees in a request: the verb and the object or collection it names."""

@@ -74,7 +74,6 @@ class Informer(Generic[T]):
         self._response: urllib3.BaseHTTPResponse | None = None
         self._thread: threading.Thread | None = None
         self.attempts = Attempts(f"list/watch of {resource}", on_recovered)
-        self.relists = 0
 
     def get(self, namespace: str, name: str) -> T | None:
         return self._cache.get((namespace, name))
@@ -163,7 +162,6 @@ class Informer(Generic[T]):
             if not token:
                 break
         self._resource_version = metadata.get("resourceVersion", "")
-        self.relists += 1
         for key in self._cache.keys() - seen:
             self._forget_listed(key)
         self._synced.set()
