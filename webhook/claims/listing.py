@@ -2,9 +2,9 @@
 
 Every piece comes from the core functions the webhooks and the reconciler use: the owners from
 ``owners.planned_owners`` (the replica counts Grove starts with) or ``owners.live_owners`` (the
-objects given), each owner's claims from ``desired``, their templates from ``templatesource``, each
-pod's claims from ``podclaims.pod_claims`` (the pods of a PodClique are its replicas, placed by
-the PodClique's identity), the warnings from ``pcs.warnings`` and the denial from ``pcs.rules``.
+objects given), each owner's claims and their templates from ``desired``, each pod's claims from
+``placement.pod_claims`` (the pods of a PodClique are its replicas, placed by the PodClique's
+identity), the warnings from ``pcs.warnings`` and the denial from ``pcs.rules``.
 
 Everything is counted before anything is listed (``patterns.planned_size``, ``desired.claim_count``),
 so a spec of two billion replicas is refused with its counts instead of being listed.
@@ -22,12 +22,10 @@ from webhook.core.model.meta import ObjectKey
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.rules import validate_create
 from webhook.core.pcs.warnings import claim_warnings, limit_warnings
-from webhook.core.sharing.desired import DesiredClaim, claim_count, desired_claims
+from webhook.core.sharing.desired import DesiredClaim, InternalTemplate, claim_count, desired_claims, template_source
 from webhook.core.sharing.owners import Level, Owner, live_owners, planned_owners
 from webhook.core.sharing.patterns import planned_size
-from webhook.core.sharing.placement import CliqueIdentity, IdentityError
-from webhook.core.sharing.podclaims import pod_claims
-from webhook.core.sharing.templatesource import InternalTemplate, template_source
+from webhook.core.sharing.placement import CliqueIdentity, IdentityError, pod_claims
 from webhook.errors import CommandError
 
 

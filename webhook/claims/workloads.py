@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from webhook.core.model import labels
-from webhook.core.model.children import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
 from webhook.core.model.meta import ObjectKey, ObjectMeta, controller_of
-from webhook.core.model.podcliqueset import PodCliqueSet, read_podcliqueset
+from webhook.core.model.podcliqueset import (
+    PodClique, PodCliqueScalingGroup, PodCliqueSet, read_podclique, read_podcliqueset, read_scaling_group,
+)
 from webhook.core.sharing.placement import index_below
 from webhook.errors import CommandError
 from webhook.stores.base import StoreError

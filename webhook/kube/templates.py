@@ -22,7 +22,7 @@ from kubernetes.client.exceptions import ApiException
 from webhook.core.boundedcache import BoundedCache
 from webhook.core.model.meta import ObjectKey
 from webhook.core.model.podcliqueset import PodCliqueSet, ResourceSharingSpec
-from webhook.core.sharing.templatesource import template_source
+from webhook.core.sharing.desired import template_source
 from webhook.kube.apierrors import NOT_FOUND, status_message
 from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
 from webhook.kube.objects import Objects

@@ -14,9 +14,10 @@ from typing import Any, TypeVar, cast
 
 from webhook.core.boundedcache import BoundedCache
 from webhook.core.model import labels as grove
-from webhook.core.model.children import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
 from webhook.core.model.meta import ObjectKey, ObjectMeta, OwnerReference, controller_of
-from webhook.core.model.podcliqueset import PodCliqueSet, read_podcliqueset
+from webhook.core.model.podcliqueset import (
+    PodClique, PodCliqueScalingGroup, PodCliqueSet, read_podclique, read_podcliqueset, read_scaling_group,
+)
 from webhook.core.sharing.placement import index_below
 from webhook.kube.informer import Handler, Informer, Informers, object_key
 from webhook.kube.resources import PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RESOURCECLAIMS, Resource

@@ -25,8 +25,7 @@ from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.warnings import dns1123_label_problem
 from webhook.core.sharing.desired import claim_count, over_limit
 from webhook.core.sharing.owners import Owner
-from webhook.core.sharing.placement import IdentityError, clique_identity, pod_index
-from webhook.core.sharing.podclaims import pod_claims
+from webhook.core.sharing.placement import IdentityError, clique_identity, pod_claims, pod_index
 from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, plan_change
 from webhook.status.observed import Cluster, EventText
 

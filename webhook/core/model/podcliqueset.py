@@ -1,4 +1,6 @@
-"""Grove's PodCliqueSet, as far as resource sharing reads it: the one declaration of its shape.
+"""Grove's PodCliqueSet, as far as resource sharing reads it: the one declaration of its shape; and
+the children Grove makes for it that own shared claims (PodCliqueScalingGroups and PodCliques: name,
+labels, UID, owners and current replicas).
 
 The classes follow Grove's Go types (ai-dynamo/grove ``operator/api/core/v1alpha1``) field for field,
 in their declaration order and with their JSON names, so that a rule reads like Grove's
@@ -225,3 +227,24 @@ def read_without_templates(obj: Any) -> PodCliqueSet:
         template = {k: v for k, v in template.items() if k != "resourceClaimTemplates"}
         obj = {**obj, "spec": {**spec, "template": template}}
     return read_podcliqueset(obj)
+
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class ReplicasSpec:
+    replicas: Int32 | None = None
+
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class PodCliqueScalingGroup:
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: ReplicasSpec = Field(default_factory=ReplicasSpec)
+
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class PodClique:
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: ReplicasSpec = Field(default_factory=ReplicasSpec)
+
+
+read_scaling_group = TypeAdapter(PodCliqueScalingGroup).validate_python
+read_podclique = TypeAdapter(PodClique).validate_python

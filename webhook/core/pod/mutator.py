@@ -3,7 +3,7 @@
 Only CREATE of a Grove pod is mutated; every other review is answered after reading no more than
 the pod's metadata. A Grove pod is read whole, placed by its labels (BEHAVIOUR.md §5.1), its
 PodCliqueSet is looked up in the object store (from memory; one bounded read from the source on a
-miss), and the pod gets the claims ``podclaims`` names as a JSON Patch (``patch``).
+miss), and the pod gets the claims ``placement.pod_claims`` names as a JSON Patch (``patch``).
 
 Label errors and an unknown PodCliqueSet are denials (code 403, reason Forbidden), like the
 validating webhook's: the pod is refused because of what it says, as Grove would refuse to build
@@ -23,8 +23,7 @@ from webhook.core.model.meta import DEFAULT_NAMESPACE, GroupVersionKind, first_p
 from webhook.core.model.pod import PodHeader, metadata, read_pod, read_pod_header
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pod.patch import claim_patch
-from webhook.core.sharing.placement import IdentityError, clique_identity, pod_index
-from webhook.core.sharing.podclaims import pod_claims
+from webhook.core.sharing.placement import IdentityError, clique_identity, pod_claims, pod_index
 
 POD = GroupVersionKind("", "v1", "Pod")
 

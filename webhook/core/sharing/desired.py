@@ -1,4 +1,5 @@
-"""The claims each owner must have, in Grove's order, produced lazily (BEHAVIOUR.md §4.5 to §4.7).
+"""The claims each owner must have, in Grove's order, produced lazily (BEHAVIOUR.md §4.5 to §4.7),
+and the template each one's spec comes from (§6.1).
 
 An owner needs one claim per AllReplicas entry, then one per PerReplica entry and replica, in that
 order. The reconciler asks for them a chunk at a time (``claim_slots``, ``desired_claim``): a
@@ -11,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
-from webhook.core.model.meta import OwnerReference
-from webhook.core.model.podcliqueset import ALL_REPLICAS, PER_REPLICA, Entries, ResourceSharingSpec
+from webhook.core.model.meta import ObjectKey, OwnerReference
+from webhook.core.model.podcliqueset import ALL_REPLICAS, PER_REPLICA, Entries, PodCliqueSet, ResourceSharingSpec
 from webhook.core.sharing.owners import Level, Owner
 
 
@@ -88,3 +90,22 @@ def desired_claim(owner: Owner, index: int, entry: ResourceSharingSpec, replica:
 def desired_claims(owner: Owner, start: int = 0, stop: int | None = None) -> Iterator[DesiredClaim]:
     """The owner's claims at positions ``start`` to ``stop`` (all by default), one at a time."""
     return (desired_claim(owner, i, e, replica) for i, e, replica in claim_slots(owner, start, stop))
+
+
+@dataclass(frozen=True, slots=True)
+class InternalTemplate:
+    """``spec.template.resourceClaimTemplates[]`` entry: its ``templateSpec.spec`` is the claim spec."""
+
+    name: str
+    claim_spec: dict[str, Any]
+
+
+def template_source(pcs: PodCliqueSet, entry: ResourceSharingSpec) -> InternalTemplate | ObjectKey:
+    """The internal template an entry names (it has no namespace and an internal template has its
+    name), or else the ResourceClaimTemplate object to read, of the entry's namespace or the
+    PodCliqueSet's."""
+    if not entry.namespace:
+        internal = pcs.spec.template.internal_template(entry.name)
+        if internal is not None:
+            return InternalTemplate(entry.name, internal.claim_spec())
+    return ObjectKey(entry.namespace or pcs.namespace, entry.name)

@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Generic, NamedTuple, TypeVar
 
-from webhook.core.gocompat.strconv import atoi
+from webhook.core.gocompat.gojson import atoi
 from webhook.core.model import labels
-from webhook.core.model.children import PodClique, PodCliqueScalingGroup
 from webhook.core.model.meta import OwnerReference
 from webhook.core.model.podcliqueset import (
     Entries,
+    PodClique,
+    PodCliqueScalingGroup,
     PodCliqueScalingGroupConfig,
     PodCliqueSet,
     PodCliqueSetSpec,

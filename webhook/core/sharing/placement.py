@@ -1,4 +1,5 @@
-"""Where a PodClique (or one of its pods) sits in its PodCliqueSet, read from Grove's labels (§5.1).
+"""Where a PodClique (or one of its pods) sits in its PodCliqueSet, read from Grove's labels (§5.1),
+and so which claims a pod gets (§5.2, §5.3).
 
 Grove derives these values from the PodClique's name and labels while it builds a pod; a pod carries
 the same labels, so the pod webhook derives them from the pod and the claim reconciler from the
@@ -7,16 +8,23 @@ PodClique object, both through ``clique_identity``. Error texts are Grove's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from webhook.core.gocompat import gojson
-from webhook.core.gocompat.strconv import atoi
+from webhook.core.gocompat.gojson import atoi
 from webhook.core.model import labels
 from webhook.core.model.meta import ObjectKey
-from webhook.core.model.podcliqueset import PodCliqueScalingGroupConfig, PodCliqueSet, PodCliqueTemplateSpec
-from webhook.core.sharing import naming
+from webhook.core.model.podcliqueset import (
+    ALL_REPLICAS,
+    PER_REPLICA,
+    Entries,
+    PodCliqueScalingGroupConfig,
+    PodCliqueSet,
+    PodCliqueTemplateSpec,
+)
+from webhook.core.sharing.naming import claim_name, scaling_group_name
 
 
 class IdentityError(ValueError):
@@ -134,7 +142,7 @@ def scaling_group_of(pcs: PodCliqueSet, identity: CliqueIdentity) -> PodCliqueSc
     if not identity.scaling_group_fqn:
         return None
     for group in pcs.spec.template.pod_clique_scaling_groups:
-        if naming.scaling_group_name(pcs.name, identity.pcs_replica, group.name) == identity.scaling_group_fqn:
+        if scaling_group_name(pcs.name, identity.pcs_replica, group.name) == identity.scaling_group_fqn:
             return group
     raise scaling_group_not_found(identity, pcs.name)
 
@@ -174,3 +182,33 @@ def index_below(value: str, replicas: int) -> bool:
     if not (value.isascii() and value.isdigit()) or (len(value) > 1 and value[0] == "0"):
         return False
     return len(value) <= len(str(replicas)) and int(value) < replicas
+
+
+def _level(names: list[str], entries: Entries | None, owner: str, replica: int, clique: str, group: str | None) -> None:
+    """The claims of one level a pod of ``clique`` (in ``group``) gets, appended to ``names``: the
+    AllReplicas entries its filter leaves the pod in, then the PerReplica ones, of ``replica``."""
+    selected = [e for e in entries or () if e.selects(clique, group)]
+    names += [claim_name(owner, e.name, None) for e in selected if e.scope == ALL_REPLICAS]
+    names += [claim_name(owner, e.name, replica) for e in selected if e.scope == PER_REPLICA]
+
+
+def pod_claims(pcs: PodCliqueSet, identity: CliqueIdentity, pod_index: Callable[[], int]) -> list[str]:
+    """The claim names a pod of the PodClique ``identity`` gets, in Grove's order: for its
+    PodCliqueSet, its scaling group if any, then its PodClique, that level's AllReplicas claims, then
+    its PerReplica claims for the pod's replica of that level, skipping entries whose filter leaves
+    the pod out. ``pod_index`` is called only when a clique-level PerReplica entry needs it, so a pod
+    without the pod-index label is refused only when the label matters."""
+    clique = clique_of(pcs, identity)
+    group = scaling_group_of(pcs, identity)
+    names: list[str] = []
+    group_name = None if group is None else group.name
+    _level(names, pcs.spec.template.resource_sharing, pcs.name, identity.pcs_replica, clique.name, group_name)
+    if group is not None:
+        _level(names, group.resource_sharing, identity.scaling_group_fqn, identity.scaling_group_replica, clique.name, None)
+    own = clique.resource_sharing or ()
+    names += [claim_name(identity.clique_fqn, e.name, None) for e in own if e.scope == ALL_REPLICAS]
+    per_pod = [e.name for e in own if e.scope == PER_REPLICA]
+    if per_pod:
+        index = pod_index()
+        names += [claim_name(identity.clique_fqn, name, index) for name in per_pod]
+    return names
