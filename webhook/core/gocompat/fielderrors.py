@@ -1,9 +1,5 @@
-"""Field paths, field errors and error lists, rendered exactly as Kubernetes apimachinery does.
-
-Mirrors ``k8s.io/apimachinery/pkg/util/validation/field``: rules build a ``Path``, append typed
-``FieldError`` values to a list, and ``aggregate`` turns the list into the one message the
-admission response carries. Rules never format messages by hand, so every message has one shape.
-"""
+"""Field paths and field errors rendered as apimachinery's ``pkg/util/validation/field`` does: rules
+build errors here rather than format messages by hand, so every message has Go's one shape."""
 
 from __future__ import annotations
 
@@ -52,21 +48,13 @@ _OMIT = object()
 
 
 def render_value(value: Any) -> str:
-    """A bad value as apimachinery prints it: plain for numbers and bools, ``%q`` for Go strings,
-    JSON for everything else (typed strings, slices, structs)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return gojson.marshal(value)
-    if isinstance(value, GoString):
-        return gojson.quote(value)
-    return gojson.marshal(value)
+    """A bad value as apimachinery prints it: ``%q`` for Go strings, else as JSON (numbers and bools
+    plain, typed strings, slices, structs)."""
+    return gojson.quote(value) if isinstance(value, GoString) else gojson.marshal(value)
 
 
 @dataclass(frozen=True, slots=True)
 class FieldError:
-    """One validation failure at one field path."""
-
     type: ErrorType
     path: Path
     value: Any = _OMIT

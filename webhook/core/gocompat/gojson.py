@@ -1,9 +1,6 @@
-"""Go's rendering of values, so that messages match Grove's byte for byte, and ``strconv.Atoi``.
-
-Grove's messages embed values the way Go prints them: ``%q`` for plain strings and
-``encoding/json`` for everything else. Both differ from Python's defaults (HTML escaping, escape
-sequences, no spaces), so they are reproduced here rather than approximated with ``json.dumps``.
-"""
+"""Go's texts of values, so that messages match Grove's byte for byte: ``%q`` for plain strings and
+``encoding/json`` for everything else (not Python's ``json.dumps``: HTML escaping, escape sequences
+and spaces differ), and ``strconv.Atoi``'s reading and errors."""
 
 from __future__ import annotations
 
@@ -17,23 +14,14 @@ _HTML_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2
 """What Go's encoder escapes beyond what orjson does (orjson writes these five literally)."""
 
 _QUOTE_ESCAPES = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\a": "\\a",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\v": "\\v",
+    '"': '\\"', "\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f",
+    "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
 }
 
 
 def json_string(value: str) -> str:
-    """A string as Go's ``json.Marshal`` writes it (HTML-safe, control characters escaped).
-
-    orjson escapes quotes, backslashes and control characters exactly as Go does (``\\n``,
-    ``\\u001f``), so only Go's HTML and line-separator escapes are added."""
+    """A string as Go's ``json.Marshal`` writes it: orjson escapes quotes, backslashes and control
+    characters as Go does (``\\n``, ``\\u001f``), and Go's HTML and line-separator escapes are added."""
     return orjson.dumps(value).decode().translate(_HTML_SAFE)
 
 
@@ -59,12 +47,8 @@ def quote(value: str) -> str:
 
 
 def marshal(value: Any) -> str:
-    """A value as Go's ``json.Marshal`` writes it: compact, map keys sorted, mappings in given order.
-
-    Mappings that stand for Go structs must already hold their keys in the struct's field order
-    (``gotypes`` builds them so); mappings that stand for Go maps are sorted here when wrapped in
-    ``GoMap``.
-    """
+    """A value as Go's ``json.Marshal`` writes it: compact, a ``GoMap``'s keys sorted, any other
+    mapping (a struct, as ``gotypes`` builds it) in its own order."""
     if value is None or isinstance(value, bool | int | float | str):
         return _scalar(value)
     if isinstance(value, Mapping):
@@ -85,7 +69,6 @@ def _scalar(value: bool | int | float | str | None) -> str:
 
 
 def _object(value: Mapping[Any, Any]) -> str:
-    """A struct's fields in the order given; a ``GoMap``'s keys sorted."""
     keys = sorted(value) if isinstance(value, GoMap) else list(value)
     return "{" + ",".join(f"{json_string(str(k))}:{marshal(value[k])}" for k in keys) + "}"
 

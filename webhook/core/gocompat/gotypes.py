@@ -1,28 +1,23 @@
 """Go types described as data, for values that must be decoded, compared and printed as Go does.
 
-Grove holds ``resourceClaimTemplates[].templateSpec`` as a typed ``resource.k8s.io/v1`` struct. Three
-things about it are visible to users and come from the Go types, not from the JSON that was sent:
-decoding rejects a value of the wrong JSON type (HTTP 400), ``Semantic.DeepEqual`` decides whether an
-UPDATE changed it (nil equals empty, pointers compare what they point to, quantities compare by
-value), and ``json.Marshal`` prints it in the immutability message (declaration order, ``omitempty``,
-``null`` for nil). Each type below does those three things; ``dra`` describes the structs.
-Grove's own types are not described here but read off the model's classes (``of_model``), so
-that the immutability rules compare and print Grove's lists as Go does from the one declaration.
-
-A decoded value is plain Python: a struct is a dict holding every field (or a model instance, for
-a type ``of_model`` made), nil is None.
+Three things users see come from Go's types, not from the JSON sent: decoding refuses a value of
+the wrong JSON type (HTTP 400), ``Semantic.DeepEqual`` decides whether an UPDATE changed a list (nil
+equals empty, pointers compare what they point to, quantities by value), and ``json.Marshal`` prints
+it in the immutability message (declaration order, ``omitempty``, ``null`` for nil). ``dra``
+describes the DRA structs; Grove's own are read off the model (``of_model``), declared once.
+A decoded value is plain Python: a struct a dict of every field (or a model instance), nil None.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from operator import itemgetter
 from types import NoneType, UnionType
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
@@ -35,8 +30,8 @@ from webhook.core.gocompat.gojson import GoMap
 
 
 class DecodeError(ValueError):
-    """A JSON value Go's decoder refuses. The field path is collected while the error travels up
-    (``within``), so decoding a valid value builds no paths at all."""
+    """A JSON value Go's decoder refuses; its path is collected as it travels up (``within``), so
+    decoding a valid value builds no path."""
 
     def __init__(self, problem: str) -> None:
         super().__init__(problem)
@@ -48,7 +43,7 @@ class DecodeError(ValueError):
         return self
 
     def at(self, path: Path) -> str:
-        """``<path>: <problem>``, the path given for where decoding started."""
+        """``<path>: <problem>``, ``path`` being where decoding started."""
         for part in reversed(self.parts):
             path = path.index(part) if isinstance(part, int) else path.child(part)
         return f"{path}: {self.problem}"
@@ -69,8 +64,7 @@ class GoType:
     ``json.Marshal`` prints."""
 
     if TYPE_CHECKING:
-        # Read-only: a field of some types, a constant of others, derived from the element type of
-        # the rest. Declared for the checker only, so that dataclass fields can still fill it in.
+        # A field, a constant or a property by type: declared for the checker alone.
         @property
         def go_name(self) -> str: ...
 
@@ -97,10 +91,9 @@ class GoType:
         return DecodeError(f"cannot unmarshal {_json_kind(value)} into a Go value of type {self.go_name}")
 
     def accepting(self) -> CoreSchema:
-        """A pydantic-core schema taking only values ``decode`` takes (and ``null``): the check of
-        every template a review carries runs in Rust, and only what it refuses is decoded here, to
-        say why. Here only ``null``: a type whose check the schema cannot make (a quantity must
-        parse) leaves every other value to ``decode``."""
+        """A pydantic-core schema taking only values ``decode`` takes, so that a review's templates
+        are checked in Rust and only what it refuses is decoded here, to say why. Here ``null``
+        alone: a check the schema cannot make (a quantity must parse) is left to ``decode``."""
         return core_schema.none_schema()
 
 
@@ -263,11 +256,10 @@ class Struct(GoType):
             raise self.mismatch(value)
         if not isinstance(value, dict):
             raise self.mismatch(value)
-        given = value
         decoded = {}
         for f in self.fields:
             try:
-                decoded[f.name] = f.type.decode(given.get(f.name))
+                decoded[f.name] = f.type.decode(value.get(f.name))
             except DecodeError as err:
                 raise err.within(f.name) from None
         return decoded
@@ -296,9 +288,9 @@ class Struct(GoType):
 
 
 def of_model(model: type, package: str = "v1alpha1", **types: GoType) -> Struct:
-    """The Go struct a model class (``model.meta.kube_model``) declares: its fields in order, by
-    their JSON names, ``omitempty`` where the model leaves an empty value out. ``types`` gives the
-    Go type of a field the model keeps as sent (by JSON name)."""
+    """The Go struct a model class declares: its fields in order, by their JSON names, ``omitempty``
+    where the model leaves an empty value out; ``types`` gives, by JSON name, the Go type of a field
+    the model keeps as sent."""
     hints = typing.get_type_hints(model, include_extras=True)
     fields = []
     for f in dataclasses.fields(model):
@@ -327,8 +319,8 @@ def _go_type(hint: Any, package: str) -> GoType:
 
 
 def decodes(go_type: GoType) -> Callable[[Any], bool]:
-    """Whether Go's decoder takes a value of ``go_type``, told in Rust (``GoType.accepting``) for
-    the values it can tell; the others are decoded to find out."""
+    """Whether Go's decoder takes a value of ``go_type``: told in Rust (``GoType.accepting``) where
+    it can be, else decoded to find out."""
     validator = SchemaValidator(go_type.accepting())
 
     def check(value: Any) -> bool:
@@ -387,8 +379,8 @@ TOO_DEEP = f"nested more than {MAX_RAW_DEPTH} levels deep"
 
 
 def deeper_than(value: Any, limit: int) -> bool:
-    """Whether arrays and objects (lists, tuples, dicts) in ``value`` nest more than ``limit`` levels,
-    found level by level (a check by recursion would fail on the very values it is there to refuse)."""
+    """Whether lists, tuples and dicts in ``value`` nest more than ``limit`` levels: found level by
+    level, as recursion would fail on the very values it is there to refuse."""
     level = [value]
     for _ in range(limit):
         level = [
@@ -414,8 +406,8 @@ class _Raw(GoType):
 
 
 class _Time(GoType):
-    """``metav1.Time``: RFC 3339 in JSON, compared as instants, printed in UTC to the second; the zero
-    time is printed ``null`` (and left out by ``omitzero``)."""
+    """``metav1.Time``: RFC 3339, compared as instants, printed in UTC to the second; the zero time
+    printed ``null`` (left out by ``omitzero``)."""
 
     go_name = "v1.Time"
 

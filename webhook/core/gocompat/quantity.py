@@ -1,11 +1,7 @@
-"""Kubernetes ``resource.Quantity``: its value, and the text Go prints for it.
-
-Two facts of apimachinery matter to the immutability rules: ``Semantic.DeepEqual`` compares
-quantities by value (``1Gi`` and ``1073741824`` are the same quantity, so rewriting one as the
-other is not a change), and ``json.Marshal`` prints a quantity in canonical form (``1024Mi`` is
-printed ``1Gi``) unless the text it was parsed from already was canonical. Both follow
-``ParseQuantity`` and ``CanonicalizeBytes`` of ``k8s.io/apimachinery/pkg/api/resource``.
-"""
+"""Kubernetes ``resource.Quantity`` (apimachinery's ``ParseQuantity`` and ``CanonicalizeBytes``):
+the immutability rules compare quantities by value, as ``Semantic.DeepEqual`` does (``1Gi`` is
+``1073741824``), and print them as ``json.Marshal`` does, canonical (``1024Mi`` as ``1Gi``) unless
+the text parsed already was."""
 
 from __future__ import annotations
 
@@ -54,8 +50,7 @@ def parse(text: str) -> Quantity | None:
 
 
 def _parts(text: str) -> tuple[str, str, str, tuple[int, int, str]] | None:
-    """(sign, digits before the point, digits after it, the suffix's unit), or None for text Go
-    does not read as a quantity."""
+    """(sign, digits before the point, digits after it, the suffix's unit), or None if not a quantity."""
     match = _SHAPE.fullmatch(text) if text else None
     if match is None:
         return None
