@@ -12,8 +12,8 @@ import pytest
 from fakeapi import CuttableProxy, FakeApiServer, new_api_client, wait_until
 from kubernetes import client as k8s_client
 
+from webhook.kube.api import PODCLIQUES, RESOURCECLAIMS
 from webhook.kube.informer import Informer
-from webhook.kube.resources import PODCLIQUES, RESOURCECLAIMS
 
 NS = "team-a"
 

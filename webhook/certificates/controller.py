@@ -33,9 +33,9 @@ from webhook.certificates.secret import CertificateError, CertificateSecret, Ser
 from webhook.certificates.trust import TRUST_DELAY, PublishError, Trust
 from webhook.errors import CommandError
 from webhook.kube.access import Component, guarded
+from webhook.kube.api import CONNECTION_ERRORS, connection_problem
 from webhook.kube.attempts import Attempts
 from webhook.kube.config import KubeConfigError, api_client, own_namespace
-from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
 from webhook.registration.configurations import KINDS, WebhookConfigurations
 from webhook.settings import ServeSettings
 

@@ -46,9 +46,7 @@ from webhook.certificates.pki import (
     uncovered,
     unexpired,
 )
-from webhook.kube.apierrors import CONFLICT, NOT_FOUND, status_message
-from webhook.kube.objects import Objects
-from webhook.kube.resources import SECRETS
+from webhook.kube.api import CONFLICT, NOT_FOUND, SECRETS, Objects, status_message
 from webhook.registration.configurations import decode_base64
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from cryptography import x509
 from kubernetes.client.exceptions import ApiException
 
 from webhook.certificates.pki import bundle_pem, fingerprint, read_cas, unexpired
-from webhook.kube.apierrors import CONFLICT, status_message
+from webhook.kube.api import CONFLICT, status_message
 from webhook.registration.configurations import Configuration, WebhookConfigurations
 
 log = logging.getLogger(__name__)

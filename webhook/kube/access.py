@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 from kubernetes import client
 
 from webhook import __version__
-from webhook.kube.resources import (
+from webhook.kube.api import (
     EVENTS, LEASES, MUTATINGWEBHOOKCONFIGURATIONS, PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, PODS, RESOURCECLAIMS,
     RESOURCECLAIMTEMPLATES, SECRETS, SUBJECTACCESSREVIEWS, VALIDATINGWEBHOOKCONFIGURATIONS, Resource,
 )

@@ -20,10 +20,9 @@ from kubernetes import client
 
 from webhook.core.boundedcache import BoundedCache
 from webhook.core.pcs.authorization import REVIEW_RESULTS, AccessUnknown, User
-from webhook.kube.apierrors import status_message
-from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
-from webhook.kube.objects import Objects
-from webhook.kube.resources import RESOURCECLAIMTEMPLATES, SUBJECTACCESSREVIEWS
+from webhook.kube.api import (
+    CONNECTION_ERRORS, RESOURCECLAIMTEMPLATES, SUBJECTACCESSREVIEWS, Objects, connection_problem, status_message,
+)
 
 log = logging.getLogger(__name__)
 

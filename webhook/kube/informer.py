@@ -21,10 +21,9 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
 from webhook.core.model.meta import ObjectKey
+from webhook.kube.api import Resource, connection_problem
 from webhook.kube.attempts import Attempts
-from webhook.kube.connection import connection_problem
 from webhook.kube.lists import read_list
-from webhook.kube.resources import Resource
 
 log = logging.getLogger(__name__)
 

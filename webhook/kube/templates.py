@@ -23,10 +23,7 @@ from webhook.core.boundedcache import BoundedCache
 from webhook.core.model.meta import ObjectKey
 from webhook.core.model.podcliqueset import PodCliqueSet, ResourceSharingSpec
 from webhook.core.sharing.desired import template_source
-from webhook.kube.apierrors import NOT_FOUND, status_message
-from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
-from webhook.kube.objects import Objects
-from webhook.kube.resources import RESOURCECLAIMTEMPLATES
+from webhook.kube.api import CONNECTION_ERRORS, NOT_FOUND, RESOURCECLAIMTEMPLATES, Objects, connection_problem, status_message
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from webhook.core.model.podcliqueset import (
     PodClique, PodCliqueScalingGroup, PodCliqueSet, read_podclique, read_podcliqueset, read_scaling_group,
 )
 from webhook.core.sharing.placement import index_below
+from webhook.kube.api import PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RESOURCECLAIMS, Resource
 from webhook.kube.informer import Handler, Informer, Informers, object_key
-from webhook.kube.resources import PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RESOURCECLAIMS, Resource
 
 T = TypeVar("T")
 GROVE_MANAGED = f"{grove.MANAGED_BY}={grove.MANAGED_BY_GROVE}"

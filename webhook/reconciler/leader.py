@@ -18,10 +18,7 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from webhook.kube.apierrors import CONFLICT, status_message
-from webhook.kube.connection import connection_problem, is_connection_error
-from webhook.kube.objects import Objects
-from webhook.kube.resources import LEASES
+from webhook.kube.api import CONFLICT, LEASES, Objects, connection_problem, is_connection_error, status_message
 from webhook.reconciler.settings import ReconcileSettings
 
 log = logging.getLogger(__name__)

@@ -16,9 +16,7 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from webhook.kube.apierrors import NOT_FOUND
-from webhook.kube.objects import Objects
-from webhook.kube.resources import MUTATINGWEBHOOKCONFIGURATIONS, VALIDATINGWEBHOOKCONFIGURATIONS
+from webhook.kube.api import MUTATINGWEBHOOKCONFIGURATIONS, NOT_FOUND, VALIDATINGWEBHOOKCONFIGURATIONS, Objects
 
 Obj = dict[str, Any]
 KINDS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")

@@ -17,10 +17,9 @@ from kubernetes.client.exceptions import ApiException
 from webhook import logs
 from webhook.errors import CommandError
 from webhook.kube.access import Component, guarded
-from webhook.kube.apierrors import status_message
+from webhook.kube.api import CONNECTION_ERRORS, connection_problem, is_connection_error, status_message
 from webhook.kube.attempts import Attempts
 from webhook.kube.config import KubeConfigError, api_client
-from webhook.kube.connection import CONNECTION_ERRORS, connection_problem, is_connection_error
 from webhook.registration.configurations import KINDS, WebhookConfigurations
 from webhook.registration.settings import UnregisterSettings
 

@@ -21,17 +21,9 @@ from kubernetes.client.exceptions import ApiException
 from webhook.claims.workloads import UNUSABLE
 from webhook.core.model import labels
 from webhook.errors import CommandError
-from webhook.kube.apierrors import status_message
-from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
-from webhook.kube.resources import (
-    EVENTS,
-    PODCLIQUES,
-    PODCLIQUESCALINGGROUPS,
-    PODCLIQUESETS,
-    PODS,
-    RESOURCECLAIMS,
-    RESOURCECLAIMTEMPLATES,
-    Resource,
+from webhook.kube.api import (
+    CONNECTION_ERRORS, EVENTS, PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES,
+    Resource, connection_problem, status_message,
 )
 
 PAGE = 500

@@ -27,9 +27,7 @@ from webhook.core.model.meta import ObjectKey, OwnerReference
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER, DesiredClaim, claim_count
 from webhook.core.sharing.owners import Owner, live_owners
-from webhook.kube.apierrors import NOT_FOUND, status_message
-from webhook.kube.objects import Objects
-from webhook.kube.resources import EVENTS
+from webhook.kube.api import EVENTS, NOT_FOUND, Objects, status_message
 from webhook.reconciler.cluster import Caches, current_children
 from webhook.reconciler.metrics import ReconcilerMetrics
 from webhook.reconciler.sync import plan

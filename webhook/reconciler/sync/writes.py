@@ -19,10 +19,10 @@ from kubernetes.client.exceptions import ApiException
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.sharing.desired import DesiredClaim
 from webhook.core.sharing.owners import Owner
-from webhook.kube.apierrors import CONFLICT, NOT_FOUND, status_message
-from webhook.kube.connection import connection_problem, is_connection_error
-from webhook.kube.objects import Objects
-from webhook.kube.resources import PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RESOURCECLAIMS
+from webhook.kube.api import (
+    CONFLICT, NOT_FOUND, PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RESOURCECLAIMS, Objects, connection_problem,
+    is_connection_error, status_message,
+)
 from webhook.kube.templates import TemplateError, TemplateReads
 from webhook.reconciler.cluster import Caches, ClaimRecord
 from webhook.reconciler.metrics import ReconcilerMetrics
