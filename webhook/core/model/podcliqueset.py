@@ -1,20 +1,11 @@
-"""Grove's PodCliqueSet, as far as resource sharing reads it: the one declaration of its shape; and
-the children Grove makes for it that own shared claims (PodCliqueScalingGroups and PodCliques: name,
-labels, UID, owners and current replicas).
+"""Grove's PodCliqueSet as far as resource sharing reads it, the one declaration every decision
+reads, and its children that own shared claims (PodCliqueScalingGroups and PodCliques).
 
-The classes follow Grove's Go types (ai-dynamo/grove ``operator/api/core/v1alpha1``) field for field,
-in their declaration order and with their JSON names, so that a rule reads like Grove's
-(``pcs.spec.template.resource_sharing``) and ``json.Marshal``'s output can be made from them
-(``gocompat.gojson.go_json``; ``omitted_when_empty`` marks Go's ``omitempty``). Every decision
-reads this model: both webhooks, the claim reconciler, the ``claims`` and ``status`` commands and
-the ValidatingAdmissionPolicy's generator.
-
-``read_podcliqueset`` reads one from parsed JSON as strictly as Go's decoder (``model.meta``),
-raising pydantic's ``ValidationError`` where Go would refuse it; members not declared here are
-ignored, as Go ignores unknown fields. The lists Go prints as ``null`` when they were not sent
-(the three ``resourceSharing`` lists and ``resourceClaimTemplates``) are None then.
-``templateSpec`` is kept as sent: its Go types are ``gocompat.dra``'s, checked by the validating
-webhook alone.
+The classes follow Grove's Go types (``operator/api/core/v1alpha1``) field for field, in order and
+by JSON name, so that a rule reads like Grove's and ``gotypes.of_model`` prints them as
+``json.Marshal`` does. The lists Go prints ``null`` when not sent (``resourceSharing``,
+``resourceClaimTemplates``) are None then; ``templateSpec`` is kept as sent, its Go types being
+``gocompat.dra``'s, checked by the validating webhook alone.
 """
 
 from __future__ import annotations
@@ -26,16 +17,7 @@ from pydantic import Field, Strict, TypeAdapter
 from pydantic.dataclasses import dataclass
 
 from webhook.core.model.meta import (
-    GoList,
-    GoStr,
-    GoStrList,
-    GoStrMap,
-    Int32,
-    NilList,
-    ObjectKey,
-    ObjectMeta,
-    MODEL,
-    omitted_when_empty,
+    MODEL, GoList, GoStr, GoStrList, GoStrMap, Int32, NilList, ObjectKey, ObjectMeta, omitted_when_empty,
 )
 
 # ``ResourceSharingScope``: one claim per owner, or one per replica of the owner. An entry keeps its
@@ -174,7 +156,6 @@ class PodCliqueSetTemplateSpec:
         return None if index is None else self.cliques[index]
 
     def internal_template(self, name: str) -> ResourceClaimTemplateConfig | None:
-        """The first internal template of that name."""
         return next((t for t in self.resource_claim_templates or () if t.name == name), None)
 
 
@@ -186,8 +167,6 @@ class PodCliqueSetSpec:
 
 @dataclass(frozen=True, slots=True, config=MODEL)
 class PodCliqueSet:
-    """A ``grove.io/v1alpha1`` PodCliqueSet."""
-
     api_version: GoStr = Field(default="", alias="apiVersion")
     kind: GoStr = ""
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
