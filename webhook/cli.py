@@ -21,7 +21,7 @@ from pydantic_settings import BaseSettings
 
 from webhook import __version__, options
 from webhook.errors import CommandError
-from webhook.policy.settings import PolicySettings
+from webhook.policy import PolicySettings
 from webhook.reconciler.settings import ReconcileSettings
 from webhook.registration.settings import UnregisterSettings
 from webhook.certificate_settings import CertsSettings

@@ -1,19 +1,10 @@
 """The check on templates of other namespaces (DECISIONS.md §3.1) as the policy's CEL: a CREATE that
-passed the rules and names a ResourceClaimTemplate of another namespace is denied unless the
-requesting user may ``get`` it, asked of the API server's own authorizer.
-
-The templates are those ``core.pcs.authorization`` asks about: distinct (namespace, name) pairs
-of entries whose namespace is neither empty nor the request's, each with its first entry, in the
-order of the rules. A message cannot ask the authorizer (the API server evaluates messages
-without it), so each template gets a validation of its own, a slot, whose message names the
-template and its first entry: the first template refused is the one the denial names. Each answer
-costs a large share of a request's CEL budget, so the slots are few; a PodCliqueSet naming more
-templates of other namespaces than there are slots is denied (a limit the webhook does not have;
-docs/policy.md).
-
-Entries of all levels are gathered into one list by their place, written as ``<level>.<owner>.<entry>``
-(digits and letters, so joining and splitting them is exact), since CEL cannot flatten lists on
-every supported API server.
+passed the rules and names a ResourceClaimTemplate of another namespace is denied unless the user
+may ``get`` it, asked of the API server's authorizer. A message cannot ask the authorizer, so each
+template gets a validation (a slot) whose message names it; each answer costs a large share of a
+request's CEL budget, so the slots are few (docs/policy.md). Entries of all levels are gathered
+into one list by their place, ``<level>.<owner>.<entry>`` (digits and letters, so joining and
+splitting are exact), since CEL cannot flatten lists on every supported API server.
 """
 
 from __future__ import annotations
@@ -46,7 +37,7 @@ def _places() -> str:
 
 
 def _entry(place: str) -> str:
-    """The entry at a place (a variable holding its three parts)."""
+    """The entry at ``place``, a variable holding its three parts."""
     return (
         f"({place}[0] == 'p' ? variables.sharing[int({place}[2])] : ({place}[0] == 'c'"
         f" ? variables.cliques[int({place}[1])].resourceSharing[int({place}[2])]"
@@ -82,9 +73,8 @@ read is denied by the first validation)."""
 
 
 def _refusal(place: str) -> str:
-    entry = "e"
     user = Text.expr(cel.quote("request.userInfo.username"))
-    template = Text.expr(cel.quote(f"string({entry}.namespace) + '/' + string({entry}.name)"))
+    template = Text.expr(cel.quote("string(e.namespace) + '/' + string(e.name)"))
     before, middle, after = TEMPLATE_REFUSED.split("{}")
     detail = Text.of(before + "user ") + user + middle + "ResourceClaimTemplate " + template + after
     return cel.bind("e", _entry(place), str(cel.error(Text.expr(_path(place)), ErrorType.FORBIDDEN) + ": " + detail))

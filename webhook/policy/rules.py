@@ -1,33 +1,30 @@
-"""Grove's resource-sharing rules (BEHAVIOUR.md §2.5 to §2.10) as the policy's CEL: the same rules,
-order and texts as ``core.pcs.rules``, whose constants (texts, field paths, Go types) they are
-written from.
+"""What the validating webhook checks before it asks the authorizer, as the policy's CEL
+(docs/policy.md): what it cannot decode, then Grove's resource-sharing rules (BEHAVIOUR.md §2.5 to
+§2.10) in the order and texts of ``core.pcs.rules``, whose constants they are written from.
 
-Create time: templates (T1, T2 per template, then T3), the PodCliqueSet's list (R1 to R4 per entry,
-then F1 to F3 per filter), each clique's list (R1 to R4), each scaling group's (R1 to R4, then G1
-and G2). Each variable holds the error texts of one level, nested by owner and entry as CEL cannot
-flatten lists on every supported API server; the validation counts them and its message joins them
-in that order, as Grove aggregates its errors. The object is the one the API server has checked
-against Grove's CRD: ``spec.template.cliques``, every entry's ``name`` and ``scope``, every
-template's ``templateSpec.spec`` are there, and clique names are unique (a list map).
-
-UPDATE, with ``oldObject``: the composition checks and immutability rules of
-``core.pcs.rules.validate_update``. Lists are compared as Go compares them once decoded
-(``cel.equal``); lists equal as JSON skip that comparison. A changed sharing list is printed as
-``json.Marshal`` prints it; changed templates are reported without their value, as apimachinery
-renders an omitted one, since CEL can print neither quantities canonically nor a map's keys sorted.
-A clique is matched by name (names are unique), a scaling group by the last of its name in the old
-list (as a Go map built from the list keeps the last).
+Each create-time variable holds one level's error texts, nested by owner and entry, as CEL cannot
+flatten lists on every supported API server; the message joins them in Grove's order. The object
+has passed Grove's CRD schema, so ``spec.template.cliques``, every entry's ``name`` and ``scope``
+and every template's ``templateSpec.spec`` are there, and clique names are unique. On UPDATE a
+clique is matched by name, a scaling group by the last of its name in the old list (as a Go map
+built from the list keeps the last).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
+
+from pydantic import TypeAdapter
+from pydantic_core import PydanticKnownError
 
 from webhook.core.gocompat.fielderrors import ErrorType, Path, not_supported
 from webhook.core.gocompat.gotypes import GoType, Slice, Struct
-from webhook.core.model.podcliqueset import SUPPORTED_SCOPES
+from webhook.core.model.podcliqueset import SUPPORTED_SCOPES, PodCliqueSet
 from webhook.core.pcs import rules as core
 from webhook.core.pcs.rules import CLIQUES, GROUPS, PCS_SHARING, TEMPLATES
+from webhook.core.pcs.validator import PODCLIQUESET
 from webhook.policy import cel
 from webhook.policy.cel import Text
 
@@ -77,9 +74,6 @@ def _entry_errors(path: Text, i: str, e: str, names: str) -> str:
     )
 
 
-UNNAMED = "t.name == ''"
-
-
 def _templates() -> str:
     t1 = cel.error(Text.of(TEMPLATES).index("i").child("name"), ErrorType.REQUIRED, core.TEMPLATE_NAME_REQUIRED)
     requests = Text.of(TEMPLATES).index("i").child("templateSpec").child("spec").child("devices").child("requests")
@@ -87,7 +81,8 @@ def _templates() -> str:
     names = "'[' + variables.duplicateTemplateNames.map(n, strings.quote(n)).join(',') + ']'"
     t3 = cel.error(Text.of(TEMPLATES.child("name")), ErrorType.DUPLICATE, value=names)
     no_requests = "size(t.templateSpec.spec.?devices.?requests.orValue([])) == 0"
-    each = f"{cel.when(UNNAMED, f'[{t1}]')} + {cel.when(no_requests, f'[{t2}]')}"
+    unnamed = "t.name == ''"
+    each = f"{cel.when(unnamed, f'[{t1}]')} + {cel.when(no_requests, f'[{t2}]')}"
     return f"variables.templates.transformList(i, t, {each}) + {cel.when('size(variables.duplicateTemplateNames) > 0', f'[[{t3}]]')}"
 
 
@@ -215,3 +210,77 @@ UPDATE_MESSAGE = cel.bind(
     cel.bind("u", "e.transformList(i, m, !e.exists(j, n, j < i && n == m), m)", "size(u) > 1 ? '[' + u.join(', ') + ']' : u.join(', ')"),
 )
 """The errors joined as Grove's aggregate joins them: each text once, in brackets when several."""
+
+
+Parts = tuple[str | None, ...]
+"""A field path: member names, and None for each item of a list."""
+
+
+def bounded(schema: dict[str, Any], defs: dict[str, Any], parts: Parts = ()) -> Iterator[tuple[Parts, int, int]]:
+    """Each integer the model bounds, with its bounds, found in its JSON schema."""
+    if "$ref" in schema:
+        yield from bounded(defs[schema["$ref"].rpartition("/")[2]], defs, parts)
+    for alternative in schema.get("anyOf", []):
+        yield from bounded(alternative, defs, parts)
+    if schema.get("type") == "integer" and "minimum" in schema:
+        yield parts, schema["minimum"], schema["maximum"]
+    for name, member in schema.get("properties", {}).items():
+        yield from bounded(member, defs, (*parts, name))
+    if "items" in schema:
+        yield from bounded(schema["items"], defs, (*parts, None))
+
+
+def _out_of_range(value: str, parts: Parts, path: Text, bounds: tuple[int, int], depth: int = 0) -> str:
+    if not parts:
+        low, high = bounds
+        too_small = path + f": {PydanticKnownError('greater_than_equal', {'ge': low}).message()}"
+        too_large = path + f": {PydanticKnownError('less_than_equal', {'le': high}).message()}"
+        return f"({value} < {low} ? {too_small} : ({value} > {high} ? {too_large} : ''))"
+    head, rest = parts[0], parts[1:]
+    if head is None:
+        i, x = f"r{depth}", f"y{depth}"
+        inner = _out_of_range(x, rest, path.index(i), bounds, depth + 1)
+        return f"{value}.transformList({i}, {x}, {inner}).filter({x}, {x} != '').join(', ')"
+    member = f"{value}.{head}"
+    inner = _out_of_range(member, rest, path.child(head) if path.parts else Text.of(head), bounds, depth)
+    return f"(has({member}) ? {inner} : '')"
+
+
+def model_problems(root: str) -> str:
+    """Where the webhook's model of a PodCliqueSet cannot hold ``root`` (``object``, ``oldObject``)."""
+    schema = TypeAdapter(PodCliqueSet).json_schema(by_alias=True)
+    checks = [_out_of_range(root, parts, Text(), (low, high)) for parts, low, high in bounded(schema, schema.get("$defs", {}))]
+    return f"[{', '.join(checks)}].filter(p, p != '').join(', ')"
+
+
+def _template_problems(templates: str) -> str:
+    return cel.problems(TEMPLATES_TYPE, templates, Text.of(TEMPLATES))
+
+
+def _refusal(field: str, problems: str) -> str:
+    return str(Text.of(f"cannot decode request.{field} as {PODCLIQUESET}: ") + Text.expr(problems))
+
+
+def _first(*checks: tuple[str, str, str]) -> str:
+    """The refusal of the first (condition, field, problems) whose problems are not ``''``."""
+    if not checks:
+        return "''"
+    (condition, field, problems), rest = checks[0], checks[1:]
+    found = cel.bind("p", problems, f"p != '' ? {_refusal(field, 'p')} : {_first(*rest)}")
+    return found if condition == "true" else f"({condition} ? {found} : {_first(*rest)})"
+
+
+UPDATE = "request.operation == 'UPDATE'"
+
+REFUSAL = _first(
+    ("true", "object", model_problems("object")),
+    (UPDATE, "oldObject", model_problems("oldObject")),
+    ("true", "object", _template_problems("variables.templates")),
+    (f"{UPDATE} && variables.templates != variables.oldTemplates", "oldObject", _template_problems("variables.oldTemplates")),
+)
+"""Why the webhook would answer code 400, or ``''``. Past Grove's CRD schema, two things still stop
+it reading a PodCliqueSet: an int32 of its model out of range (an API server before 1.35 does not
+check ``format: int32``) and a capacity that is no quantity. (Opaque parameters nested deeper than
+the webhook reads, which it refuses too, are read as Go reads them: ``cel``.) In the webhook's
+order: the new object's model, on UPDATE the old one's, then the new templates and, on UPDATE when
+they differ, the old ones (decoded only to compare). Not a variable, as ``UPDATE_ERRORS``."""
