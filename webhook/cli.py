@@ -27,7 +27,7 @@ from webhook.registration.settings import UnregisterSettings
 from webhook.certificate_settings import CertsSettings
 from webhook.claims.settings import ClaimsSettings
 from webhook.settings import ReviewSettings, ServeSettings
-from webhook.status.settings import StatusSettings
+from webhook.status import StatusSettings
 
 USAGE_EXIT = 2
 

@@ -13,8 +13,7 @@ import yaml
 from reconciler.grove import WORKLOAD
 from webhook.claims.listing import listing, owners
 from webhook.claims.workloads import Workload, read
-from webhook.status.compare import Problem, Report, report
-from webhook.status.observed import Cluster, EventText
+from webhook.status.compare import Cluster, EventText, Problem, Report, report
 
 Obj = dict[str, Any]
 LIMIT = 10_000

@@ -1,14 +1,8 @@
-"""What is wrong with one PodCliqueSet's shared claims and pods, compared with what the cluster holds.
-
-Pure: the claims that must exist and each pod's claims come from ``claims.listing`` (the functions
-the webhooks and the reconciler use, with the replica counts of the PodCliqueScalingGroups and
-PodCliques that exist); the cluster's side is what ``status.observed`` listed. A missing claim is
-given the reason the reconciler would have (DECISIONS.md §8): its name unusable, its template not
-found, its owner over ``--max-claims-per-owner``, a claim of that name controlled by another object,
-or, none of those, not made yet; with the last Warning Event on its owner, the reconciler's own word.
-
-Which claims a pod should carry is what the pod webhook would give it now, so a pod created before
-the webhook was installed, or admitted without it under ``failurePolicy: Ignore``, shows here.
+"""What is wrong with one PodCliqueSet's shared claims and pods: what must exist, from
+``claims.listing`` at the replica counts of the children that exist, against the ``Cluster`` that
+``command`` read. Pure. A missing claim is given the reason the reconciler would have (DECISIONS.md
+§8), with the last Warning Event on its owner, the reconciler's own word; a pod's claims are those
+the pod webhook would give it now, so a pod admitted without it shows here.
 """
 
 from __future__ import annotations
@@ -27,9 +21,53 @@ from webhook.core.sharing.desired import claim_count, over_limit
 from webhook.core.sharing.owners import Owner
 from webhook.core.sharing.placement import IdentityError, clique_identity, pod_claims, pod_index
 from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, plan_change
-from webhook.status.observed import Cluster, EventText
+
+Key = tuple[str, str]
+Obj = dict[str, Any]
 
 RECREATE = "created before the webhook was installed, or admitted while it was down under failurePolicy Ignore: delete it so that it is made again with them"
+
+
+@dataclass(frozen=True, slots=True)
+class EventText:
+    """An Event as ``kubectl describe`` shows one: type, reason, how often, message."""
+
+    type: str
+    reason: str
+    message: str
+    count: int
+    last: str
+    """When it was last seen (RFC 3339), as the API server wrote it."""
+
+    def __str__(self) -> str:
+        times = f" (x{self.count})" if self.count > 1 else ""
+        return f"{self.type} {self.reason}{times} at {self.last}: {self.message}"
+
+    @classmethod
+    def of(cls, event: Obj) -> EventText:
+        """When it last happened is the first of the fields events.k8s.io and core Events fill."""
+        last = event.get("lastTimestamp") or event.get("eventTime") or (event.get("metadata") or {}).get("creationTimestamp")
+        return cls(event.get("type") or "", event.get("reason") or "", event.get("message") or "", int(event.get("count") or 1), str(last or ""))
+
+
+@dataclass(slots=True)
+class Cluster:
+    """The objects read, indexed as the comparison looks them up."""
+
+    workload_objects: list[tuple[str, Obj]] = field(default_factory=list)
+    """PodCliqueSets, scaling groups and PodCliques, each with where it came from."""
+    claims: dict[Key, Obj] = field(default_factory=dict)
+    templates: set[Key] = field(default_factory=set)
+    pods: dict[Key, list[Obj]] = field(default_factory=dict)
+    """Grove pods by (namespace, PodCliqueSet), those being deleted left out."""
+    warnings: dict[str, EventText] = field(default_factory=dict)
+    """The last Warning Event on each object, by its UID."""
+
+    def pods_of(self, namespace: str, pcs: str) -> list[Obj]:
+        return self.pods.get((namespace, pcs), [])
+
+    def last_warning(self, uid: str) -> EventText | None:
+        return self.warnings.get(uid) if uid else None
 
 
 class Problem(StrEnum):
