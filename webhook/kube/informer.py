@@ -9,7 +9,9 @@ dicts (``Watch`` looks up typed models, which fails for some resource.k8s.io kin
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
@@ -23,7 +25,6 @@ from kubernetes.watch.watch import iter_resp_lines
 from webhook.core.model.meta import ObjectKey
 from webhook.kube.api import Resource, connection_problem
 from webhook.kube.attempts import Attempts
-from webhook.kube.lists import read_list
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,8 @@ Handler = Callable[[str, dict[str, Any]], None]
 GONE = 410
 LIST_PAGE_SIZE = 500  # as client-go's reflector asks
 _KEPT_METADATA = ("namespace", "name", "uid", "resourceVersion", "labels", "ownerReferences")
+_decode = json.JSONDecoder().raw_decode
+_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 def object_key(obj: dict[str, Any]) -> ObjectKey:
@@ -266,3 +269,56 @@ class Informers(Generic[T]):
     def stop(self) -> None:
         for informer in self:
             informer.stop()
+
+
+def _skip(text: str, at: int, expected: str = "") -> int:
+    """The position after the white space at ``at`` (and after ``expected``, which must come next)."""
+    end = _SPACE.match(text, at)
+    at = end.end() if end else at
+    if expected:
+        if not text.startswith(expected, at):
+            raise ValueError(f"expected {expected!r} at character {at}")
+        at += len(expected)
+    return at
+
+
+def _each(text: str, at: int, close: str, read: Callable[[int], int]) -> int:
+    """Reads the elements of an object or array opened before ``at`` with ``read`` (from where one
+    starts to where it ends); the position after ``close``."""
+    at = _skip(text, at)
+    if text.startswith(close, at):
+        return at + 1
+    while True:
+        at = _skip(text, read(_skip(text, at)))
+        if text.startswith(close, at):
+            return at + 1
+        at = _skip(text, at, ",")
+
+
+def read_list(data: bytes, take: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Every member of the List in ``data`` except ``items``, each of which is given to ``take`` as
+    soon as it is parsed (those that are not objects are skipped), so that one parsed item at most
+    is alive at a time: a page parsed whole is many times its size in Python objects, most of them
+    pod specs that no cache keeps. ``ValueError`` for a malformed body, ``RecursionError`` for a
+    value nested deeper than Python can parse."""
+    text = data.decode()
+    members: dict[str, Any] = {}
+
+    def item(at: int) -> int:
+        value, at = _decode(text, at)
+        if isinstance(value, dict):
+            take(value)
+        return at
+
+    def member(at: int) -> int:
+        name, at = _decode(text, at)
+        if not isinstance(name, str):
+            raise ValueError(f"expected a member name before character {at}")
+        at = _skip(text, _skip(text, at, ":"))
+        if name == "items" and text.startswith("[", at):
+            return _each(text, at + 1, "]", item)
+        members[name], at = _decode(text, at)
+        return at
+
+    _each(text, _skip(text, 0, "{"), "}", member)
+    return members
