@@ -32,10 +32,9 @@ from webhook.certificates.pki import bundle_pem, cert_pem, key_pem, new_ca, new_
 from webhook.certificates.secret import CertificateError, CertificateSecret, ServingPair
 from webhook.certificates.trust import TRUST_DELAY, PublishError, Trust
 from webhook.errors import CommandError
-from webhook.kube.access import Component, guarded
+from webhook.kube.access import Component, KubeConfigError, api_client, guarded, own_namespace
 from webhook.kube.api import CONNECTION_ERRORS, connection_problem
 from webhook.kube.attempts import Attempts
-from webhook.kube.config import KubeConfigError, api_client, own_namespace
 from webhook.registration.configurations import KINDS, WebhookConfigurations
 from webhook.settings import ServeSettings
 

@@ -22,8 +22,7 @@ from kubernetes import client
 from webhook import logs
 from webhook.core.model.meta import ObjectKey
 from webhook.errors import CommandError
-from webhook.kube.access import Component, GuardedApiClient, guarded
-from webhook.kube.config import KubeConfigError, api_client, own_namespace
+from webhook.kube.access import Component, GuardedApiClient, KubeConfigError, api_client, guarded, own_namespace
 from webhook.reconciler.cluster import Caches
 from webhook.reconciler.health import HealthServer
 from webhook.reconciler.leader import LeaderElector

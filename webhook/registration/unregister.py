@@ -16,10 +16,9 @@ from kubernetes.client.exceptions import ApiException
 
 from webhook import logs
 from webhook.errors import CommandError
-from webhook.kube.access import Component, guarded
+from webhook.kube.access import Component, KubeConfigError, api_client, guarded
 from webhook.kube.api import CONNECTION_ERRORS, connection_problem, is_connection_error, status_message
 from webhook.kube.attempts import Attempts
-from webhook.kube.config import KubeConfigError, api_client
 from webhook.registration.configurations import KINDS, WebhookConfigurations
 from webhook.registration.settings import UnregisterSettings
 

@@ -23,10 +23,9 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
 from webhook.core.model.podcliqueset import PodCliqueSet, read_without_templates
-from webhook.kube.access import Access, Component, GuardedApiClient, guarded
+from webhook.kube.access import Access, Component, GuardedApiClient, KubeConfigError, api_client, guarded
 from webhook.kube.api import PODCLIQUESETS
 from webhook.kube.authorization import SubjectAccessReviews
-from webhook.kube.config import KubeConfigError, api_client
 from webhook.kube.informer import Informer
 from webhook.kube.templates import TemplateReads
 from webhook.stores.base import StoreError
