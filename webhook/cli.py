@@ -25,7 +25,7 @@ from webhook.policy import PolicySettings
 from webhook.reconciler.settings import ReconcileSettings
 from webhook.registration.settings import UnregisterSettings
 from webhook.certificate_settings import CertsSettings
-from webhook.claims.settings import ClaimsSettings
+from webhook.claims import ClaimsSettings
 from webhook.settings import ReviewSettings, ServeSettings
 from webhook.status import StatusSettings
 

@@ -1,13 +1,7 @@
-"""What one PodCliqueSet makes: its claims, its pods' claims, and what the validating webhook says.
-
-Every piece comes from the core functions the webhooks and the reconciler use: the owners from
-``owners.planned_owners`` (the replica counts Grove starts with) or ``owners.live_owners`` (the
-objects given), each owner's claims and their templates from ``desired``, each pod's claims from
-``placement.pod_claims`` (the pods of a PodClique are its replicas, placed by the PodClique's
-identity), the warnings from ``pcs.warnings`` and the denial from ``pcs.rules``.
-
-Everything is counted before anything is listed (``patterns.planned_size``, ``desired.claim_count``),
-so a spec of two billion replicas is refused with its counts instead of being listed.
+"""What one PodCliqueSet makes: its claims, its pods' claims, and what the validating webhook says,
+each from the core functions the webhooks and the reconciler use (DECISIONS.md §1). Everything is
+counted before anything is listed, so a spec of two billion replicas is refused with its counts
+instead of being listed.
 """
 
 from __future__ import annotations
@@ -45,8 +39,7 @@ class ListedPod:
 
 @dataclass(frozen=True, slots=True)
 class Listing:
-    """One PodCliqueSet's claims and pods, in owner order (the PodCliqueSet, then its scaling groups
-    and PodCliques by name, numbers compared as numbers), and what the validating webhook says."""
+    """One PodCliqueSet's claims and pods, in owner order, and what the validating webhook says."""
 
     namespace: str
     name: str
@@ -65,7 +58,7 @@ def _natural(owner: Owner) -> list[str | int]:
 
 
 def owners(workload: Workload) -> list[Owner]:
-    """The owners of ``workload``'s claims, the PodCliqueSet first, then the others by name."""
+    """The PodCliqueSet first, then the others by name (numbers compared as numbers)."""
     pcs = workload.pcs
     groups = {group.metadata.name for group in workload.groups}
 
@@ -79,8 +72,7 @@ def owners(workload: Workload) -> list[Owner]:
 
 def check_sizes(workloads: list[Workload], limit: int) -> None:
     """Refuses, with its counts, the first PodCliqueSet whose claims plus pods, with those of the
-    PodCliqueSets before it, are more than ``limit`` (or whose owners are: owners with nothing to
-    list still take a walk)."""
+    PodCliqueSets before it, are more than ``limit``, or whose owners are (each takes a walk)."""
     used = 0
     for workload in workloads:
         if workload.live:
@@ -103,7 +95,7 @@ def check_sizes(workloads: list[Workload], limit: int) -> None:
 
 
 def _pods(pcs: PodCliqueSet, identity: CliqueIdentity, replicas: int) -> Iterator[ListedPod]:
-    """The pods of a PodClique, one per replica, each with the claims the pod webhook gives it."""
+    """One per replica, each with the claims the pod webhook gives it."""
     for index in range(max(replicas, 0)):
         try:
             names = pod_claims(pcs, identity, lambda: index)  # noqa: B023 - called before the loop moves on
@@ -113,10 +105,9 @@ def _pods(pcs: PodCliqueSet, identity: CliqueIdentity, replicas: int) -> Iterato
 
 
 def listing(workload: Workload, limit: int, strict: bool = False) -> Listing:
-    """``workload``'s claims and pods; an owner needing more than ``limit`` claims has its first
-    ``limit`` listed, as the reconciler makes no more, and the webhook's warning. Under ``strict``
-    the webhook's warnings about claim names and filters are part of the denial, as ``serve
-    --strict`` makes them."""
+    """An owner needing more than ``limit`` claims has its first ``limit`` listed, as the reconciler
+    makes no more, and the webhook's warning. Under ``strict`` the warnings about claim names and
+    filters are part of the denial, as ``serve --strict`` makes them."""
     pcs = workload.pcs
     claims: list[ListedClaim] = []
     pods: list[ListedPod] = []

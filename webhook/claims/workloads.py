@@ -1,13 +1,7 @@
 """What ``claims`` and ``status`` read: PodCliqueSets and, when given, the children that exist now.
-
-Files are read as ``serve --objects`` reads them (``stores.manifests``). A PodCliqueSet, scaling
-group or PodClique without a namespace is in ``default``, as ``kubectl apply`` would put it. A child
-belongs to the PodCliqueSet its ``app.kubernetes.io/part-of`` label names in its namespace; one
-whose PodCliqueSet is not among the objects is unusable input, since its claims cannot be known.
-
-Of the children given, those the reconciler would not count are set aside with a note (BEHAVIOUR.md
-§4.8 and DECISIONS.md §5): being deleted, controlled by another object (when both UIDs are known),
-or of a replica index the parent no longer has.
+A child belongs to the PodCliqueSet its ``app.kubernetes.io/part-of`` label names in its namespace;
+one whose PodCliqueSet is not among the objects is unusable input, since its claims cannot be
+known. Children the reconciler would not count are set aside with a note (DECISIONS.md §5).
 """
 
 from __future__ import annotations
@@ -47,12 +41,11 @@ class Workload:
 
     @property
     def live(self) -> bool:
-        """Whether children were given: their replica counts replace the template's."""
+        """Whether children were given, whose replica counts replace the template's."""
         return bool(self.groups or self.cliques or self.notes)
 
 
 def read(paths: Sequence[Path]) -> list[Workload]:
-    """The PodCliqueSets of ``paths`` in the order found, each with its children."""
     found = gather(manifest_objects(paths))
     if not found:
         raise CommandError(f"no PodCliqueSet found in {', '.join(map(str, paths))}", UNUSABLE)
@@ -60,9 +53,8 @@ def read(paths: Sequence[Path]) -> list[Workload]:
 
 
 def gather(objects: Iterable[tuple[str, dict[str, Any]]]) -> list[Workload]:
-    """The PodCliqueSets among ``objects`` (each with where it was found), with their children set
-    aside as the reconciler would count them: what ``claims`` reads from files and ``status`` from
-    the API server."""
+    """The PodCliqueSets among ``objects`` (each with where it was found) with their children, as
+    ``claims`` reads them from files and ``status`` from the API server."""
     workloads: dict[ObjectKey, Workload] = {}
     origin: dict[ObjectKey, str] = {}
     children: list[tuple[str, PodCliqueScalingGroup | PodClique]] = []
@@ -111,7 +103,7 @@ def _adopt(workloads: dict[ObjectKey, Workload], where: str, child: PodCliqueSca
 
 
 def _keep_current(workload: Workload) -> None:
-    """Sets aside the children the reconciler would not count (``reconciler.cluster.children``)."""
+    """Sets aside the children ``reconciler.cluster.current_children`` would not count."""
     pcs = workload.pcs
     owner, replicas = f"PodCliqueSet {pcs.key}", max(pcs.spec.replicas, 0)
     groups = [g for g in workload.groups if not _noted(workload, g, _not_current(g.metadata, pcs.uid, labels.PCS_REPLICA_INDEX, replicas, owner))]
@@ -133,16 +125,16 @@ def _keep_current(workload: Workload) -> None:
 
 
 def _noted(workload: Workload, child: PodCliqueScalingGroup | PodClique, why: str | None) -> bool:
-    """Whether ``child`` is set aside (``why`` it is not counted noted), or counted."""
+    """Whether ``child`` is set aside, ``why`` noted."""
     if why:
         workload.notes.append(f"{_describe(type(child).__name__, child.metadata)} is not counted: {why}")
     return bool(why)
 
 
 def _not_current(metadata: ObjectMeta, parent_uid: str, index_label: str, replicas: int, parent: str) -> str | None:
-    """Why a child is not counted: being deleted, controlled by another object than its parent
-    (of UID ``parent_uid``; taken as its parent's when either UID is unknown, as in manifests
-    written by hand), or of a replica index the parent no longer has; None when it is counted."""
+    """Why a child is not counted, or None: being deleted, controlled by another object than its
+    parent (taken as its parent's when either UID is unknown, as in manifests written by hand), or
+    of a replica index the parent no longer has."""
     controller = controller_of(metadata.owner_references)
     if metadata.deletion_timestamp:
         return "it is being deleted"
