@@ -1,10 +1,6 @@
-"""The claims each owner must have, in Grove's order, produced lazily (BEHAVIOUR.md §4.5 to §4.7),
-and the template each one's spec comes from (§6.1).
-
-An owner needs one claim per AllReplicas entry, then one per PerReplica entry and replica, in that
-order. The reconciler asks for them a chunk at a time (``claim_slots``, ``desired_claim``): a
-position is found arithmetically, so an owner of a million replicas costs nothing until its claims
-are asked for, and ``claim_count`` says how many there are without listing them. Filters do not
+"""The claims each owner must have, in Grove's order (BEHAVIOUR.md §4.5 to §4.7), and the template
+each one's spec comes from (§6.1). A claim is found by its position, arithmetically, so an owner of
+a million replicas costs nothing until its claims are asked for, a chunk at a time. Filters do not
 limit creation (§5.3, §9 item 12): a claim exists for every entry even if no pod uses it.
 """
 
@@ -21,8 +17,6 @@ from webhook.core.sharing.owners import Level, Owner
 
 @dataclass(frozen=True, slots=True)
 class DesiredClaim:
-    """One ResourceClaim that must exist, and the entry it comes from."""
-
     name: str
     labels: dict[str, str]
     owner: OwnerReference
@@ -42,7 +36,6 @@ def claims_needed(entries: Entries, replicas: int) -> int:
 
 
 def claim_count(owner: Owner) -> int:
-    """How many claims the owner needs, counted without listing them."""
     return claims_needed(owner.entries, owner.replicas)
 
 
@@ -51,8 +44,7 @@ MAX_CLAIMS_PER_OWNER = 10_000
 
 
 def over_limit(owner: Owner, count: int, limit: int) -> str:
-    """What the reconciler says (a Warning Event) and the validating webhook warns of an owner that
-    needs more claims than ``--max-claims-per-owner``."""
+    """The reconciler's Warning Event, and the webhook's warning, for an owner over the limit."""
     return (
         f"{owner.level.kind} {owner.name} needs {count} ResourceClaims, more than the limit of "
         f"{limit} (--max-claims-per-owner): only the first {limit} are created"
@@ -61,8 +53,7 @@ def over_limit(owner: Owner, count: int, limit: int) -> str:
 
 def claim_slots(owner: Owner, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, ResourceSharingSpec, int | None]]:
     """(entry index, entry, replica) of the owner's claims at positions ``start`` to ``stop`` in
-    Grove's order: AllReplicas entries first, then the PerReplica entries of replica 0, of replica
-    1, and so on, one at a time."""
+    Grove's order: the AllReplicas entries, then the PerReplica entries of replica 0, 1, and so on."""
     all_replicas = list(owner.in_scope(ALL_REPLICAS))
     per_replica = list(owner.in_scope(PER_REPLICA))
     count = len(all_replicas) + len(per_replica) * max(owner.replicas, 0)
@@ -88,7 +79,6 @@ def desired_claim(owner: Owner, index: int, entry: ResourceSharingSpec, replica:
 
 
 def desired_claims(owner: Owner, start: int = 0, stop: int | None = None) -> Iterator[DesiredClaim]:
-    """The owner's claims at positions ``start`` to ``stop`` (all by default), one at a time."""
     return (desired_claim(owner, i, e, replica) for i, e, replica in claim_slots(owner, start, stop))
 
 
@@ -101,9 +91,8 @@ class InternalTemplate:
 
 
 def template_source(pcs: PodCliqueSet, entry: ResourceSharingSpec) -> InternalTemplate | ObjectKey:
-    """The internal template an entry names (it has no namespace and an internal template has its
-    name), or else the ResourceClaimTemplate object to read, of the entry's namespace or the
-    PodCliqueSet's."""
+    """The internal template an entry without a namespace names, or else the ResourceClaimTemplate
+    object to read, of the entry's namespace or the PodCliqueSet's."""
     if not entry.namespace:
         internal = pcs.spec.template.internal_template(entry.name)
         if internal is not None:

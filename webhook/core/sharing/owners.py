@@ -1,17 +1,11 @@
 """The owners of shared claims, and where they sit in a PodCliqueSet (BEHAVIOUR.md §4.6, §4.7).
 
-An owner is one object that owns shared claims: the PodCliqueSet, a PodCliqueScalingGroup object
-or a PodClique object, with the resource-sharing entries that apply to it, its UID and its replica
-count. The three levels are data (``Level``: the owner's kind, the label naming it on its claims,
-the replica-index label), as in Grove's ``ResourceSharer``, so no rule is written once per level.
-
-Owners come from one of two places, and both make them with the same constructors, so names,
-entries and field paths always agree:
-
-- ``planned_owners`` walks the spec (``places``): the owners Grove builds from the template, with
-  the replicas each starts with. ``patterns`` walks the same places with the indices left open;
-- ``live_owners`` places the scaling groups and PodCliques that exist (the reconciler's caches) by
-  their labels, as Grove places them, with their own replica counts and UIDs.
+An owner is the PodCliqueSet, a PodCliqueScalingGroup or a PodClique object, with the entries that
+apply to it, its UID and its replica count. The levels are data (``Level``), as in Grove's
+``ResourceSharer``, so no rule is written once per level. ``planned_owners`` walks the spec
+(``places``, which ``patterns`` walks with the indices left open) for the owners Grove builds;
+``live_owners`` places the objects that exist by their labels, as Grove does. Both make owners with
+one constructor, so that names, entries and field paths agree.
 """
 
 from __future__ import annotations
@@ -68,8 +62,7 @@ class Owner:
     uid: str = ""
     replicas: int = 0
     identity: CliqueIdentity | None = field(default=None, compare=False)
-    """A PodClique's place in its PodCliqueSet (``placement``), which its pods share: None for the
-    other levels."""
+    """A PodClique's place (``placement``), which its pods share; None for the other levels."""
 
     @property
     def reference(self) -> OwnerReference:
@@ -93,7 +86,7 @@ class Owner:
         return result
 
     def in_scope(self, scope: str) -> Iterator[tuple[int, ResourceSharingSpec]]:
-        """Entries of one scope with their index; entries of any other scope are skipped, as Grove does."""
+        """Entries of one scope with their index (Grove skips any other scope)."""
         return ((i, e) for i, e in enumerate(self.entries) if e.scope == scope)
 
 
@@ -131,9 +124,8 @@ I = TypeVar("I", int, naming.OpenIndex)
 
 
 class Place(NamedTuple, Generic[I]):
-    """Where an owner sits in the spec: its level, the clique or scaling group it is made from (its
-    position in the spec; 0 for the PodCliqueSet), the PodCliqueSet replica and, for a member
-    PodClique, its scaling group's position and replica."""
+    """Where an owner sits in the spec: its level, the position of the clique or scaling group it is
+    made from, its PodCliqueSet replica and, for a member PodClique, its scaling group's."""
 
     level: Level
     template: int = 0
@@ -143,13 +135,11 @@ class Place(NamedTuple, Generic[I]):
 
 
 Counts = Callable[[PodCliqueSetSpec, Level, int], int]
-"""The replicas a walk gives the owners made from the spec's PodCliqueSet, or its clique or scaling
-group at a position: as the spec starts them (``planned_replicas``), at the most an autoscaler may
-take them (``most_replicas``), or at a count a scale writes."""
+"""The replicas a walk gives the owners of a level made from a template: as they start
+(``planned_replicas``), at the autoscalers' most (``most_replicas``), or as a scale writes them."""
 
 
 def planned_replicas(spec: PodCliqueSetSpec, level: Level, template: int) -> int:
-    """The replicas the owner starts with."""
     if level is Level.PODCLIQUESET:
         return max(spec.replicas, 0)
     if level is Level.SCALING_GROUP:
@@ -158,8 +148,7 @@ def planned_replicas(spec: PodCliqueSetSpec, level: Level, template: int) -> int
 
 
 def most_replicas(spec: PodCliqueSetSpec, level: Level, template: int) -> int:
-    """The most replicas the owner can reach: the autoscaler's ``maxReplicas`` where one is set
-    and above what it starts with."""
+    """The autoscaler's ``maxReplicas`` where one is set above the replicas the owner starts with."""
     if level is Level.PODCLIQUESET:
         return max(spec.replicas, 0)
     if level is Level.SCALING_GROUP:
@@ -172,12 +161,12 @@ def most_replicas(spec: PodCliqueSetSpec, level: Level, template: int) -> int:
 
 
 def group_replicas(group: PodCliqueScalingGroupConfig) -> int:
-    """The replicas a scaling group starts with, as the template gives them (1 when unset)."""
+    """As the template gives them (the CRD's default is 1)."""
     return max(group.template_replicas(), 0)
 
 
 def clique_replicas(clique: PodCliqueTemplateSpec) -> int:
-    """The replicas a PodClique starts with: at least 1 (Grove's defaulting turns 0 into 1)."""
+    """At least 1: Grove's defaulting turns 0 into 1."""
     return max(clique.spec.replicas or 0, 1)
 
 
@@ -199,9 +188,9 @@ def places(spec: PodCliqueSetSpec, indices: Callable[[int], Iterable[I]], counts
 
 
 def clique_templates(spec: PodCliqueSetSpec) -> tuple[list[int], list[list[int]]]:
-    """The positions of the standalone clique templates, and of each scaling group's member
-    templates: the first of each name its ``cliqueNames`` names, as Grove's lookup finds it, once
-    (a PodClique's name is made of them: a name listed twice makes one PodClique)."""
+    """The positions of the standalone clique templates, and of each scaling group's members: the
+    first template of each name its ``cliqueNames`` lists, once (a name listed twice makes one
+    PodClique, its name being made of them)."""
     template = spec.template
     first: dict[str, int] = {}
     for c, clique in enumerate(template.cliques):
@@ -234,9 +223,8 @@ def _planned(pcs: PodCliqueSet, place: Place[int]) -> Owner:
 
 def planned_owners(pcs: PodCliqueSet, indices: Callable[[int], Iterable[int]] = range) -> Iterator[Owner]:
     """The owners Grove builds from the spec, in its order, with the replicas each starts with, at
-    the replica indices ``indices`` gives for a count (all of them by default). UIDs are unknown
-    (empty) but the PodCliqueSet's, when it has one: the others may not exist yet. PodCliques carry their identity, as their pods'
-    labels will give it."""
+    the replica indices ``indices`` gives for a count. UIDs are empty but the PodCliqueSet's: the
+    others may not exist yet."""
     return (_planned(pcs, place) for place in places(pcs.spec, indices))
 
 
@@ -283,11 +271,10 @@ def live_owners(
     cliques: Iterable[PodClique],
     on_error: OnError = lambda _name, _message: None,
 ) -> list[Owner]:
-    """The sharing owners of a PodCliqueSet as they exist: the PodCliqueSet itself plus the given
-    scaling-group and PodClique objects (those being deleted are skipped). Objects Grove's labels do
-    not place are reported through ``on_error(object name, message)`` and skipped. Replica counts are
-    as the objects say, negative ones included: such an owner has no PerReplica claims, and what to
-    do about its existing ones is the caller's decision."""
+    """The PodCliqueSet and the given scaling groups and PodCliques not being deleted, as owners;
+    one Grove's labels do not place is reported (``on_error(name, message)``) and skipped. Replica
+    counts are as the objects say: a negative one makes no PerReplica claims, and what becomes of
+    the owner's existing ones is the caller's decision."""
     found: list[Owner | None] = [_owner(pcs, Level.PODCLIQUESET, 0, pcs.name, pcs.name, pcs.metadata.uid, pcs.spec.replicas)]
     found += [_live_group(pcs, g, on_error) for g in scaling_groups if not g.metadata.deletion_timestamp]
     found += [_live_clique(pcs, c, on_error) for c in cliques if not c.metadata.deletion_timestamp]

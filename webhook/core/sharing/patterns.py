@@ -1,21 +1,13 @@
 """Every claim name a PodCliqueSet spec will produce, as patterns with the replica indices left open.
 
-Grove names a claim ``<owner>-all-<entry>`` or ``<owner>-<index>-<entry>`` and owners carry indices
-of their own (``<pcs>-<i>-<group>-<j>-<clique>``), so one entry on one kind of owner produces a
-family of names that differ only in their indices. Listing the family would cost as much as the
-replica counts (``spec.replicas`` alone may be two billion); a pattern costs as much as the name.
-
-A pattern is the name as ``naming`` makes its parts, the indices open; split at ``-``, its
-segments are literal segments and open segments standing for any decimal index in ``range(n)``.
-Indices are always printed between two hyphens with no leading zero, so two names are equal
-exactly when their segments are, which makes "can these two families share a name" a
-segment-by-segment question. The owners are those of
-``owners.places`` walked with open indices, named by ``naming``'s formulas.
-
-Every claim name of a PodCliqueSet starts with the PodCliqueSet's name, so the patterns of a spec
-leave it out: their first segment is empty, and a claim's name is the PodCliqueSet's name followed
-by its pattern's name. Which names two families share, and how long they get, is then the same
-whatever the PodCliqueSet is called.
+One entry on one kind of owner makes a family of names that differ only in their indices
+(``<pcs>-<i>-<group>-<j>-<clique>-<k>-<entry>``): listing it would cost as much as the replica
+counts (``spec.replicas`` alone may be two billion), a pattern as much as one name. Split at ``-``,
+a pattern's segments are literals and open indices, any of ``range(n)``; as an index is printed
+between hyphens with no leading zero, two names are equal exactly when their segments are, so
+whether two families share a name is a segment-by-segment question. A spec's patterns leave out
+the PodCliqueSet's name that every claim's starts with (their first segment is empty), so that
+what they share and how long they get does not depend on it.
 """
 
 from __future__ import annotations
@@ -36,22 +28,19 @@ Segment = str | int
 
 
 class NamePattern(NamedTuple):
-    """The names one entry produces on one kind of owner."""
+    """The names one entry, at ``position`` in the list at ``list_path``, makes on one kind of owner."""
 
     list_path: str
-    """The field path of the entry's list, e.g. ``spec.template.cliques[0].resourceSharing``."""
     position: int
-    """The entry's position in it."""
     owner: Parts
-    """The owners' names' parts after the PodCliqueSet's name, the replica indices open."""
+    """The owners' names' parts after the PodCliqueSet's name."""
     entry: str
-    """The entry's name (its template's)."""
     replica: OpenIndex | None
     """The owner's replicas, for a PerReplica entry (None for AllReplicas)."""
     first: str
     """The family's first name (every open index 0)."""
     longest: int
-    """Bytes the family's longest name takes (the first with each open index at its largest)."""
+    """Bytes the family's longest name takes."""
 
     @property
     def source(self) -> str:
@@ -60,13 +49,12 @@ class NamePattern(NamedTuple):
 
     @property
     def parts(self) -> Parts:
-        """The names' parts as ``naming`` makes them, the replica indices open."""
         return naming.claim_parts(self.owner, self.entry, self.replica)
 
     @property
     def segments(self) -> tuple[Segment, ...]:
-        """The parts split at ``-``, each open index as its size: what the search for shared names
-        compares (made when asked: most specs' families are told apart by their shapes)."""
+        """The parts split at ``-``, each open index as its size: made when asked, as most specs'
+        families are told apart by their shapes."""
         segments: list[Segment] = []
         for part in self.parts:
             if type(part) is str:
@@ -86,22 +74,16 @@ class NamePattern(NamedTuple):
         return [p.size for p in self.parts if type(p) is OpenIndex]
 
     def shape(self) -> tuple[str | None, ...]:
-        """The segments with every number and open index blanked (None): two families can only
-        share a name when their shapes are equal. The first name's segments are the segments with
-        each open index 0, a number too (and the most common: tested first)."""
+        """The segments with every number printed as an index is (no sign, no leading zero) and
+        every open index blanked (None): two families can only share a name when their shapes are
+        equal. Read off the first name, where an open index is a 0, the commonest number."""
         shape: list[str | None] = []
         for s in self.first.split("-"):
-            shape.append(None if s == "0" or (s.isdigit() and _is_number(s)) else s)
+            shape.append(None if s == "0" or (s.isdigit() and s.isascii() and s[0] != "0") else s)
         return tuple(shape)
 
 
-def _is_number(segment: str) -> bool:
-    """Whether a literal segment is a number as an index is printed (no sign, no leading zero)."""
-    return segment.isdigit() and segment.isascii() and (segment == "0" or segment[0] != "0")
-
-
 def _open(count: int) -> tuple[OpenIndex, ...]:
-    """One open index standing for all of ``range(count)`` (none when the count is 0)."""
     return (OpenIndex(count),) if count > 0 else ()
 
 
@@ -110,15 +92,11 @@ PCS_NAME = ""
 
 
 def name_patterns(spec: PodCliqueSetSpec, counts: Counts = planned_replicas) -> list[NamePattern]:
-    """The patterns of every claim the spec produces, in the order Grove creates them: the owners of
-    ``owners.places`` with open indices at the replica counts ``counts`` gives, each owner's
-    AllReplicas entries, then its PerReplica entries (with an open replica index). Entries without
-    a name (a Required error) or with another scope (ignored by Grove) make none. Raises
-    ``TooManyFamilies`` past ``MAX_FAMILIES``, having made no more than that many.
-
-    The places are walked here by their templates rather than through ``owners.places``: only an
-    owner with entries costs anything, which on every review matters (the tests hold the two walks
-    to the same names)."""
+    """The patterns of every claim the spec produces, in Grove's order: the owners of ``places`` with
+    open indices at the replica counts ``counts`` gives, each owner's AllReplicas entries, then its
+    PerReplica ones; entries without a name or of another scope make none. ``TooManyFamilies`` past
+    ``MAX_FAMILIES``. The places are walked by their templates here, not through ``places``, so that
+    only an owner with entries costs anything on every review (tests hold the walks alike)."""
     template = spec.template
     pcs_count = counts(spec, Level.PODCLIQUESET, 0)
     found = owner_patterns((PCS_NAME,), template.resource_sharing or (), PCS_ENTRIES, pcs_count)
@@ -144,8 +122,7 @@ def name_patterns(spec: PodCliqueSetSpec, counts: Counts = planned_replicas) -> 
 
 
 def _clique_patterns(spec: PodCliqueSetSpec, counts: Counts, c: int, owner: Parts) -> list[NamePattern]:
-    """The patterns of the PodCliques of clique template ``c``, whose names follow ``owner`` (the
-    parts of the PodCliqueSet's replica, or of a scaling group's)."""
+    """The patterns of the PodCliques of clique template ``c``, whose names follow ``owner``."""
     clique = spec.template.cliques[c]
     entries = clique.resource_sharing or ()
     return owner_patterns((*owner, clique.name), entries, entries_source(Level.CLIQUE, c), counts(spec, Level.CLIQUE, c))
@@ -161,17 +138,14 @@ class TooManyFamilies(Exception):
 
 
 def _bounded(more: list[NamePattern], found: Sequence[NamePattern] = ()) -> list[NamePattern]:
-    """``more``, when it and ``found`` stay within ``MAX_FAMILIES``."""
     if len(found) + len(more) > MAX_FAMILIES:
         raise TooManyFamilies
     return more
 
 
 def owner_patterns(owner: Parts, entries: Entries, list_path: str, replicas: int) -> list[NamePattern]:
-    """The patterns of the claims of the owners named ``owner`` (parts after the PodCliqueSet's
-    name) at ``replicas``, their ``entries`` at ``list_path``: its AllReplicas entries, then its
-    PerReplica entries with an open replica index (none at 0 replicas). A scale (``scaling``) asks
-    for one owner at a new count."""
+    """The patterns of the claims of the owners named ``owner`` at ``replicas``, whose ``entries``
+    are at ``list_path``: the AllReplicas entries, then the PerReplica ones (none at 0 replicas)."""
     head, extra = _first_name(owner)
     every: list[NamePattern] = []
     each: list[NamePattern] = []
@@ -191,8 +165,8 @@ def owner_patterns(owner: Parts, entries: Entries, list_path: str, replicas: int
 
 
 def _first_name(owner: Parts) -> tuple[str, int]:
-    """The owner's first name (open indices 0), which its claims' first names follow by
-    ``naming.claim_name``, and the digits its open indices may add: found once for all its entries."""
+    """The owner's first name (open indices 0) and the digits its open indices may add: found once
+    for all its entries."""
     first: list[str] = []
     extra = 0
     for part in owner:
@@ -209,17 +183,15 @@ def _first_name(owner: Parts) -> tuple[str, int]:
 
 @dataclass(frozen=True, slots=True)
 class PlannedSize:
-    """How much a spec makes at the replica counts Grove starts with (``owners.planned_owners``)."""
-
     owners: int
     claims: int
     pods: int
 
 
 def planned_size(spec: PodCliqueSetSpec) -> PlannedSize:
-    """The owners, claims and pods of ``planned_owners``, counted without listing them: the owners
-    are walked with open indices, and each place stands for as many owners as its open indices
-    take values. Costs as much as ``name_patterns``, whatever the replica counts."""
+    """The owners, claims and pods ``planned_owners`` makes, counted at the cost of ``name_patterns``
+    whatever the replica counts: a place walked with open indices stands for as many owners as they
+    take values."""
     owners = claims = pods = 0
     for place in places(spec, _open):
         copies = math.prod(i.size for i in (place.pcs_replica, place.group_replica) if i is not None)

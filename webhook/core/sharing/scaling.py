@@ -1,13 +1,8 @@
-"""Claim names after a scale: the largest replica counts a spec allows, and one object scaled.
-
-Grove puts replica indices into claim names, so a name that is a valid DNS-1123 label at 9
-replicas may be one character too long at 10 (Grove's #660), and a new index may make a name that
-another entry already produces. The validating webhook checks the names a spec can reach, not only
-those it starts with: the names are walked with every clique and scaling group at the autoscaler's
-maximum where one is set (``owners.most_replicas``). A scale of one object (``kubectl scale``, an autoscaler writing the ``scale``
-subresource) carries only the object's name and its new count: ``place`` finds the PodCliqueSet
-and the clique or scaling group it was built from, by Grove's naming (``naming``), and
-``scaled_patterns`` gives the names that count makes.
+"""Claim names after a scale of one object (``kubectl scale``, an autoscaler writing the ``scale``
+subresource), which carries only the object's name and new count: ``place`` finds the PodCliqueSet
+and the clique or scaling group that built it, by Grove's names, and ``ScaleTarget.patterns`` gives
+the names the count makes. Grove puts replica indices into claim names, so a name valid at 9
+replicas may be one character too long at 10 (Grove's #660), or another entry's name.
 """
 
 from __future__ import annotations
@@ -24,8 +19,7 @@ from webhook.core.sharing.patterns import NamePattern, name_patterns, owner_patt
 
 
 class ScaleTarget(NamedTuple):
-    """The object a scale writes: its level, name and PodCliqueSet, and the clique template (for a
-    PodClique) or scaling-group config (for a scaling group) it was built from."""
+    """The object a scale writes, placed in its PodCliqueSet."""
 
     level: Level
     name: str
@@ -34,10 +28,9 @@ class ScaleTarget(NamedTuple):
     """Index of the clique template or scaling-group config (-1 for the PodCliqueSet)."""
 
     def patterns(self, replicas: int) -> list[NamePattern]:
-        """The names at ``replicas`` that depend on the count (those with an open index), after
-        the PodCliqueSet's name as every spec pattern: for a PodClique its PerReplica claims; for a
-        scaling group its PerReplica claims and every claim of its member PodCliques (at their
-        template's replicas); for a PodCliqueSet every claim but its own AllReplicas ones."""
+        """The names at ``replicas`` that depend on the count (those with an open index): a
+        PodClique's PerReplica claims; a scaling group's and every claim of its member PodCliques;
+        for a PodCliqueSet every claim but its own AllReplicas ones."""
         spec = self.pcs.spec
         if self.level is Level.PODCLIQUESET:
 

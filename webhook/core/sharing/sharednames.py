@@ -1,10 +1,4 @@
-"""Which claim-name families share a name (``patterns``): the search behind the collision warnings.
-
-Two families can only share a name where their literal segments agree, so patterns are grouped by
-their shapes (``NamePattern.shape``) and, within a group, the numeric positions are split one at a
-time: a literal number meets the open indices that reach it. The search is bounded
-(``WORK_LIMIT``): a spec of a thousand cliques of one name would otherwise make half a million pairs.
-"""
+"""Which claim-name families share a name (``patterns``): the search behind the collision warnings."""
 
 from __future__ import annotations
 
@@ -17,8 +11,7 @@ from webhook.core.sharing.patterns import NamePattern, Segment
 
 WORK_LIMIT = 20_000
 """Patterns compared plus pairs found, at most, in one ``shared_names``: a few hundred for real
-specs, while a spec of a thousand cliques of one name would produce half a million pairs (and a
-warning each) from a body of less than a megabyte."""
+specs, half a million pairs (a warning each) for a spec of a thousand cliques of one name."""
 
 
 class _OutOfWork(Exception):
@@ -53,11 +46,9 @@ def may_share(patterns: list[NamePattern]) -> bool:
 
 def shared_names(patterns: list[NamePattern], work_limit: int = WORK_LIMIT) -> SharedNames:
     """Every two patterns whose families share a name, with one such name, within ``work_limit``.
-
-    Patterns can only meet where their literal segments agree, so they are first grouped by their
-    shapes; within a group the numeric positions are split one at a time (a literal number meets
-    the open indices that reach it).
-    """
+    Patterns can only meet where their literal segments agree, so they are grouped by their shapes;
+    within a group the numeric positions are split one at a time (a literal number meets the open
+    indices that reach it)."""
     groups: dict[tuple[str | None, ...], list[int]] = defaultdict(list)
     for k, p in enumerate(patterns):
         groups[p.shape()].append(k)
