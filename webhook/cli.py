@@ -23,7 +23,7 @@ from webhook import __version__, options
 from webhook.errors import CommandError
 from webhook.policy import PolicySettings
 from webhook.reconciler.settings import ReconcileSettings
-from webhook.registration.settings import UnregisterSettings
+from webhook.registration import UnregisterSettings
 from webhook.certificate_settings import CertsSettings
 from webhook.claims import ClaimsSettings
 from webhook.settings import ReviewSettings, ServeSettings
@@ -92,7 +92,7 @@ COMMANDS: tuple[Command, ...] = (
         "Delete the release's ValidatingWebhookConfiguration and MutatingWebhookConfiguration (the "
         "chart's pre-delete hook), so that no webhook is left pointing at pods that are gone.",
         UnregisterSettings,
-        "webhook.registration.unregister:unregister",
+        "webhook.registration.configurations:unregister",
     ),
 )
 
