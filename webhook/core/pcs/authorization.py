@@ -1,20 +1,12 @@
-"""External ResourceClaimTemplates at CREATE: those of other namespaces only for users who may read
-them (DECISIONS.md §3.1), and a warning for those that do not exist (DECISIONS.md §3.4).
+"""External ResourceClaimTemplates at CREATE (DECISIONS.md §3.1, DECISIONS.md §3.4), asked through
+``TemplateAccess`` and ``TemplateLookup``: this module never talks to the API server itself.
 
-An entry with ``namespace: B`` makes the reconciler copy a template of namespace B into a claim of
-the PodCliqueSet's namespace, with the reconciler's own rights: whoever may create a PodCliqueSet
-could read any template of the cluster through its claims. So a CREATE naming a template of another
-namespace is allowed only when the requesting user may ``get`` that template. This module decides
-which references need the question, asks it through ``TemplateAccess`` (a shell implements it with
-SubjectAccessReviews), and words the answer; it never talks to the API server itself.
-
-A PodCliqueSet naming a template that is not there is valid (a GitOps tool applies a directory in
-its own order), but its claims cannot be made until it exists and its pods stay Pending: an
-allowed CREATE gets a warning per missing template (``warn_missing``, the first ``MAX_TEMPLATES``),
-never a denial. The shell
-asks whether each exists (``TemplateLookup``); an answer it cannot get says nothing. A template of
-another namespace is looked up only when the user may read it: the webhook reads with its own
-rights, and "not found" would tell anyone allowed to create a PodCliqueSet what other namespaces hold.
+The reconciler copies a template of another namespace into a claim with its own rights, so whoever
+may create a PodCliqueSet could read any template through its claims: a CREATE naming one is
+allowed only for a user who may ``get`` it. A template that is not there is valid (a GitOps tool
+applies a directory in its own order) but its pods stay Pending: a warning, never a denial. One of
+another namespace is looked up only for a user who may read it, or "not found" would tell anyone
+allowed to create a PodCliqueSet what other namespaces hold.
 """
 
 from __future__ import annotations
@@ -46,13 +38,12 @@ TOO_MANY_TEMPLATES = (
     f"the webhook checks at most {MAX_TEMPLATES}"
 )
 TEMPLATE_REFUSED = "{} may not get {}; a template of another namespace may be used only by users who may read it"
-"""Completed with the user (``user "<name>"``) and the template (``ResourceClaimTemplate "<ns>/<name>"``)."""
+"""Completed with ``user "<name>"`` and ``ResourceClaimTemplate "<ns>/<name>"``."""
 
 
 @dataclass(frozen=True, slots=True, config=MODEL)
 class UserInfo:
-    """``request.userInfo``: who sent the request, as the API server authenticated them
-    (``authentication.k8s.io/v1`` UserInfo); ``null`` members read as empty, as Go reads them."""
+    """``request.userInfo`` (``authentication.k8s.io/v1``), as the API server authenticated the user."""
 
     username: GoStr = ""
     uid: GoStr = ""
@@ -65,7 +56,7 @@ _read_user_info = TypeAdapter(UserInfo).validate_python
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class User:
-    """The requesting user as authorization sees them; hashable, so answers can be kept per user."""
+    """The requesting user, hashable so that answers can be kept per user."""
 
     username: str
     uid: str = ""
@@ -97,8 +88,8 @@ class User:
 @dataclasses.dataclass(frozen=True, slots=True)
 class TemplateReference:
     """A template of another namespace, and where the first entry naming it is: ``level`` (``""``
-    for the PodCliqueSet's list, ``cliques`` or ``podCliqueScalingGroups``), the index of the
-    clique or group, and the entry's. Its path is made only for a message."""
+    for the PodCliqueSet's list, ``cliques`` or ``podCliqueScalingGroups``), ``index`` of the clique
+    or group, and ``entry``, its path made only for a message."""
 
     namespace: str
     name: str
@@ -108,7 +99,7 @@ class TemplateReference:
 
     @property
     def path(self) -> Path:
-        """The entry's ``namespace`` field, e.g. ``spec.template.cliques[0].resourceSharing[1].namespace``."""
+        """The entry's ``namespace`` field."""
         owner = TEMPLATE.child(self.level).index(self.index) if self.level else TEMPLATE
         return owner.child("resourceSharing").index(self.entry).child("namespace")
 
@@ -117,8 +108,7 @@ class TemplateReference:
 
 
 class AccessUnknown(Exception):
-    """The question could not be answered (API server unreachable, an error, no answer in time);
-    the message says why, in one line."""
+    """The question could not be answered (no API server, an error, no answer in time): why, in a line."""
 
 
 REVIEW_RESULTS = ("allowed", "denied", "error")
@@ -136,9 +126,8 @@ class TemplateAccess(Protocol):
 
 def cross_namespace_references(spec: PodCliqueSetSpec, namespace: str) -> list[TemplateReference]:
     """The distinct templates of namespaces other than ``namespace`` (the PodCliqueSet's) that the
-    entries name, each with its first entry, in the order Grove's rules visit the lists. Internal
-    templates and entries without a namespace, or with the PodCliqueSet's own, name none. A
-    PodCliqueSet without such a reference costs one look at each entry's namespace."""
+    entries name, each with its first entry, in the order Grove's rules visit the lists. A
+    PodCliqueSet without one costs a look at each entry's namespace."""
     lists = _entry_lists(spec)
     if not any(e.namespace and e.namespace != namespace for _, _, entries in lists for e in entries):
         return []
@@ -157,22 +146,6 @@ def _entry_lists(spec: PodCliqueSetSpec) -> list[tuple[str, int, Entries]]:
     lists += [("cliques", c, clique.resource_sharing or ()) for c, clique in enumerate(template.cliques)]
     lists += [("podCliqueScalingGroups", g, group.resource_sharing or ()) for g, group in enumerate(template.pod_clique_scaling_groups)]
     return lists
-
-
-def refusal(user: User, reference: TemplateReference) -> str:
-    return str(forbidden(reference.path, TEMPLATE_REFUSED.format(user, reference)))
-
-
-def unchecked(user: User, reference: TemplateReference, problem: str) -> str:
-    return str(
-        forbidden(reference.path, f"authorization could not be checked for {user} to get {reference}: {problem}")
-    )
-
-
-def as_warning(denial: str, reference: TemplateReference) -> str:
-    """A denial's text as the warning ``warn`` gives instead: without Go's ``Forbidden:``."""
-    prefix = f"{reference.path}: Forbidden: "
-    return f"{reference.path}: {denial.removeprefix(prefix)}; {WARN_SUFFIX}"
 
 
 class TemplateAuthorization:
@@ -213,11 +186,12 @@ class TemplateAuthorization:
         return answers
 
     def _with_denials(self, decided: AdmissionResponse, denials: list[tuple[TemplateReference, str]]) -> AdmissionResponse:
+        """Each (reference, problem) a Forbidden error, or under ``warn`` a warning."""
         if not denials:
             return decided
         if self.warn:
-            return allowed([*decided.warnings, *(as_warning(d, r) for r, d in denials)])
-        return denied([d for _, d in denials], decided.warnings)
+            return allowed([*decided.warnings, *(f"{r.path}: {problem}; {WARN_SUFFIX}" for r, problem in denials)])
+        return denied([forbidden(r.path, problem) for r, problem in denials], decided.warnings)
 
     async def _ask(self, user: User, references: list[TemplateReference], answers: list[bool | BaseException | None]) -> None:
         """The answers not remembered, into ``answers``: all asked at once (a single one without a task)."""
@@ -243,11 +217,14 @@ def _denials(
     denials: list[tuple[TemplateReference, str]] = []
     for reference, answer in zip(references, answers, strict=True):
         if isinstance(answer, AccessUnknown):
-            denials.append((reference, unchecked(user, reference, str(answer))))
+            problem = f"authorization could not be checked for {user} to get {reference}: {answer}"
         elif isinstance(answer, BaseException):
             raise answer
-        elif not answer:
-            denials.append((reference, refusal(user, reference)))
+        elif answer:
+            continue
+        else:
+            problem = TEMPLATE_REFUSED.format(user, reference)
+        denials.append((reference, problem))
     return denials
 
 
@@ -282,16 +259,14 @@ def _entries(spec: PodCliqueSetSpec) -> Iterator[tuple[str, ResourceSharingSpec]
 
 
 def external_templates(pcs: PodCliqueSet, namespace: str) -> list[ExternalTemplate]:
-    """The distinct templates the entries name outside the PodCliqueSet (BEHAVIOUR.md §6.1: an entry
-    with a namespace, or without one whose name is no internal template), each with its first
-    entry; ``namespace`` is the PodCliqueSet's. Entries without a name name nothing."""
+    """The distinct templates the named entries name outside the PodCliqueSet of ``namespace``
+    (§6.1), each with its first entry."""
     internal = {t.name for t in pcs.spec.template.resource_claim_templates or ()}
     found: dict[tuple[str, str], ExternalTemplate] = {}
     for path, entry in _entries(pcs.spec):
-        if not entry.name or (not entry.namespace and entry.name in internal):
-            continue
-        key = (entry.namespace or namespace, entry.name)
-        found.setdefault(key, ExternalTemplate(*key, path))
+        if entry.name and (entry.namespace or entry.name not in internal):
+            key = (entry.namespace or namespace, entry.name)
+            found.setdefault(key, ExternalTemplate(*key, path))
     return list(found.values())
 
 

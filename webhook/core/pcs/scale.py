@@ -1,13 +1,9 @@
 """The validating webhook for scales (DECISIONS.md §3.3): claim names a new replica count makes.
 
-``kubectl scale`` and autoscalers write the ``scale`` subresource of a PodClique, a
-PodCliqueScalingGroup or a PodCliqueSet: an ``autoscaling/v1`` Scale, which names the object and
-its new count and carries nothing of the PodCliqueSet. The webhook finds the PodCliqueSet in its
-store (``scaling.place``, by Grove's names) and warns when a claim the new count makes has a name
-that is not a DNS-1123 label or that another entry also makes, naming the first such claim; under
-``strict`` those are denials, as the PodCliqueSet webhook's. Only a count that grows is checked: a
-scale down makes no new name, and must never be refused. An object whose PodCliqueSet is not in
-the store is allowed without a word (the webhook cannot know its names).
+A Scale names the object and its new count, nothing of the PodCliqueSet, which is found in the
+store by Grove's names (``scaling.place``); one not there is allowed without a word, as its names
+are unknown. Only a count that grows is checked: a scale down makes no new name, and must never be
+refused.
 """
 
 from __future__ import annotations
@@ -45,7 +41,7 @@ class ScaleSpec:
 
 @dataclass(frozen=True, slots=True, config=MODEL)
 class Scale:
-    """An ``autoscaling/v1`` Scale: the object's name and its (new) replica count."""
+    """An ``autoscaling/v1`` Scale."""
 
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: ScaleSpec = Field(default_factory=ScaleSpec)
@@ -55,16 +51,14 @@ read_scale = TypeAdapter(Scale).validate_python
 
 
 class PodCliqueSetLookup(Protocol):
-    """Where PodCliqueSets are found: the object stores, from memory only."""
-
     def get(self, namespace: str, name: str) -> PodCliqueSet | None:
-        """From memory, at once."""
+        """From the object stores' memory, at once."""
 
 
 def scale_warnings(target: ScaleTarget, replicas: int) -> list[str]:
     """The warnings for ``target`` scaled to ``replicas``: each entry's first name that is not a
-    DNS-1123 label, then each name shared with another entry (the spec's other owners at the
-    replicas it gives), first per pair of entries."""
+    DNS-1123 label, then the first name each pair of entries shares (the other owners at the
+    replicas the spec gives)."""
     subject = f"{target.level.kind} {target.name} at {replicas} replicas"
     try:
         scaled = target.patterns(replicas)
@@ -90,8 +84,7 @@ def _invalid(pcs_name: str, patterns: list[NamePattern]) -> Iterator[str]:
 
 
 def _collisions(pcs_name: str, scaled: list[NamePattern], others: list[NamePattern]) -> Iterator[str]:
-    """Names a scaled pattern shares with a pattern of another list, scaled or not (patterns
-    follow the PodCliqueSet's name, ``pcs_name``)."""
+    """Names a scaled pattern shares with a pattern of another list, scaled or not."""
     patterns = scaled + others
     seen: set[tuple[str, str]] = set()
     for a, b, name in shared_names(patterns):
@@ -106,8 +99,8 @@ def _collisions(pcs_name: str, scaled: list[NamePattern], others: list[NamePatte
 
 
 class ScaleValidator:
-    """The ``scale`` subresource's UPDATE: warned about (denied under ``strict``) when the count
-    grows into claim names pods cannot use; everything else allowed untouched."""
+    """Warns (denies under ``strict``) of a ``scale`` UPDATE growing into claim names pods cannot
+    use; allows everything else."""
 
     kind = SCALE
     read = staticmethod(read_scale)

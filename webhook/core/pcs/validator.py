@@ -1,13 +1,8 @@
 """The validating webhook for PodCliqueSets (DECISIONS.md §3), as a controller-runtime validator.
 
-CREATE runs Grove's create-time rules (``rules.validate_create``); UPDATE runs them on the new
-object and, only when they pass, the immutability rules (Grove's short-circuit, BEHAVIOUR.md
-§2.2); DELETE is allowed. Templates Go's decoder would refuse are answered code 400 first, as
-Grove's webhook fails to decode such an object. The checks beyond Grove (``warnings``) are
-warnings, or denials under ``strict``; an owner needing more claims than the reconciler makes is
-only ever a warning. A CREATE the rules allow may still be refused for templates of other
-namespaces the user may not read, and gets a warning for each external template that does not
-exist (``authorization``).
+UPDATE runs the immutability rules only when the new object passes the create-time ones (Grove's
+short-circuit, BEHAVIOUR.md §2.2). Templates Go's decoder would refuse are answered code 400 first,
+as Grove's webhook fails to decode such an object.
 """
 
 from __future__ import annotations

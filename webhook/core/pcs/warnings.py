@@ -1,19 +1,12 @@
 """Checks beyond Grove (DECISIONS.md §3): problems Grove only meets later, reported at admission.
 
-Grove accepts claim names that pods cannot use and names two owners both generate (BEHAVIOUR.md
-§9 items 1, 8 and 9), and filters that select no pod. Each becomes a warning here (``claim_warnings``),
-or a denial under ``--strict``, in a stable order: invalid claim names (one per entry, its first
-invalid name), then collisions (one per pair of entries, the first shared name), then filters
-matching no pod.
-
-The names are those the claim reconciler would create at the most replicas the spec allows (the
-autoscalers' ``maxReplicas`` where set: a clique scaled from 9 to 10 must not make its names
-invalid), taken as families (``sharing.patterns``), so that the cost does not grow with the
-replica counts and no collision is missed.
-
-Apart from these, and never a denial: an owner whose sharing needs more claims than the claim
-reconciler makes for one owner (``--max-claims-per-owner``), counted from the replicas the spec
-gives (``limit_warnings``). Replica counts are scale, not mistakes.
+Grove accepts claim names that pods cannot use, names two owners both generate (BEHAVIOUR.md §9
+items 1, 8 and 9) and filters that select no pod: each is a warning here, or a denial under
+``--strict``. The names are checked at the most replicas the spec allows (the autoscalers'
+``maxReplicas``: a clique scaled from 9 to 10 must not make its names invalid), as families
+(``sharing.patterns``), so that the cost does not grow with the replica counts. An owner needing
+more claims than ``--max-claims-per-owner`` is only ever warned of: replica counts are scale, not
+mistakes.
 """
 
 from __future__ import annotations
@@ -23,10 +16,7 @@ from collections.abc import Sequence
 
 from webhook.core.gocompat import gojson
 from webhook.core.model.podcliqueset import (
-    PCSGResourceSharingSpec,
-    PCSResourceSharingSpec,
-    PodCliqueSet,
-    PodCliqueSetSpec,
+    PCSGResourceSharingSpec, PCSResourceSharingSpec, PodCliqueSet, PodCliqueSetSpec,
 )
 from webhook.core.sharing.desired import claim_count, over_limit
 from webhook.core.sharing.owners import most_replicas, planned_owners
@@ -57,7 +47,8 @@ INCOMPLETE = (
 
 
 def claim_warnings(pcs: PodCliqueSet) -> list[str]:
-    """Every warning beyond Grove's rules but the claim limit's, in their order."""
+    """Every warning beyond Grove's rules but the claim limit's, in a stable order: one per entry with
+    an invalid name, one per pair of entries sharing a name, then filters matching no pod."""
     try:
         patterns = name_patterns(pcs.spec, most_replicas)
     except TooManyFamilies:  # a spec of millions is answered without them rather than held for seconds
@@ -75,9 +66,8 @@ def dns1123_label_problem(name: str) -> str | None:
 
 
 def first_invalid(pcs_name: str, pattern: NamePattern) -> tuple[str, str] | None:
-    """The first name of a family that is not a DNS-1123 label, with the reason. Indices are digits,
-    which never make a name invalid except by its length, so the first name (all indices 0) shows
-    every other problem."""
+    """The first name of a family that is not a DNS-1123 label, with the reason. Indices, digits,
+    only make a name invalid by its length: the first name (indices 0) shows every other problem."""
     first = pcs_name + pattern.name()
     problem = dns1123_label_problem(first)
     if problem:
@@ -130,13 +120,9 @@ def collisions(pcs_name: str, patterns: list[NamePattern]) -> list[str]:
 
 
 def unmatched_filters(spec: PodCliqueSetSpec) -> list[str]:
-    """Filters that select no clique of the spec (whatever the replica counts).
-
-    A filter that names nothing, or names a child that does not exist, is already one of Grove's
-    errors (F1 to F3, G1, G2) and is not repeated as a warning. What is left: a filter naming only
-    existing children none of which has pods, such as a scaling group whose ``cliqueNames`` name no
-    clique template (a problem of Grove's wider validation, which this webhook does not run).
-    """
+    """Filters naming only existing children, none of which has pods, such as a scaling group whose
+    ``cliqueNames`` name no clique template (Grove's wider validation, which this webhook does not
+    run); a filter naming nothing, or a child that does not exist, is already Grove's error."""
     template = spec.template
     cliques = {c.name for c in template.cliques}
     groups = {g.name for g in template.pod_clique_scaling_groups}
@@ -183,9 +169,8 @@ def most_claims(spec: PodCliqueSetSpec) -> int:
 
 def limit_warnings(pcs: PodCliqueSet, limit: int) -> list[str]:
     """Owners needing more than ``limit`` claims at the spec's replicas, one warning per list of
-    entries. Every owner made from one list (the PodCliques of one template in every replica)
-    needs as many, so the first stands for all and the walk does not grow with the replicas; and a
-    spec whose entries times its largest replica count stay within the limit is not walked."""
+    entries: every owner made from one list needs as many, so the first stands for all and the walk
+    does not grow with the replicas."""
     if most_claims(pcs.spec) <= limit:
         return []
     warnings: dict[str, str] = {}
