@@ -26,7 +26,7 @@ from webhook.server.budget import Budget
 from webhook.server.lifecycle import Lifecycle
 from webhook.server.metrics import ServerMetrics
 from webhook.settings import ServeSettings
-from webhook.stores.embedded import EmbeddedStore
+from webhook.stores import EmbeddedStore
 
 NAMESPACE = "grove-system"
 CASES = Path(__file__).with_name("alert_cases.yaml")

@@ -1,15 +1,12 @@
-"""Where the webhooks find PodCliqueSets: manifest files, or a watch cache of a cluster.
-
-``build_store`` picks one from the settings: the cluster store with a kubeconfig, or in a pod when
-no manifests are given; otherwise the embedded store of ``--objects``. The cluster store is
-imported only when used, so ``review`` and local runs do not load the Kubernetes client.
-"""
+"""Where the webhooks find PodCliqueSets: manifest files (``manifests``), or a watch cache of a
+cluster (``cluster``), imported only when used so that ``review`` and local runs do not load the
+Kubernetes client."""
 
 from __future__ import annotations
 
 from webhook.settings import DecisionSettings, ServeSettings
 from webhook.stores.base import ObjectStore, StoreError
-from webhook.stores.embedded import EmbeddedStore
+from webhook.stores.manifests import EmbeddedStore
 
 __all__ = ["EmbeddedStore", "ObjectStore", "StoreError", "build_store"]
 
