@@ -20,7 +20,7 @@ from webhook.core.pcs.warnings import dns1123_label_problem
 from webhook.core.sharing.desired import claim_count, over_limit
 from webhook.core.sharing.owners import Owner
 from webhook.core.sharing.placement import IdentityError, clique_identity, pod_claims, pod_index
-from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, plan_change
+from webhook.reconciler.sync.plan import MetadataChange, OwnedByOther, plan_change
 
 Key = tuple[str, str]
 Obj = dict[str, Any]
