@@ -214,7 +214,7 @@ class Controller:
         if outcome.partial:
             self.queue.forget(key)
             self.queue.add(key)
-        if outcome.ok:
+        if not outcome.failed:
             self.queue.forget(key)
             self.metrics.reconciles.labels("success").inc()
             if outcome.requeue_after:

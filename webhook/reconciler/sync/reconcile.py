@@ -1,12 +1,9 @@
 """One reconcile of one PodCliqueSet, as controller-runtime's ``Reconcile(key) -> Result``: observe
-the cached PodCliqueSet and its current children as owners (``live_owners``, as the pod webhook
-sees them), plan each owner's actions from the caches (``plan``), apply them (``Executor``).
-
-The executor goes owner by owner, a chunk of claim positions at a time, then deletes the stale
-claims of an owner whose claims are all as desired. It owns the time budget: once it has written
-for ``budget`` seconds it stops between two chunks, so that one owner of a million claims never
-holds a worker for long, and goes on from there next time unless an event in between could have
-changed what it checked. It owns the Events too, and one owner's failure never stops the others.
+the cached PodCliqueSet and its current children as owners (as the pod webhook sees them), plan
+each owner's actions from the caches (``plan``), apply them owner by owner (``Executor``). Once it
+has written for ``budget`` seconds the executor stops between two chunks, so that one owner of a
+million claims never holds a worker for long, and goes on from there next time unless an event in
+between could have changed what it checked. One owner's failure never stops the others.
 """
 
 from __future__ import annotations
@@ -58,10 +55,6 @@ class Outcome:
     retry_within: float | None = None  # whatever the backoff says: a missing template may appear
     partial: bool = False  # the budget ran out with work left: run again after the PodCliqueSets waiting
 
-    @property
-    def ok(self) -> bool:
-        return not self.failed
-
     def add(self, work: OwnerWork) -> None:
         self.created += len(work.created)
         self.adopted += len(work.adopted)
@@ -76,8 +69,7 @@ class Outcome:
 
 @dataclass(slots=True)
 class Observed:
-    """One reconcile: what it works from (with the caches' epoch for the PodCliqueSet when read) and
-    what it did."""
+    """One reconcile: what it works from (the caches' epoch of the PodCliqueSet when read), what it did."""
 
     key: ObjectKey
     epoch: int
@@ -249,15 +241,14 @@ class Executor:
         self._writes.delete(work, deletes)
 
     def _report(self, namespace: str, work: OwnerWork) -> None:
-        """One Event per owner and action naming the claims, not one per claim; an Event per distinct
-        failure, a few per owner."""
+        """One Event per owner and action naming its claims, and one per distinct failure, a few per owner."""
         about = work.owner.reference
         for names, (reason, verb) in zip((work.created, work.adopted, work.deleted), _ACTIONS, strict=True):
             if names:
-                self._recorder.normal(namespace, about, reason, event_message(verb, names))
+                self._recorder.record(namespace, about, "Normal", reason, event_message(verb, names))
         reported = dict.fromkeys((failure.reason, str(failure)) for failure in work.failures)
         for reason, message in list(reported)[:WARNINGS_PER_OWNER]:
-            self._recorder.warning(namespace, about, reason, message)
+            self._recorder.record(namespace, about, "Warning", reason, message)
 
     def _report_owners(self, observed: Observed) -> None:
         """Warnings about owners whose sharing cannot be reconciled in full, and the gauge of them."""
@@ -265,7 +256,7 @@ class Executor:
         for owner in observed.owners:
             for report in plan.owner_reports(owner, self._limit):
                 over += report.reason == plan.LIMIT_EXCEEDED
-                self._recorder.warning(observed.key.namespace, owner.reference, report.reason, report.message)
+                self._recorder.record(observed.key.namespace, owner.reference, "Warning", report.reason, report.message)
         self._metrics.owners_over_limit(observed.key, over)
 
 
@@ -296,12 +287,6 @@ class EventRecorder:
         self.component, self.instance = component, instance
         self._seen: BoundedCache[tuple[str, OwnerReference, str, str, str], tuple[str, int]] = BoundedCache(remembered, window)
         """The Event written for each, and how many times it happened."""
-
-    def normal(self, namespace: str, about: OwnerReference, reason: str, message: str) -> None:
-        self.record(namespace, about, "Normal", reason, message)
-
-    def warning(self, namespace: str, about: OwnerReference, reason: str, message: str) -> None:
-        self.record(namespace, about, "Warning", reason, message)
 
     def record(self, namespace: str, about: OwnerReference, event_type: str, reason: str, message: str) -> None:
         key = (namespace, about, event_type, reason, message)
