@@ -12,7 +12,7 @@ from deploy.helm import HelmError
 from deploy.served import call, settings_from_env
 from webhook.cli import COMMANDS
 from webhook.options import options
-from webhook.reconciler.health import HealthServer
+from webhook.reconciler.command import HealthServer
 from webhook.reconciler.settings import ReconcileSettings
 from webhook.settings import ServeSettings
 
