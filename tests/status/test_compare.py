@@ -11,8 +11,7 @@ import pytest
 import yaml
 
 from reconciler.grove import WORKLOAD
-from webhook.claims.listing import listing, owners
-from webhook.claims.workloads import Workload, read
+from webhook.claims.listing import Workload, listing, owners, read
 from webhook.status.compare import Cluster, EventText, Problem, Report, report
 
 Obj = dict[str, Any]

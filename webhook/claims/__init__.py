@@ -15,8 +15,7 @@ import orjson
 import yaml
 from pydantic import Field
 
-from webhook.claims.listing import ListedClaim, Listing, check_sizes, listing
-from webhook.claims.workloads import read
+from webhook.claims.listing import ListedClaim, Listing, check_sizes, listing, read
 from webhook.core.model.meta import ObjectKey
 from webhook.options import ClaimLimitSettings
 

@@ -1,26 +1,161 @@
-"""What one PodCliqueSet makes: its claims, its pods' claims, and what the validating webhook says,
-each from the core functions the webhooks and the reconciler use (DECISIONS.md §1). Everything is
-counted before anything is listed, so a spec of two billion replicas is refused with its counts
-instead of being listed.
+"""What PodCliqueSets make, offline: the workloads read (each PodCliqueSet with the children given
+for it), then each one's claims, its pods' claims and what the validating webhook says, from the
+core functions the webhooks and the reconciler use (DECISIONS.md §1).
+
+A child belongs to the PodCliqueSet its ``app.kubernetes.io/part-of`` label names in its namespace;
+one whose PodCliqueSet is not among the objects is unusable input, since its claims cannot be
+known, and those the reconciler would not count are set aside with a note (DECISIONS.md §5).
+Everything is counted before anything is listed, so a spec of two billion replicas is refused with
+its counts instead of being listed.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-from webhook.claims.workloads import UNUSABLE, Workload
 from webhook.core.gocompat.fielderrors import aggregate
-from webhook.core.model.meta import ObjectKey
-from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model import labels
+from webhook.core.model.meta import ObjectKey, ObjectMeta, controller_of
+from webhook.core.model.podcliqueset import (
+    PodClique, PodCliqueScalingGroup, PodCliqueSet, read_podclique, read_podcliqueset, read_scaling_group,
+)
 from webhook.core.pcs.rules import validate_create
 from webhook.core.pcs.warnings import claim_warnings, limit_warnings
 from webhook.core.sharing.desired import DesiredClaim, InternalTemplate, claim_count, desired_claims, template_source
 from webhook.core.sharing.owners import Level, Owner, live_owners, planned_owners
 from webhook.core.sharing.patterns import planned_size
-from webhook.core.sharing.placement import CliqueIdentity, IdentityError, pod_claims
+from webhook.core.sharing.placement import CliqueIdentity, IdentityError, index_below, pod_claims
 from webhook.errors import CommandError
+from webhook.stores.base import StoreError
+from webhook.stores.manifests import is_grove_object, manifest_objects, read_object
+
+UNUSABLE = 2
+READERS: dict[str, Callable[[Any], PodCliqueSet | PodCliqueScalingGroup | PodClique]] = {"PodCliqueSet": read_podcliqueset, "PodCliqueScalingGroup": read_scaling_group, "PodClique": read_podclique}
+
+
+@dataclass(slots=True)
+class Workload:
+    """One PodCliqueSet and the children given for it."""
+
+    pcs: PodCliqueSet
+    groups: list[PodCliqueScalingGroup] = field(default_factory=list)
+    cliques: list[PodClique] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Children set aside, one sentence each."""
+
+    @property
+    def key(self) -> ObjectKey:
+        return self.pcs.key
+
+    @property
+    def live(self) -> bool:
+        """Whether children were given, whose replica counts replace the template's."""
+        return bool(self.groups or self.cliques or self.notes)
+
+
+def read(paths: Sequence[Path]) -> list[Workload]:
+    found = gather(manifest_objects(paths))
+    if not found:
+        raise CommandError(f"no PodCliqueSet found in {', '.join(map(str, paths))}", UNUSABLE)
+    return found
+
+
+def gather(objects: Iterable[tuple[str, dict[str, Any]]]) -> list[Workload]:
+    """The PodCliqueSets among ``objects`` (each with where it was found) with their children, as
+    ``claims`` reads them from files and ``status`` from the API server."""
+    workloads: dict[ObjectKey, Workload] = {}
+    origin: dict[ObjectKey, str] = {}
+    children: list[tuple[str, PodCliqueScalingGroup | PodClique]] = []
+    try:
+        for where, obj in objects:
+            kind = next((kind for kind in READERS if is_grove_object(obj, kind)), None)
+            if kind is None:
+                continue
+            found = read_object(READERS[kind], kind, obj, where)
+            if not isinstance(found, PodCliqueSet):
+                children.append((where, found))
+            elif found.key in workloads:
+                raise CommandError(f"{where}: PodCliqueSet {found.key} is already defined in {origin[found.key]}", UNUSABLE)
+            else:
+                workloads[found.key], origin[found.key] = Workload(found), where
+    except StoreError as err:
+        raise CommandError(str(err), UNUSABLE) from None
+    for where, child in children:
+        _adopt(workloads, where, child)
+    for workload in workloads.values():
+        _keep_current(workload)
+    return list(workloads.values())
+
+
+def _describe(kind: str, metadata: ObjectMeta) -> str:
+    return f"{kind} {metadata.namespace}/{metadata.name}"
+
+
+def _adopt(workloads: dict[ObjectKey, Workload], where: str, child: PodCliqueScalingGroup | PodClique) -> None:
+    metadata = child.metadata
+    what = _describe(type(child).__name__, metadata)
+    part_of = metadata.labels.get(labels.PART_OF)
+    if not part_of:
+        raise CommandError(f"{where}: {what} has no label {labels.PART_OF} naming its PodCliqueSet", UNUSABLE)
+    workload = workloads.get(ObjectKey(metadata.namespace, part_of))
+    if workload is None:
+        raise CommandError(
+            f"{where}: {what} belongs to PodCliqueSet {metadata.namespace}/{part_of} (label {labels.PART_OF}), "
+            "which none of the files defines",
+            UNUSABLE,
+        )
+    if isinstance(child, PodCliqueScalingGroup):
+        workload.groups.append(child)
+    else:
+        workload.cliques.append(child)
+
+
+def _keep_current(workload: Workload) -> None:
+    """Sets aside the children ``reconciler.cluster.current_children`` would not count."""
+    pcs = workload.pcs
+    owner, replicas = f"PodCliqueSet {pcs.key}", max(pcs.spec.replicas, 0)
+    groups = [g for g in workload.groups if not _noted(workload, g, _not_current(g.metadata, pcs.uid, labels.PCS_REPLICA_INDEX, replicas, owner))]
+    by_name = {g.metadata.name: g for g in groups}
+    cliques = []
+    for clique in workload.cliques:
+        group_name = clique.metadata.labels.get(labels.PCSG)
+        parent = by_name.get(group_name or "")
+        if group_name is None:
+            why = _not_current(clique.metadata, pcs.uid, labels.PCS_REPLICA_INDEX, replicas, owner)
+        elif parent is None:
+            why = f"its PodCliqueScalingGroup {clique.metadata.namespace}/{group_name} is not among the objects counted"
+        else:
+            group = _describe("PodCliqueScalingGroup", parent.metadata)
+            why = _not_current(clique.metadata, parent.metadata.uid, labels.PCSG_REPLICA_INDEX, max(parent.spec.replicas or 0, 0), group)
+        if not _noted(workload, clique, why):
+            cliques.append(clique)
+    workload.groups, workload.cliques = groups, cliques
+
+
+def _noted(workload: Workload, child: PodCliqueScalingGroup | PodClique, why: str | None) -> bool:
+    """Whether ``child`` is set aside, ``why`` noted."""
+    if why:
+        workload.notes.append(f"{_describe(type(child).__name__, child.metadata)} is not counted: {why}")
+    return bool(why)
+
+
+def _not_current(metadata: ObjectMeta, parent_uid: str, index_label: str, replicas: int, parent: str) -> str | None:
+    """Why a child is not counted, or None: being deleted, controlled by another object than its
+    parent (taken as its parent's when either UID is unknown, as in manifests written by hand), or
+    of a replica index the parent no longer has."""
+    controller = controller_of(metadata.owner_references)
+    if metadata.deletion_timestamp:
+        return "it is being deleted"
+    if parent_uid and controller is not None and controller.uid and controller.uid != parent_uid:
+        return f"its controller is not {parent}"
+    index = metadata.labels.get(index_label, "")
+    if not index_below(index, replicas):
+        return f"its label {index_label}={index!r} is not a replica index of {parent}, which has {replicas} replicas"
+    return None
 
 
 @dataclass(frozen=True, slots=True)

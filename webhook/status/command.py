@@ -16,8 +16,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from webhook.claims import write
-from webhook.claims.listing import check_sizes, listing, owners
-from webhook.claims.workloads import UNUSABLE, Workload, gather
+from webhook.claims.listing import UNUSABLE, Workload, check_sizes, gather, listing, owners
 from webhook.core.model import labels
 from webhook.core.model.meta import ObjectKey
 from webhook.errors import CommandError
