@@ -1,21 +1,6 @@
-"""``webhook serve``: the app on uvicorn over HTTPS, with certificate reload and graceful shutdown.
-
-uvicorn serves through its public configuration: its httptools protocol, built for each connection
-by the connection guard (``webhook.server.guard``: the header timeout, what a connection may hold,
-the write timeout), and the app behind the request limits (``webhook.server.limits``).
-
-Shutdown (SIGTERM or SIGINT): ``/readyz`` fails at once and every response closes its connection,
-while the listener still accepts for ``--shutdown-delay`` seconds; then uvicorn's own graceful
-shutdown closes the listener and the idle connections, answers the requests under way and, at
-``--drain-timeout``, cancels what is left; the process exits 0. uvicorn's signal capture is left
-out because it re-raises the signal after a clean shutdown (exit 143); a second SIGINT cuts the
-drain short. With ``--metrics-port`` a second server, in the same event loop and under the same
-limits, serves ``/metrics`` with the same TLS context (so a reloaded certificate serves both); the
-signal handler stops both.
-
-The certificate comes from ``--tls-cert`` and ``--tls-key``, reloaded when the files change, or,
-with ``--cert-secret``, from the certificate controller (``webhook.certificates.controller``), which
-writes those files and has them reloaded itself.
+"""``webhook serve``: the app on uvicorn over HTTPS, with certificate reload and graceful shutdown
+(operations.md, Shutdown). With ``--metrics-port`` a second server in the same event loop serves
+``/metrics`` under the same limits and TLS context, so that a reloaded certificate serves both.
 """
 
 from __future__ import annotations
@@ -39,19 +24,18 @@ from webhook import logs
 from webhook.certificates.controller import CertificateCollector, CertificateController, controller_for
 from webhook.errors import CommandError
 from webhook.server.app import create_app, create_metrics_app
-from webhook.server.budget import Budget
-from webhook.server.guard import Connections
-from webhook.server.lifecycle import Lifecycle
+from webhook.server.limits import Budget, Connections, Lifecycle
 from webhook.server.metrics import ServerMetrics
 from webhook.server.tls import CertificateReloader, check_files
 from webhook.settings import ServeSettings
-from webhook.stores.base import ObjectStore, StoreError
+from webhook.stores import ObjectStore, StoreError
 
 log = logging.getLogger(__name__)
 
 
 class Server(uvicorn.Server):
-    """uvicorn's server without its signal capture: ``webhook serve`` handles the signals itself."""
+    """uvicorn's server without its signal capture, which re-raises the signal after a clean
+    shutdown (exit 143): ``_stop_on_signals`` handles them."""
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -59,7 +43,7 @@ class Server(uvicorn.Server):
 
 
 def uvicorn_config(settings: ServeSettings, app: ASGIApp, connections: Connections, port: int | None = None) -> uvicorn.Config:
-    """The production configuration, each connection guarded by one of ``connections``."""
+    """The production configuration, each connection guarded by ``connections``."""
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -84,32 +68,25 @@ def uvicorn_config(settings: ServeSettings, app: ASGIApp, connections: Connectio
 
 @dataclass(frozen=True, slots=True)
 class Listener:
-    """A server, its bound socket and the guards of its connections."""
-
     server: Server
     sock: socket.socket
     connections: Connections
 
 
-def webhooks_listener(settings: ServeSettings, app: ASGIApp, connections: Connections, sock: socket.socket) -> Listener:
-    return Listener(Server(uvicorn_config(settings, app, connections)), sock, connections)
+METRICS_HELD_BYTES = 8 * 1024 * 1024
+"""What clients of ``/metrics`` may make the server hold: scrapes are small GETs, their answers tens
+of kilobytes."""
 
 
 def metrics_listener(settings: ServeSettings, metrics: ServerMetrics, lifecycle: Lifecycle, context: ssl.SSLContext,
                      sock: socket.socket) -> Listener:
-    """The ``--metrics-port`` server: ``/metrics`` alone, under the same limits, with the webhooks'
-    TLS context, whose handshakes the certificate reloader switches to the current pair."""
+    """The ``--metrics-port`` server, with the webhooks' TLS context (which the reloader keeps)."""
     budget = Budget(METRICS_HELD_BYTES)
     connections = Connections(settings, budget, lifecycle.dropped)
     app = create_metrics_app(settings, metrics, lifecycle, budget, connections)
     config = uvicorn_config(settings, app, connections, settings.metrics_port)
     config.ssl = context
     return Listener(Server(config), sock, connections)
-
-
-METRICS_HELD_BYTES = 8 * 1024 * 1024
-"""What clients of ``/metrics`` may make the server hold: scrapes are small GETs, their answers tens
-of kilobytes."""
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -164,7 +141,7 @@ async def _serve(
     readiness = controller.readiness if controller is not None else None
     connections = Connections(settings, budget, lifecycle.dropped)
     app = create_app(settings, store, metrics=metrics, lifecycle=lifecycle, budget=budget, readiness=readiness, connections=connections)
-    listeners = [webhooks_listener(settings, app, connections, sock)]
+    listeners = [Listener(Server(uvicorn_config(settings, app, connections)), sock, connections)]
     context = listeners[0].server.config.ssl
     assert context is not None
     reloader = CertificateReloader(context, settings.tls_cert, settings.tls_key, metrics, settings.cert_reload_interval)
@@ -172,8 +149,8 @@ async def _serve(
         listeners.append(metrics_listener(settings, metrics, lifecycle, context, metrics_sock))
     _stop_on_signals(settings, lifecycle, listeners)
     background = asyncio.create_task(_keep_certificate(reloader, controller, metrics))
-    # Everything built so far (modules, the store, the app) lives as long as the process: moved out
-    # of the collector's view, so full collections stop walking it and the latency tail shrinks.
+    # What is built so far lives as long as the process: frozen, full collections stop walking it
+    # and the latency tail shrinks.
     gc.collect()
     gc.freeze()
     log.info("serving https://%s:%d (%d PodCliqueSets in the store)", settings.host, settings.port, store.size)
@@ -197,8 +174,8 @@ def _keep_certificate(reloader: CertificateReloader, controller: CertificateCont
 
 
 def _stop_on_signals(settings: ServeSettings, lifecycle: Lifecycle, listeners: list[Listener]) -> None:
-    """SIGTERM or SIGINT: readiness off and responses closing their connections at once, then,
-    after ``--shutdown-delay``, every server's own graceful shutdown; a second SIGINT cuts it short."""
+    """SIGTERM or SIGINT: draining at once, every server's graceful shutdown after
+    ``--shutdown-delay``; a second SIGINT cuts it short."""
     loop = asyncio.get_running_loop()
 
     def stop_all() -> None:

@@ -1,14 +1,8 @@
 """The serving certificate: checked before the server starts, and reloaded when its files change.
 
-In a pod the certificate comes from a Secret volume, which the kubelet updates by writing a new
-directory and swapping the ``..data`` symlink to it; the file names never change, their targets do.
-So the files are stat'ed through the symlinks (device, inode, size, mtime) every few seconds, and a
-change loads them into a new ``SSLContext``, which every handshake from then on is switched to
-(the listener's context hands each new connection over in its SNI callback, called with or without
-a server name). Established connections keep the context they began with, and requests in flight
-are untouched. Loading a pair into the live context instead would add a certificate beside the one
-of another key type rather than replace it (OpenSSL keeps one per type and picks by what the client
-offers), so a renewal from ECDSA to RSA would go unseen by most clients.
+A change is loaded into a new ``SSLContext`` that the listener's SNI callback hands new connections
+over to: loading it into the live context would add a certificate beside one of another key type
+(OpenSSL keeps one per type), so that a renewal from ECDSA to RSA would go unseen by most clients.
 """
 
 from __future__ import annotations
@@ -28,7 +22,7 @@ Fingerprint = tuple[tuple[int, int, int, int], ...]
 
 
 def check_files(cert: Path, key: Path) -> None:
-    """Fails with one line when the pair cannot serve: unreadable, not PEM, or not a pair."""
+    """Fails with one line when the pair cannot serve."""
     for what, path in (("certificate", cert), ("key", key)):
         try:
             path.read_bytes()
@@ -57,7 +51,7 @@ SWAPPED = "are --tls-cert and --tls-key swapped?"
 
 def _problem(cert: Path, key: Path, err: ssl.SSLError) -> str:
     """What is wrong with a pair OpenSSL refused, in words: OpenSSL says ``[SSL] PEM lib`` for an
-    empty file, a certificate given as the key and the other way round alike."""
+    empty file and for swapped files alike."""
     try:
         return diagnose(cert.read_bytes(), key.read_bytes()) or _reason(err)
     except OSError as read_err:
@@ -87,8 +81,7 @@ def diagnose(cert: bytes, key: bytes) -> str | None:
 
 
 def _pem_problem(cert: bytes, key: bytes) -> str | None:
-    """What is wrong with the two files as PEM text (empty, swapped, no PEM block, an encrypted
-    key), before either is parsed."""
+    """What is wrong with the two files as PEM text, before either is parsed."""
     if not cert.strip():
         return "the certificate file is empty"
     if b"-----BEGIN CERTIFICATE-----" not in cert:
@@ -119,21 +112,20 @@ class CertificateReloader:
         self._expires()
 
     def _fingerprint(self) -> Fingerprint | None:
+        """Read through the symlinks: the kubelet updates a Secret volume by swapping ``..data``."""
         try:
             stats = [os.stat(path) for path in (self.cert, self.key)]
         except OSError:
             return None
         return tuple((s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns) for s in stats)
 
-    def _switch(self, connection: ssl.SSLObject, server_name: str | None, listener: ssl.SSLContext) -> None:
+    def _switch(self, connection: ssl.SSLObject, _server_name: str | None, listener: ssl.SSLContext) -> None:
         if self.context is not listener:
             connection.context = self.context
 
     def check(self) -> bool:
-        """Reloads if the files changed since last seen; True when a new certificate is served.
-
-        A half-written or mismatched pair is counted as an error and the last good certificate
-        stays in use."""
+        """Reloads if the files changed; True when a new certificate is served. A pair that cannot
+        serve (half-written, say) is counted as an error, and the last good one stays in use."""
         current = self._fingerprint()
         if current == self._seen:
             return False
@@ -154,7 +146,7 @@ class CertificateReloader:
         return True
 
     def _expires(self) -> None:
-        """Tells the metrics when the certificate now served expires (for an alert before it does)."""
+        """Tells the metrics when the certificate served expires, for an alert before it does."""
         from cryptography import x509
 
         try:
