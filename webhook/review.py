@@ -16,7 +16,7 @@ import yaml
 from webhook.core.admission import AdmissionReview, Answer, Rejection, answer, decode
 from webhook.errors import CommandError
 from webhook.settings import ReviewSettings
-from webhook.stores.base import StoreError
+from webhook.stores import StoreError
 from webhook.webhooks import WEBHOOKS, Webhook
 
 UNUSABLE = 2

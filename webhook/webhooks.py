@@ -23,7 +23,7 @@ from webhook.core.pcs.scale import ScaleValidator
 from webhook.core.pcs.validator import PodCliqueSetValidator
 from webhook.core.pod.mutator import PodMutator
 from webhook.settings import DecisionSettings, ServeSettings
-from webhook.stores.base import AuthorizingStore, ObjectStore
+from webhook.stores import AuthorizingStore, ObjectStore
 
 Respond = Callable[[bytes], Awaitable[Answer]]
 """A webhook's answer to a request body. The server reaches the core through this module only:

@@ -30,7 +30,7 @@ from webhook.core.sharing.owners import Level, Owner, live_owners, planned_owner
 from webhook.core.sharing.patterns import planned_size
 from webhook.core.sharing.placement import CliqueIdentity, IdentityError, index_below, pod_claims
 from webhook.errors import CommandError
-from webhook.stores.base import StoreError
+from webhook.stores import StoreError
 from webhook.stores.manifests import is_grove_object, manifest_objects, read_object
 
 UNUSABLE = 2

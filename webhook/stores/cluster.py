@@ -26,7 +26,7 @@ from webhook.kube.api import NOT_FOUND, PODCLIQUESETS
 from webhook.kube.authorization import SubjectAccessReviews
 from webhook.kube.informer import Informer, Informers
 from webhook.kube.templates import TemplateReads
-from webhook.stores.base import StoreError
+from webhook.stores import StoreError
 
 log = logging.getLogger(__name__)
 

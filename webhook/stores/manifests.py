@@ -17,13 +17,17 @@ from pydantic import ValidationError
 
 from webhook.core.model.meta import DEFAULT_NAMESPACE, ObjectKey, ObjectMeta, first_problem
 from webhook.core.model.podcliqueset import PodCliqueSet, read_without_templates
-from webhook.stores.base import StoreError
 
 SUFFIXES = (".yaml", ".yml", ".json")
 GROUP = "grove.io"
 KIND = "PodCliqueSet"
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class StoreError(Exception):
+    """A store that cannot start (an unparsable manifest, no cluster access); one line. Defined
+    here, where most are raised, since the package's ``__init__`` imports this module."""
 
 
 def manifest_files(paths: Sequence[Path]) -> Iterator[Path]:
