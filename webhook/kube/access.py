@@ -99,6 +99,7 @@ ACCESS: dict[Component, tuple[Rule, ...]] = {
     ),
 }
 
+
 @dataclass(frozen=True, slots=True)
 class ApiRequest:
     """What the authorizer sees in a request: the verb and the object or collection it names."""
@@ -197,10 +198,6 @@ class Access:
         with self._lock:
             return Counter(self._calls)
 
-    @property
-    def used(self) -> set[tuple[str, str, str]]:
-        return set(self.calls)
-
 
 POOL_SIZE = 32  # connections per client: each watch holds one for good, and claims are written several at once
 
@@ -248,8 +245,7 @@ def default_kubeconfig() -> str:
 
 def api_client(kubeconfig: str | None = None, context: str | None = None) -> client.ApiClient:
     """A client for ``kubeconfig`` if given, else the in-cluster configuration in a pod (unless a
-    ``context`` is asked for, which only a kubeconfig has), else the default kubeconfig; with
-    ``context``, that context of it rather than the current one, as ``kubectl --context``."""
+    ``context`` is asked for, which only a kubeconfig has), else the default kubeconfig."""
     config_file = _config_file(kubeconfig, context)
     try:
         if config_file is None:

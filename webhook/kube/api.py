@@ -1,9 +1,7 @@
 """The API server: the resources this project reads or writes, their objects as plain JSON, and its
-failures said in one line.
-
-The client's typed models refuse fields newer than the client and drop them from a PUT; here a
-body goes out as given, for the API server to validate, and a replace sends back what was read
-with its ``resourceVersion``, so that a write made meanwhile is never lost (409 Conflict).
+failures said in one line. The client's typed models refuse fields newer than the client and drop
+them from a PUT; here a body goes out as given, for the API server to validate, and a replace sends
+back what was read with its ``resourceVersion``, so that a write made meanwhile is never lost.
 """
 
 from __future__ import annotations
@@ -72,11 +70,9 @@ class Objects:
         self._collection = f"{base}{where}/{resource.plural}"
 
     def get(self, name: str) -> Obj:
-        """The object; ``ApiException`` (404 when there is none) otherwise."""
         return self._call("GET", f"/{name}")
 
     def find(self, name: str) -> Obj | None:
-        """The object, or None when there is none."""
         try:
             return self.get(name)
         except ApiException as err:
@@ -131,8 +127,7 @@ def is_connection_error(err: BaseException) -> bool:
 
 
 def connection_problem(err: BaseException) -> str:
-    """What failed, without the client's object names: urllib3's texts name the connection object
-    and repeat the URL."""
+    """What failed in one line: urllib3's texts name the connection object and repeat the URL."""
     if isinstance(err, urllib3.exceptions.MaxRetryError) and err.reason is not None:
         return connection_problem(err.reason)
     if isinstance(err, urllib3.exceptions.HTTPError):

@@ -1,9 +1,8 @@
 """Whether a user may get a ResourceClaimTemplate, as the API server's authorizers answer a
-SubjectAccessReview (DECISIONS.md §3.1): the core's ``TemplateAccess``.
-
-A question is asked on threads of its own (a slow API server holds those, not the PodCliqueSet
-cache's), sent once and answered within ``timeout`` or not at all (``AccessUnknown``). Answers are
-kept per user and template, a permission longer than a refusal, and asked once however many wait.
+SubjectAccessReview (DECISIONS.md §3.1): the core's ``TemplateAccess``. A question is asked on
+threads of its own (a slow API server holds those, not the PodCliqueSet cache's), answered within
+``timeout`` or not at all (``AccessUnknown``), and once however many wait for it; an answer is kept
+per user and template, a permission longer than a refusal.
 """
 
 from __future__ import annotations
@@ -67,8 +66,7 @@ class SubjectAccessReviews:
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="subjectaccessreview")
 
     def known(self, user: User, namespace: str, name: str) -> bool | None:
-        answer: bool | None = self.answers.get((user, namespace, name))
-        return answer
+        return self.answers.get((user, namespace, name))
 
     async def may_get(self, user: User, namespace: str, name: str) -> bool:
         key = (user, namespace, name)

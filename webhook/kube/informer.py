@@ -133,9 +133,8 @@ class Informer(Generic[T]):
         return self._api.list_cluster_custom_object(group, version, plural, **kwargs)
 
     def _relist(self) -> None:
-        """Lists in pages and hands each object to the cache and the handler as soon as it is read
-        (``read_list``), as a watch event would, so that a list of a great many claims never holds
-        more than a page; cached objects the list no longer has are then reported DELETED."""
+        """Hands each object to the cache and the handler as soon as it is read, as a watch event
+        would; then reports DELETED what the list no longer has."""
         seen: set[tuple[str, str]] = set()
 
         def take(item: dict[str, Any]) -> None:
@@ -296,11 +295,9 @@ def _each(text: str, at: int, close: str, read: Callable[[int], int]) -> int:
 
 
 def read_list(data: bytes, take: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    """Every member of the List in ``data`` except ``items``, each of which is given to ``take`` as
-    soon as it is parsed (those that are not objects are skipped), so that one parsed item at most
-    is alive at a time: a page parsed whole is many times its size in Python objects, most of them
-    pod specs that no cache keeps. ``ValueError`` for a malformed body, ``RecursionError`` for a
-    value nested deeper than Python can parse."""
+    """Every member of the List but ``items``, each of which goes to ``take`` as soon as it is parsed
+    (if an object): a page parsed whole is many times its size in Python objects, most of them pod
+    specs that no cache keeps. ``RecursionError`` for a value nested deeper than Python can parse."""
     text = data.decode()
     members: dict[str, Any] = {}
 

@@ -1,11 +1,9 @@
 """ResourceClaimTemplates read from the API server: whether one exists, for the validating webhook
 (DECISIONS.md §3.4), and the spec a claim gets from one, for the reconciler (BEHAVIOUR.md §6).
-
-Whether one exists is advice: one GET, sent once and bounded by ``timeout``, nothing remembered, and
-None when it cannot be answered, as a slow API server must not read as a missing template. Specs
-are read through one cache for all reconciler workers, so that many PodCliqueSets naming a template
-cost one read, which makes a claim's spec the template's of a few seconds ago at most (Grove reads
-them through its informer cache, which lags too); one found missing is looked for again sooner.
+Whether one exists is advice: one GET bounded by ``timeout``, None when unanswered, as a slow API
+server must not read as a missing template. Specs go through one cache for all reconciler workers,
+so that many PodCliqueSets naming a template cost one read, a few seconds stale at most (Grove's
+informer cache lags too); one found missing is looked for again sooner.
 """
 
 from __future__ import annotations
