@@ -1,9 +1,6 @@
 """``webhook certs``: a development CA and a serving certificate it signs, for ``make run`` and tests.
-
-Existing files are kept while they still serve (they parse, have not expired, cover the requested
-hosts, the serving certificate is signed by the CA and each key matches its certificate), so clients
-that trust ``ca.crt`` keep working across runs. A CA that is still good is kept even when the serving
-certificate has to be replaced (e.g. for new hosts).
+Files that still serve are kept, and a good CA even when the serving certificate is replaced (for
+new hosts, say), so that clients that trust ``ca.crt`` keep working across runs.
 """
 
 from __future__ import annotations
@@ -15,23 +12,12 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from webhook.certificate_settings import CertsSettings
 from webhook.certificates.pki import (
-    CLOCK_SKEW,
-    KeyType,
-    Pair,
-    Unusable,
-    cert_pem,
-    is_ca,
-    key_pem,
-    load_cert,
-    load_key,
-    new_ca,
-    new_serving,
-    uncovered,
+    CLOCK_SKEW, KeyType, Pair, Unusable, cert_pem, is_ca, key_pem, load_cert, load_key, new_ca, new_serving, uncovered,
     write_pair,
 )
 from webhook.errors import CommandError
+from webhook.settings import CertsSettings
 
 CA, TLS = ("ca.crt", "ca.key"), ("tls.crt", "tls.key")
 

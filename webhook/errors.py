@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+USAGE_EXIT = 2
+"""The exit code of a usage mistake (an unknown option, a bad value), as argparse's."""
+
 
 class CommandError(Exception):
     """A failure the user can act on; its message is one line, never a traceback."""
@@ -11,8 +14,7 @@ class CommandError(Exception):
         self.exit_code = exit_code
 
     def line(self) -> str:
-        """The message with line breaks and other unprintable characters escaped: it often quotes
-        the input (a label key holding a line break, say), and stays one line on stderr anyway."""
+        """The message, one line whatever the input it quotes (a label key holding a line break, say)."""
         message = str(self)
         if message.isprintable():
             return message

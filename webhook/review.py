@@ -1,8 +1,6 @@
-"""``webhook review``: one AdmissionReview decided offline by the webhook the server would route it to.
-
-The review is decoded once, dispatched on ``request.kind.kind`` (or the object's own kind) through
-the same table of webhooks the server mounts, and answered through the same seam
-(``admission.handling``), so the printed response is byte for byte the server's body.
+"""``webhook review``: one AdmissionReview decided offline by the webhook the server would route it
+to (by ``request.kind.kind``, or the object's own kind), through the same table and the same
+``answer``, so that the printed response is byte for byte the server's body.
 """
 
 from __future__ import annotations

@@ -1,25 +1,60 @@
-"""The options of every command, as typed settings models.
+"""The options of ``serve``, ``review`` and ``certs``, as typed settings models.
 
-Each model is the one table of its command's options: ``webhook.options`` generates the argparse
-arguments (with the environment variable and default in the help) from it, and pydantic-settings
-reads the same fields from the environment. The command line wins over the environment, which wins
-over the default.
-
-List options are repeatable on the command line; in the environment, paths are separated by the OS
-path separator (``:`` on Linux, as in ``KUBECONFIG``) and other lists by commas.
+Each model is the one table of its command's options (``webhook.cli`` makes the command line of
+it); the command line wins over the environment, which wins over the default. List options are
+repeatable on the command line; in the environment, paths are separated by the OS path separator
+(``:`` on Linux, as in ``KUBECONFIG``) and other lists by commas.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 from pydantic_settings import NoDecode
 
-from webhook.certificate_settings import CertificateSettings
-from webhook.options import KiB, MiB, ClaimLimitSettings, ContextSettings, LoggingSettings, Namespaces, split_list
+from webhook.options import (
+    KiB, MiB, ClaimLimitSettings, CommandSettings, ContextSettings, LoggingSettings, Namespaces, split_list,
+)
+
+UNITS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|d|h|m|s)")
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a duration as Go and cert-manager write them (``2160h``, ``1h30m``), or in days
+    (``90d``), so that a lifetime reads the same in the chart, here and in cert-manager."""
+    compact = text.strip()
+    parts = _PART.findall(compact)
+    if not compact or "".join(number + unit for number, unit in parts) != compact:
+        raise ValueError(f"{text!r} is not a duration such as 2160h, 90d, 1h30m or 45s")
+    return sum(float(number) * UNITS[unit] for number, unit in parts)
+
+
+DNS_NAME = re.compile(r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*")
+
+
+def _valid_hosts(hosts: list[str]) -> list[str]:
+    for host in hosts:
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            if not DNS_NAME.fullmatch(host):
+                raise ValueError(f"{host!r} is neither an IP address nor a DNS name") from None
+    return hosts
+
+
+Hosts = Annotated[list[str], NoDecode, BeforeValidator(lambda value: split_list(value, ",")), AfterValidator(_valid_hosts)]
+"""DNS names and IP addresses, comma-separated on the command line and in the environment."""
+
+SHORTEST_VALIDITY = 20.0
+"""Seconds: a third of it covers two checks and the two seconds a replica waits for a new CA to be
+trusted before it serves a certificate signed by it."""
+
 
 class DecisionSettings(ClaimLimitSettings):
     """What changes a webhook's decision: shared by ``serve`` and ``review``."""
@@ -57,6 +92,89 @@ class DecisionSettings(ClaimLimitSettings):
     def uses_cluster(self) -> bool:
         """Whether the store is the cluster's (list+watch) rather than the embedded one (files)."""
         return False
+
+
+class CertificateSettings(CommandSettings):
+    """The certificate controller of ``serve`` (controller mode, the chart's default)."""
+
+    cert_secret: str | None = Field(
+        None,
+        description=(
+            "Keep the serving certificate in this Secret: make a CA and a certificate when it holds "
+            "none, renew both two thirds through their lifetime, write the CAs into the caBundle of "
+            "the --webhook-configuration, and serve the Secret's certificate, written to --tls-cert "
+            "and --tls-key (with ca.crt beside them), once they trust its CA. Without it, --tls-cert "
+            "and --tls-key are served as found."
+        ),
+        json_schema_extra={"metavar": "NAME", "default_text": "none"},
+    )
+    cert_secret_namespace: str | None = Field(
+        None,
+        description="Namespace of --cert-secret.",
+        json_schema_extra={"metavar": "NAMESPACE", "default_text": "the pod's namespace, else the kubeconfig context's, else default"},
+    )
+    webhook_configuration: str | None = Field(
+        None,
+        description=(
+            "Name of the ValidatingWebhookConfiguration and the MutatingWebhookConfiguration whose "
+            "caBundle --cert-secret keeps (the chart names both after the release)."
+        ),
+        json_schema_extra={"metavar": "NAME", "default_text": "none"},
+    )
+    validating_webhook: bool = Field(
+        True,
+        description=(
+            "Whether the release has the ValidatingWebhookConfiguration of --webhook-configuration: "
+            "without it (a ValidatingAdmissionPolicy decides PodCliqueSets, the chart's validation.mode "
+            "policy) --cert-secret keeps the caBundle of the MutatingWebhookConfiguration alone."
+        ),
+    )
+    cert_hosts: Hosts = Field(
+        default_factory=list,
+        description="Comma-separated DNS names and IP addresses the certificates of --cert-secret are valid for.",
+        json_schema_extra={"metavar": "HOSTS", "comma_list": True, "default_text": "none"},
+    )
+    cert_validity: float = Field(
+        90 * 86400.0,
+        gt=0,
+        description=(
+            "Lifetime of each CA and certificate of --cert-secret (2160h, 90d, 1h30m, 45s); both are "
+            "renewed two thirds through it."
+        ),
+        json_schema_extra={"metavar": "DURATION", "default_text": "2160h"},
+    )
+    cert_check_interval: float = Field(
+        10.0,
+        gt=0,
+        description=(
+            "Seconds between checks of --cert-secret and of the webhook configurations (sooner while a "
+            "check fails or a new certificate waits for its CA to be trusted)."
+        ),
+        json_schema_extra={"metavar": "SECONDS"},
+    )
+
+    @field_validator("cert_validity", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip().replace(".", "", 1).isdigit():
+            return parse_duration(value)
+        return value
+
+    @model_validator(mode="after")
+    def _controller_complete(self) -> CertificateSettings:
+        if self.cert_secret is None:
+            return self
+        if not self.webhook_configuration:
+            raise ValueError("--cert-secret needs --webhook-configuration: the configurations that must trust its CA")
+        if not self.cert_hosts:
+            raise ValueError("--cert-secret needs --cert-hosts: the names the API server calls the webhook at")
+        if self.cert_validity < max(SHORTEST_VALIDITY, 10 * self.cert_check_interval):
+            raise ValueError(
+                f"--cert-validity ({self.cert_validity:g} s) must be at least {SHORTEST_VALIDITY:g} s and 10 times "
+                f"--cert-check-interval ({self.cert_check_interval:g} s): a renewal leaves the last third of it for "
+                "every replica to see the new CA trusted and move on"
+            )
+        return self
 
 
 class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, ContextSettings):
@@ -215,8 +333,8 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, Cont
 
     @model_validator(mode="after")
     def _a_body_fits_the_budget(self) -> ServeSettings:
-        """A body may hold three quarters of the budget (``webhook.server.budget``): a larger limit
-        would answer bodies it accepts 503 for ever rather than 413."""
+        """A body may hold three quarters of the budget (``webhook.server.limits.Budget``): a larger
+        limit would answer bodies it accepts 503 for ever rather than 413."""
         if self.max_body_bytes > self.max_held_bytes - self.max_held_bytes // 4:
             raise ValueError(
                 f"--max-held-bytes ({self.max_held_bytes}) must be at least 4/3 of --max-body-bytes "
@@ -244,3 +362,30 @@ class ReviewSettings(DecisionSettings):
     )
 
 
+class CertsSettings(CommandSettings):
+    out: Path = Field(
+        Path("certs"),
+        description="Directory written: ca.crt, ca.key, tls.crt, tls.key.",
+        json_schema_extra={"metavar": "DIR"},
+    )
+    cert_hosts: Hosts = Field(
+        default_factory=lambda: ["localhost", "127.0.0.1"],
+        description=(
+            "Comma-separated DNS names and IP addresses the serving certificate is valid for (--hosts, "
+            "its former name, is still taken)."
+        ),
+        json_schema_extra={"metavar": "HOSTS", "comma_list": True, "former": ["--hosts"]},
+    )
+    days: int = Field(365, ge=1, description="Days the certificates are valid.")
+    key_type: Literal["ecdsa", "rsa"] = Field(
+        "ecdsa",
+        description="ECDSA P-256 (a new TLS connection costs about half of an RSA-2048 handshake) or RSA-2048.",
+    )
+    force: bool = Field(False, description="Replace the files even when they are valid.")
+
+    @field_validator("cert_hosts")
+    @classmethod
+    def _hosts(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("at least one host is needed")
+        return value

@@ -1,14 +1,8 @@
 """The admission webhooks this server offers: one row each, read by the server and by ``review``.
 
-A row names the webhook (the ``webhook`` label in metrics and logs), its HTTP path, and how to
-build its handler from the settings and the object store. ``review`` finds the row by the kind the
-handler decides (``request.kind.kind``).
-
-The validating webhook asks the API server whether a user may read the templates of other
-namespaces a PodCliqueSet names (DECISIONS.md §3.1) when there is one to ask: with the cluster
-store, under ``serve --template-authorization enforce`` (the default) or ``warn``; with the
-cluster store it also warns about external templates that do not exist. The scale
-webhook (DECISIONS.md §3.3) finds the PodCliqueSet of a scaled object in the store.
+A row names the webhook (the ``webhook`` label in metrics and logs), its HTTP path, the kind it
+decides (``review`` finds the row by it) and how to build its handler from the settings and the
+object store.
 """
 
 from __future__ import annotations
@@ -26,8 +20,7 @@ from webhook.settings import DecisionSettings, ServeSettings
 from webhook.stores import AuthorizingStore, ObjectStore
 
 Respond = Callable[[bytes], Awaitable[Answer]]
-"""A webhook's answer to a request body. The server reaches the core through this module only:
-``WEBHOOKS``, ``Respond`` and ``Answer``."""
+"""A webhook's answer to a request body: the server reaches the core through this module only."""
 
 __all__ = ["WEBHOOKS", "Answer", "Respond", "Webhook", "template_authorization"]
 
@@ -45,7 +38,8 @@ class Webhook:
 
 
 def template_authorization(settings: DecisionSettings, store: ObjectStore) -> TemplateAuthorization | None:
-    """The check of templates of other namespaces, or None where it is off."""
+    """Whether a user may read the templates of other namespaces a PodCliqueSet names (DECISIONS.md
+    §3.1): with the cluster store, unless ``--template-authorization off``; else None."""
     if not isinstance(settings, ServeSettings) or settings.template_authorization == "off":
         return None
     if not isinstance(store, AuthorizingStore):
@@ -62,23 +56,16 @@ def _validator(settings: DecisionSettings, store: ObjectStore) -> PodCliqueSetVa
     )
 
 
+def _scale_validator(settings: DecisionSettings, store: ObjectStore) -> ScaleValidator:
+    return ScaleValidator(store, strict=settings.strict)
+
+
+def _mutator(settings: DecisionSettings, store: ObjectStore) -> PodMutator:
+    return PodMutator(store, on_missing_pcs=settings.on_missing_pcs)
+
+
 WEBHOOKS: tuple[Webhook, ...] = (
-    Webhook(
-        "validate-podcliqueset",
-        "/webhooks/validate-podcliqueset",
-        "PodCliqueSet",
-        _validator,
-    ),
-    Webhook(
-        "validate-scale",
-        "/webhooks/validate-scale",
-        "Scale",
-        lambda settings, store: ScaleValidator(store, strict=settings.strict),
-    ),
-    Webhook(
-        "mutate-pod",
-        "/webhooks/mutate-pod",
-        "Pod",
-        lambda settings, store: PodMutator(store, on_missing_pcs=settings.on_missing_pcs),
-    ),
+    Webhook("validate-podcliqueset", "/webhooks/validate-podcliqueset", "PodCliqueSet", _validator),
+    Webhook("validate-scale", "/webhooks/validate-scale", "Scale", _scale_validator),
+    Webhook("mutate-pod", "/webhooks/mutate-pod", "Pod", _mutator),
 )
