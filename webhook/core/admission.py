@@ -1,16 +1,9 @@
 """The AdmissionReview seam every webhook answers through (controller-runtime's ``pkg/webhook/admission``).
 
-One body is one review: decoded once (``decode``), read as the webhook's kind (``Handler.read``),
-dispatched on its operation as controller-runtime's ``validatorForType`` or ``defaulterForType``
-dispatches it, answered by the webhook (``Validator`` or ``Defaulter``) with a response built by
-``allowed``, ``denied``, ``errored`` or ``patched``, and encoded in the AdmissionReview version it
-came in. ``answer`` is the one way through: the HTTP server and ``webhook review`` call it, so they
-give the same bytes. A webhook that raises is a bug of ours, not the caller's: the review is
-answered not allowed, code 500, with the uid already decoded, and the exception is handed back
-(``Answer.error``) for the caller to log.
-
-Problems with the envelope are the caller's fault and get HTTP 400 with ``{"error": ...}``
-(``Rejection``); everything after that is an AdmissionReview.
+``answer`` is the one way through, so that the HTTP server and ``webhook review`` give the same
+bytes: a body is decoded once, read as the webhook's kind, dispatched on its operation as
+controller-runtime dispatches it, and answered in the AdmissionReview version it came in. An
+envelope that is no usable review is the caller's fault: HTTP 400 with ``{"error": ...}``.
 """
 
 from __future__ import annotations
@@ -34,7 +27,6 @@ NO_CONTENT = "there is no content to decode"
 SHOWN_LENGTH = 80
 
 
-
 # --- the request ---------------------------------------------------------------------------------
 
 
@@ -52,8 +44,6 @@ class RequestResource:
 
 @dataclass(frozen=True, slots=True, config=MODEL)
 class Request:
-    """``request`` as pydantic checks it: strict types, ``null`` read as empty, as Go reads it."""
-
     uid: GoStr = ""
     kind: RequestKind = Field(default_factory=RequestKind)
     resource: RequestResource = Field(default_factory=RequestResource)
@@ -84,10 +74,8 @@ class AdmissionRequest(NamedTuple):
     user_info: Any = None
     """``userInfo`` as sent, read only by the checks that need the user (``pcs.authorization``)."""
     resource: str = ""
-    """``resource.resource``: the plural of the resource written (``podcliques``), which a review
-    of a subresource needs, its object being of another kind (a ``Scale``)."""
+    """The plural written (``podcliques``): a subresource's object is of another kind (a ``Scale``)."""
     sub_resource: str = ""
-    """``subResource``, e.g. ``scale``; empty for the resource itself."""
 
 
 class AdmissionReview(NamedTuple):
@@ -96,7 +84,7 @@ class AdmissionReview(NamedTuple):
 
 
 class Rejection(NamedTuple):
-    """A body that is no usable AdmissionReview: answered with an HTTP error, not a review."""
+    """A body that is no usable AdmissionReview, answered with an HTTP error."""
 
     status: int
     message: str
@@ -108,8 +96,8 @@ def shortened(text: str) -> str:
 
 
 def _shown(value: Any) -> str:
-    """A value from the body, as JSON, for an error message: arrays and objects by their type and
-    long text cut short, so that the one-line error never echoes a large or deeply nested value."""
+    """A value from the body for a one-line error: arrays and objects by their type, long text cut
+    short, so that it never echoes a large or deeply nested value."""
     if isinstance(value, list | dict):
         return "(an array)" if isinstance(value, list) else "(an object)"
     return shortened(orjson.dumps(value).decode())
@@ -167,8 +155,7 @@ class AdmissionResponse(NamedTuple):
 
     @property
     def outcome(self) -> str:
-        """``patched``, ``allowed``, ``denied`` (refused for what the object says) or ``error``
-        (not decided: a request that cannot be read, or a bug of ours)."""
+        """``patched``, ``allowed``, ``denied`` (for what the object says) or ``error`` (undecided)."""
         if self.patch:
             return "patched"
         if self.allowed:
@@ -196,8 +183,7 @@ def allowed(warnings: Iterable[str] = ()) -> AdmissionResponse:
 
 
 def denied(errors: Iterable[object], warnings: Iterable[str] = ()) -> AdmissionResponse:
-    """A refusal for what the object says (code 403, reason Forbidden): ``errors`` (field errors or
-    messages) aggregated as apimachinery's ``ToAggregate`` does."""
+    """Code 403, reason Forbidden: ``errors`` aggregated as apimachinery's ``ToAggregate`` does."""
     message = aggregate([str(e) for e in errors])
     assert message is not None, "denied with no error"
     return AdmissionResponse(False, 403, "Forbidden", message, tuple(warnings))
@@ -213,7 +199,6 @@ def patched(patch: bytes, warnings: Iterable[str] = (), note: str = "") -> Admis
 
 
 def decided(errors: Iterable[object], warnings: Iterable[str] = ()) -> AdmissionResponse:
-    """Allowed with ``warnings`` when there is no error, else denied."""
     errors = list(errors)
     return denied(errors, warnings) if errors else allowed(warnings)
 
@@ -236,12 +221,11 @@ class Handler(Protocol):
         """The one kind the webhook decides."""
 
     def read(self, obj: Any) -> Any:
-        """``object`` or ``oldObject`` as the webhook's kind; pydantic's ``ValidationError`` where
-        Go's decoder would refuse it."""
+        """``object`` or ``oldObject`` as the webhook's kind; ``ValidationError`` where Go's would fail."""
 
 
 class Validator(Handler, Protocol):
-    """A validating webhook (controller-runtime's ``CustomValidator``); the objects are as it reads them."""
+    """A validating webhook (controller-runtime's ``CustomValidator``)."""
 
     async def create(self, request: AdmissionRequest, obj: Any) -> AdmissionResponse: ...
 
@@ -251,8 +235,7 @@ class Validator(Handler, Protocol):
 
 
 class Defaulter(Handler, Protocol):
-    """A mutating webhook (controller-runtime's ``CustomDefaulter``): decides every operation it is
-    sent but DELETE."""
+    """A mutating webhook (controller-runtime's ``CustomDefaulter``): any operation but DELETE."""
 
     async def default(self, request: AdmissionRequest, obj: Any) -> AdmissionResponse: ...
 
@@ -266,9 +249,8 @@ def _stated(obj: Any) -> tuple[str, str]:
 
 
 def _other_kind(obj: Any, expected: GroupVersionKind) -> GroupVersionKind | None:
-    """The apiVersion and kind an object states, when they are not the webhook's: filled in from
-    the webhook's where left out, as Go's decoder fills them in from the type it decodes into
-    (``gvkWithDefaults``). None for an object that states the webhook's kind, or none at all."""
+    """The kind an object states when not the webhook's, what it leaves out filled in from the
+    webhook's as Go's decoder does (``gvkWithDefaults``); None for no kind or the webhook's."""
     api_version, kind = _stated(obj)
     if (not api_version and not kind) or (api_version, kind) == (expected.api_version, expected.kind):
         return None
@@ -280,9 +262,8 @@ def _other_kind(obj: Any, expected: GroupVersionKind) -> GroupVersionKind | None
 
 
 def kind_mismatch(request: AdmissionRequest, expected: GroupVersionKind) -> AdmissionResponse | None:
-    """A review of another kind than the webhook serves (a misrouted webhook), or whose object or
-    old object says it is of another kind, is answered, not decided: controller-runtime's decoder
-    refuses to decode one kind into another."""
+    """Code 400 for a review, object or old object of another kind than the webhook's (a misrouted
+    webhook), which controller-runtime's decoder refuses to decode."""
     actual = request.kind if request.kind.kind and request.kind != expected else None
     actual = actual or _other_kind(request.object, expected) or _other_kind(request.old_object, expected)
     if actual is None:
@@ -313,9 +294,8 @@ def _read_objects(handler: Handler, request: AdmissionRequest) -> tuple[Any, Any
 
 
 def _dispatch(handler: Handler, request: AdmissionRequest, obj: Any, old: Any) -> AdmissionResponse | Awaitable[AdmissionResponse]:
-    """The answer, or the webhook's method to await for it: controller-runtime's
-    ``defaulterForType.Handle`` for a Defaulter (DELETE, and what has no object, allowed), its
-    ``validatorForType.Handle`` for a Validator."""
+    """The answer, or the webhook's method to await for it, as controller-runtime's
+    ``defaulterForType`` and ``validatorForType`` dispatch."""
     operation = request.operation
     if callable(getattr(handler, "default", None)):  # a runtime Protocol check costs more than a decision
         return _default(cast(Defaulter, handler), request, obj)
@@ -342,7 +322,7 @@ class Answer(NamedTuple):
     body: dict[str, Any]
     operation: str = ""
     outcome: str = "rejected"
-    """``allowed``, ``patched``, ``denied``, ``error`` (HTTP 200, not decided) or ``rejected`` (HTTP 4xx)."""
+    """``AdmissionResponse.outcome``, or ``rejected`` (HTTP 4xx)."""
     uid: str = ""
     name: str = ""
     """``namespace/name`` of the object, as the request says it."""
@@ -356,7 +336,6 @@ class Answer(NamedTuple):
 
     @classmethod
     def rejected(cls, rejection: Rejection) -> Answer:
-        """An HTTP error answering a body that is no usable review."""
         return cls(rejection.status, {"error": rejection.message})
 
 

@@ -1,13 +1,8 @@
-"""The bounded cache every remembered answer in this project goes through.
-
-At most ``size`` entries, the least recently used dropped first; an entry may expire (``ttl``
-seconds, the cache's or its own). Callers that need a value nobody has yet ask it to ``load`` it:
-however many threads (``load``) or coroutines of one event loop (``load_async``) ask at the same
-moment, one read is made and the others wait for it; what a read raises is handed to its askers and
-not remembered.
-
-Safe to share between threads: every change is made under the cache's lock, and a read is one
-step of the dictionary's at a time (each atomic under the interpreter's lock), so it takes none.
+"""The bounded cache every remembered answer in this project goes through: at most ``size`` entries,
+the least recently used dropped first, each expiring after ``ttl`` seconds (the cache's or its own).
+However many threads (``load``) or coroutines of one loop (``load_async``) ask for a missing value
+at once, one read is made, and what it raises is handed to its askers, not remembered. Every change
+is made under the lock; a read takes none, each step of the dictionary's being atomic.
 """
 
 from __future__ import annotations
@@ -47,7 +42,7 @@ class BoundedCache(Generic[K, V]):
         return self.get(key, _ABSENT) is not _ABSENT
 
     def get(self, key: K, default: Any = None) -> Any:
-        """The value remembered for ``key`` (now the most recently used), or ``default``."""
+        """The value remembered for ``key``, now the most recently used."""
         found = self._entries.get(key)
         if found is None:
             return default
@@ -77,8 +72,8 @@ class BoundedCache(Generic[K, V]):
                 self._drop_expired(now)
 
     def _drop_expired(self, now: float) -> None:
-        """Entries that expired, from the least recently used on: with one ``ttl`` for all they are
-        the oldest, so a cache that is written to keeps only what is still alive."""
+        """Drops the expired entries from the least recently used on: with one ``ttl`` for all they
+        are the oldest, so a cache that is written to keeps only what is still alive."""
         while self._entries:
             key, (deadline, _) = next(iter(self._entries.items()))
             if deadline > now:
@@ -86,14 +81,13 @@ class BoundedCache(Generic[K, V]):
             del self._entries[key]
 
     def discard(self, key: K) -> V | None:
-        """Forget ``key``; the value it had, if any."""
         with self._lock:
             found = self._entries.pop(key, None)
         return None if found is None else found[1]
 
     def load(self, key: K, read: Callable[[], V], ttl_of: Callable[[V], float | None] | None = None) -> V:
-        """The value for ``key``: remembered, else read (once, whoever else asks meanwhile) and
-        remembered for ``ttl_of(value)`` seconds (the cache's ``ttl`` without it)."""
+        """The value for ``key``: remembered, else read and remembered for ``ttl_of(value)`` seconds
+        (the cache's ``ttl`` without it)."""
         while True:
             with self._lock:
                 found = self.get(key, _ABSENT)
@@ -114,8 +108,7 @@ class BoundedCache(Generic[K, V]):
                 self._reading.pop(key).set()
 
     async def load_async(self, key: K, read: Callable[[], Awaitable[V]], ttl_of: Callable[[V], float | None] | None = None) -> V:
-        """``load`` for coroutines of one event loop: one read however many ask; an asker that is
-        cancelled leaves the read to the others."""
+        """``load`` for coroutines of one event loop; an asker cancelled leaves the read to others."""
         found = self.get(key, _ABSENT)
         if found is not _ABSENT:
             return cast(V, found)
