@@ -84,8 +84,8 @@ class CertificateController:
             delay = self._next_check()
 
     async def check(self) -> ServingPair | None:
-        """The new pair to serve now, if any. In a daemon thread rather than the loop's executor,
-        whose threads the exit waits for: a check waiting on a silent API server must not hold it."""
+        """The new pair to serve now, if any. Run in a daemon thread, not the loop's executor, whose
+        threads the exit waits for: a check hung on a silent API server must not hold the exit."""
         try:
             return await _in_daemon_thread(self._sync)
         except FAILURES as err:

@@ -136,7 +136,8 @@ def renewed(stored: Stored, hosts: list[str], validity: datetime.timedelta, name
 def pruned(stored: Stored, now: datetime.datetime) -> dict[str, bytes]:
     """The bundle without its expired CAs, while the pair is good."""
     assert stored.pair is not None
-    return {CA_BUNDLE: pki.bundle_pem(pki.unexpired(stored.bundle, now)), TLS_CERT: stored.pair.cert_pem, TLS_KEY: stored.pair.key_pem}
+    bundle = pki.bundle_pem(pki.unexpired(stored.bundle, now))
+    return {CA_BUNDLE: bundle, TLS_CERT: stored.pair.cert_pem, TLS_KEY: stored.pair.key_pem}
 
 
 def utcnow() -> datetime.datetime:

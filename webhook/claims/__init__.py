@@ -1,7 +1,7 @@
-"""``webhook claims FILE...``: which ResourceClaims PodCliqueSet manifests make and which claims each
-pod gets (DECISIONS.md §1), as tables or one JSON or YAML document. The validating webhook's
-warnings and denial are in the document and, as kubectl shows admission warnings, on stderr, so that
-a script reading stdout sees them either way.
+"""``webhook claims FILE...``: which ResourceClaims PodCliqueSet manifests make and which claims
+each pod gets (DECISIONS.md §1), as tables or one JSON or YAML document. The validating webhook's
+warnings and denial are in the document and, as kubectl shows admission warnings, on stderr, so
+that a script reading stdout sees them either way.
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ def field(value: str, f: Field) -> str:
 
 def equal(go_type: GoType, a: str, b: str, depth: int = 0) -> str:
     """Whether two present values of ``go_type`` are ``Semantic.DeepEqual``: a missing field is its
-    zero value, nil equals empty, a pointer is compared by what it points to, a quantity by value."""
+    zero value, nil equals empty, a pointer compares what it points to, a quantity its value."""
     if isinstance(go_type, Struct):
         return " && ".join(_equal_field(f, a, b, depth) for f in go_type.fields)
     if isinstance(go_type, Slice):

@@ -56,7 +56,7 @@ VALIDATIONS: list[dict[str, Any]] = [
 
 
 def policy(name: str, failure_policy: str) -> dict[str, Any]:
-    """For CREATE and UPDATE of ``grove.io/v1alpha1`` PodCliqueSets, as the webhook is registered."""
+    """For CREATE and UPDATE of ``grove.io/v1alpha1`` PodCliqueSets, as the webhook registers."""
     rule = {
         "apiGroups": [PODCLIQUESET.group],
         "apiVersions": [PODCLIQUESET.version],

@@ -157,9 +157,10 @@ class EmbeddedStore:
             if not is_grove_object(obj, KIND):
                 continue
             pcs = read_object(read_without_templates, KIND, obj, where)
-            if pcs.key in found:
-                raise StoreError(f"{where}: PodCliqueSet {pcs.key} is already defined in {origin[pcs.key]}")
-            found[pcs.key], origin[pcs.key] = pcs, where
+            key = pcs.key
+            if key in found:
+                raise StoreError(f"{where}: PodCliqueSet {key} is already defined in {origin[key]}")
+            found[key], origin[key] = pcs, where
         self._objects = found
         self._ready = True
 
