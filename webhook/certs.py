@@ -13,8 +13,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from webhook.certificates.pki import (
-    CLOCK_SKEW, KeyType, Pair, Unusable, cert_pem, is_ca, key_pem, load_cert, load_key, new_ca, new_serving, uncovered,
-    write_pair,
+    CLOCK_SKEW, KeyType, Pair, Unusable, cert_pem, is_ca, key_pem, load_cert, load_key, new_ca, new_serving,
+    uncovered, write_pair,
 )
 from webhook.errors import CommandError
 from webhook.settings import CertsSettings

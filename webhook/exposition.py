@@ -4,7 +4,9 @@ and without the ``*_created`` series no dashboard reads (Go's client does not ex
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, GCCollector, PlatformCollector, ProcessCollector, disable_created_metrics
+from prometheus_client import (
+    CollectorRegistry, GCCollector, PlatformCollector, ProcessCollector, disable_created_metrics,
+)
 
 
 def new_registry() -> CollectorRegistry:

@@ -41,6 +41,9 @@ Namespaces = Annotated[
 ]
 """A repeatable namespace option: comma-separated in the environment, repeats dropped."""
 
+Seconds = Annotated[float, Field(gt=0, json_schema_extra={"metavar": "SECONDS"})]
+Bytes = Annotated[int, Field(json_schema_extra={"metavar": "BYTES"})]
+
 
 class CommandSettings(BaseSettings):
     """Base of every command's settings: environment variables are ``WEBHOOK_<OPTION>``."""
@@ -49,7 +52,9 @@ class CommandSettings(BaseSettings):
 
 
 class LoggingSettings(CommandSettings):
-    log_level: Literal["debug", "info", "warning", "error"] = Field("info", description="Least severe log level written.")
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        "info", description="Least severe log level written."
+    )
     log_format: Literal["json", "text"] = Field(
         "text", description="Log lines as JSON objects (one per line) or as plain text."
     )

@@ -18,7 +18,8 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 from pydantic_settings import NoDecode
 
 from webhook.options import (
-    KiB, MiB, ClaimLimitSettings, CommandSettings, ContextSettings, LoggingSettings, Namespaces, split_list,
+    KiB, MiB, Bytes, ClaimLimitSettings, CommandSettings, ContextSettings, LoggingSettings, Namespaces, Seconds,
+    split_list,
 )
 
 UNITS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
@@ -143,14 +144,12 @@ class CertificateSettings(CommandSettings):
         ),
         json_schema_extra={"metavar": "DURATION", "default_text": "2160h"},
     )
-    cert_check_interval: float = Field(
+    cert_check_interval: Seconds = Field(
         10.0,
-        gt=0,
         description=(
             "Seconds between checks of --cert-secret and of the webhook configurations (sooner while a "
             "check fails or a new certificate waits for its CA to be trusted)."
         ),
-        json_schema_extra={"metavar": "SECONDS"},
     )
 
     @field_validator("cert_validity", mode="before")
@@ -201,26 +200,22 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, Cont
         description="Private key of the serving certificate (PEM); reloaded with it.",
         json_schema_extra={"metavar": "FILE"},
     )
-    keep_alive_timeout: float = Field(
+    keep_alive_timeout: Seconds = Field(
         120.0,
-        gt=0,
         description=(
             "Seconds an idle connection is kept open. The API server keeps idle webhook "
             "connections for 90 s and never resumes TLS sessions, so a shorter timeout turns most "
             "calls into full handshakes."
         ),
-        json_schema_extra={"metavar": "SECONDS"},
     )
-    header_timeout: float = Field(
+    header_timeout: Seconds = Field(
         10.0,
-        gt=0,
         description=(
             "Seconds a connection has, from its TLS handshake (or, kept alive, from the first byte of "
             "its next request), to deliver a complete request head; a slower one is closed."
         ),
-        json_schema_extra={"metavar": "SECONDS"},
     )
-    max_header_bytes: int = Field(
+    max_header_bytes: Bytes = Field(
         1 * MiB,
         ge=1024,
         description=(
@@ -229,13 +224,11 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, Cont
             "holding more than this beyond the bodies it has delivered (a head that does not end, a "
             "chunked body's trailers) is closed."
         ),
-        json_schema_extra={"metavar": "BYTES"},
     )
-    max_header_line_bytes: int = Field(
+    max_header_line_bytes: Bytes = Field(
         64 * KiB,
         ge=256,
         description="Largest single header line (name and value) accepted; a longer one is answered 431.",
-        json_schema_extra={"metavar": "BYTES"},
     )
     max_headers: int = Field(
         100,
@@ -257,22 +250,19 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, Cont
         description="Limit the cluster store to this namespace. Repeatable; comma-separated in the environment.",
         json_schema_extra={"default_text": "all namespaces", "short": "-n", "metavar": "NAMESPACE"},
     )
-    max_body_bytes: int = Field(
+    max_body_bytes: Bytes = Field(
         8 * MiB,
         gt=0,
         description="Largest request body accepted; larger ones are answered 413.",
-        json_schema_extra={"metavar": "BYTES"},
     )
-    body_timeout: float = Field(
+    body_timeout: Seconds = Field(
         30.0,
-        gt=0,
         description=(
             "Seconds a request body may take to arrive in full; a slower one is answered 408. The API "
             "server sends a review at once and waits 30 s at most for the answer."
         ),
-        json_schema_extra={"metavar": "SECONDS"},
     )
-    max_held_bytes: int = Field(
+    max_held_bytes: Bytes = Field(
         64 * MiB,
         ge=1 * MiB,
         description=(
@@ -282,24 +272,19 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, Cont
             "is closed); the last quarter is kept for requests of at most 256 KiB, so that large ones "
             "cannot crowd out ordinary reviews."
         ),
-        json_schema_extra={"metavar": "BYTES"},
     )
-    write_timeout: float = Field(
+    write_timeout: Seconds = Field(
         10.0,
-        gt=0,
         description=(
             "Seconds an answer may wait for its client to take it once it has backed up in the "
             "server's buffers (the client reads too slowly, or not at all); then the connection is "
             "dropped and its buffers freed. Also bounds the TLS close of a connection its answer closed."
         ),
-        json_schema_extra={"metavar": "SECONDS"},
     )
     access_log: bool = Field(False, description="Log every HTTP request.")
-    cert_reload_interval: float = Field(
+    cert_reload_interval: Seconds = Field(
         2.0,
-        gt=0,
         description="Seconds between checks of the certificate and key files for changes.",
-        json_schema_extra={"metavar": "SECONDS"},
     )
     shutdown_delay: float = Field(
         0.0,
@@ -311,14 +296,12 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, Cont
         ),
         json_schema_extra={"metavar": "SECONDS"},
     )
-    drain_timeout: float = Field(
+    drain_timeout: Seconds = Field(
         10.0,
-        gt=0,
         description=(
             "Seconds the drain may take once the listener has closed: requests under way are "
             "answered; whatever is left then is cut off, so that no client can hold the exit."
         ),
-        json_schema_extra={"metavar": "SECONDS"},
     )
 
     template_authorization: Literal["enforce", "warn", "off"] = Field(

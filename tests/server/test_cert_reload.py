@@ -162,7 +162,7 @@ def test_a_pair_of_another_key_type_replaces_the_served_one_and_back(tmp_path: P
 
 def test_changed_files_that_cannot_serve_keep_the_certificate_and_say_why(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     from webhook.server.metrics import ServerMetrics
-    from webhook.server.tls import CertificateReloader, _load
+    from webhook.server.run import CertificateReloader, _load
     from webhook.stores import EmbeddedStore
 
     ensure(tmp_path, ["localhost"])

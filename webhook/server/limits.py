@@ -284,10 +284,6 @@ LENGTH_DIGITS = 18
 """A Content-Length of more digits is over any limit (10**18 bytes is an exabyte)."""
 
 
-def refusal_headers(status: int) -> list[tuple[bytes, bytes]]:
-    return [CLOSE, (b"retry-after", RETRY_AFTER)] if status == 503 else [CLOSE]
-
-
 class BodyRefused(Exception):
     """A body over a limit: the status and the sentence its client is answered with."""
 
@@ -295,7 +291,7 @@ class BodyRefused(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
-        self.headers = refusal_headers(status)
+        self.headers = [CLOSE, (b"retry-after", RETRY_AFTER)] if status == 503 else [CLOSE]
 
 
 class RequestLimits:
@@ -339,7 +335,7 @@ class RequestLimits:
     async def refuse(self, request: LimitedRequest, refusal: str) -> None:
         self.lifecycle.dropped["header_too_large"] += 1
         content = orjson.dumps({"error": refusal})
-        headers = [JSON, (b"content-length", str(len(content)).encode()), *refusal_headers(431)]
+        headers = [JSON, (b"content-length", str(len(content)).encode()), CLOSE]
         await request.send({"type": "http.response.start", "status": 431, "headers": headers})
         await request.send({"type": "http.response.body", "body": content})
 

@@ -142,7 +142,11 @@ class ServerMetrics:
                     "Bytes held for clients: request heads and bodies being read, answers being handed over.",
                     lambda: budget.held,
                 ),
-                ("webhook_held_bytes_limit", "The most bytes held for clients at once (--max-held-bytes).", lambda: budget.limit),
+                (
+                    "webhook_held_bytes_limit",
+                    "The most bytes held for clients at once (--max-held-bytes).",
+                    lambda: budget.limit,
+                ),
             ))
         if isinstance(store, AuthorizingStore):
             # A rising ``error`` is PodCliqueSets refused (or, under ``warn``, admitted unchecked)
