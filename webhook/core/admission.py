@@ -61,7 +61,7 @@ _read_request = TypeAdapter(Request).validate_python
 
 
 class AdmissionRequest(NamedTuple):
-    """The request of a review; its objects are kept as sent, for the webhook to read as its kind."""
+    """A review's request, its objects as sent, for the webhook to read as its kind."""
 
     uid: str
     kind: GroupVersionKind = GroupVersionKind()
@@ -72,7 +72,7 @@ class AdmissionRequest(NamedTuple):
     object: Any = None
     old_object: Any = None
     user_info: Any = None
-    """``userInfo`` as sent, read only by the checks that need the user (``pcs.authorization``)."""
+    """As sent, read only by the checks that need the user (``pcs.authorization``)."""
     resource: str = ""
     """The plural written (``podcliques``): a subresource's object is of another kind (a ``Scale``)."""
     sub_resource: str = ""
@@ -96,8 +96,7 @@ def shortened(text: str) -> str:
 
 
 def _shown(value: Any) -> str:
-    """A value from the body for a one-line error: arrays and objects by their type, long text cut
-    short, so that it never echoes a large or deeply nested value."""
+    """A value from the body for a one-line error, never echoing a large or deeply nested value."""
     if isinstance(value, list | dict):
         return "(an array)" if isinstance(value, list) else "(an object)"
     return shortened(orjson.dumps(value).decode())
@@ -163,7 +162,6 @@ class AdmissionResponse(NamedTuple):
         return "denied" if self.code == 403 else "error"
 
     def body(self, uid: str) -> dict[str, Any]:
-        """The ``response`` member of the review."""
         status: dict[str, Any] = {"code": self.code}
         if self.reason:
             status["reason"] = self.reason
@@ -241,7 +239,7 @@ class Defaulter(Handler, Protocol):
 
 
 def _stated(obj: Any) -> tuple[str, str]:
-    """The (apiVersion, kind) an object states, each empty where it states none (or no text)."""
+    """The (apiVersion, kind) an object states, each empty where it states no text."""
     if not isinstance(obj, dict):
         return "", ""
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
@@ -249,8 +247,7 @@ def _stated(obj: Any) -> tuple[str, str]:
 
 
 def _other_kind(obj: Any, expected: GroupVersionKind) -> GroupVersionKind | None:
-    """The kind an object states when not the webhook's, what it leaves out filled in from the
-    webhook's as Go's decoder does (``gvkWithDefaults``); None for no kind or the webhook's."""
+    """The kind an object names if not the webhook's, filled in as Go does (``gvkWithDefaults``)."""
     api_version, kind = _stated(obj)
     if (not api_version and not kind) or (api_version, kind) == (expected.api_version, expected.kind):
         return None
@@ -262,8 +259,7 @@ def _other_kind(obj: Any, expected: GroupVersionKind) -> GroupVersionKind | None
 
 
 def kind_mismatch(request: AdmissionRequest, expected: GroupVersionKind) -> AdmissionResponse | None:
-    """Code 400 for a review, object or old object of another kind than the webhook's (a misrouted
-    webhook), which controller-runtime's decoder refuses to decode."""
+    """Code 400 for a review or object of another kind: controller-runtime refuses to decode it."""
     actual = request.kind if request.kind.kind and request.kind != expected else None
     actual = actual or _other_kind(request.object, expected) or _other_kind(request.old_object, expected)
     if actual is None:
@@ -294,8 +290,7 @@ def _read_objects(handler: Handler, request: AdmissionRequest) -> tuple[Any, Any
 
 
 def _dispatch(handler: Handler, request: AdmissionRequest, obj: Any, old: Any) -> AdmissionResponse | Awaitable[AdmissionResponse]:
-    """The answer, or the webhook's method to await for it, as controller-runtime's
-    ``defaulterForType`` and ``validatorForType`` dispatch."""
+    """The answer, or the call to await, as controller-runtime's ``*ForType`` handlers dispatch."""
     operation = request.operation
     if callable(getattr(handler, "default", None)):  # a runtime Protocol check costs more than a decision
         return _default(cast(Defaulter, handler), request, obj)
@@ -316,7 +311,7 @@ def _default(handler: Defaulter, request: AdmissionRequest, obj: Any) -> Admissi
 
 
 class Answer(NamedTuple):
-    """A webhook's answer: the HTTP status and JSON body, and what metrics and logs say of it."""
+    """The HTTP status and JSON body, and what metrics and logs say of them."""
 
     status: int
     body: dict[str, Any]

@@ -56,8 +56,7 @@ class BoundedCache(Generic[K, V]):
         return found[1]
 
     def put(self, key: K, value: V, ttl: float | None = None) -> None:
-        """Remember ``value`` for ``ttl`` seconds (the cache's by default; none: until dropped for
-        room; zero or less: not at all)."""
+        """Remember ``value`` for ``ttl`` seconds (the cache's by default; not at all if <= 0)."""
         ttl = self.ttl if ttl is None else ttl
         if ttl is not None and ttl <= 0:
             self.discard(key)
@@ -72,8 +71,8 @@ class BoundedCache(Generic[K, V]):
                 self._drop_expired(now)
 
     def _drop_expired(self, now: float) -> None:
-        """Drops the expired entries from the least recently used on: with one ``ttl`` for all they
-        are the oldest, so a cache that is written to keeps only what is still alive."""
+        """From the least recently used on: with one ``ttl`` for all they are the oldest, so a cache
+        that is written to keeps only what is still alive."""
         while self._entries:
             key, (deadline, _) = next(iter(self._entries.items()))
             if deadline > now:
@@ -86,8 +85,7 @@ class BoundedCache(Generic[K, V]):
         return None if found is None else found[1]
 
     def load(self, key: K, read: Callable[[], V], ttl_of: Callable[[V], float | None] | None = None) -> V:
-        """The value for ``key``: remembered, else read and remembered for ``ttl_of(value)`` seconds
-        (the cache's ``ttl`` without it)."""
+        """The value for ``key``: remembered, else read and kept for ``ttl_of(value)`` seconds."""
         while True:
             with self._lock:
                 found = self.get(key, _ABSENT)

@@ -20,8 +20,7 @@ _QUOTE_ESCAPES = {
 
 
 def json_string(value: str) -> str:
-    """A string as Go's ``json.Marshal`` writes it: orjson escapes quotes, backslashes and control
-    characters as Go does (``\\n``, ``\\u001f``), and Go's HTML and line-separator escapes are added."""
+    """A string as Go's ``json.Marshal`` writes it: orjson's escapes and Go's HTML-safe ones."""
     return orjson.dumps(value).decode().translate(_HTML_SAFE)
 
 
@@ -93,10 +92,9 @@ _UINT64_MAX = 2**64 - 1
 
 
 def atoi(text: str) -> int:
-    """Go's ``strconv.Atoi``, with its error texts (Python's ``int`` accepts spaces and ``_``): Grove
-    reads replica indices from labels with it, and its errors are part of the pod webhook's messages
-    (BEHAVIOUR.md §5.1). Go reads the digits one by one and stops at the first problem, so a number
-    that overflows before a bad character is out of range, not bad syntax."""
+    """Go's ``strconv.Atoi``, whose errors are part of the pod webhook's messages (BEHAVIOUR.md
+    §5.1); Python's ``int`` takes spaces and ``_``. Go stops at the first problem, so a number that
+    overflows before a bad character is out of range, not bad syntax."""
     if text.isascii() and text.isdigit() and len(text) < 19:
         return int(text)  # the usual label: a few plain digits, never out of range
     return _read_digits(text)

@@ -1,11 +1,9 @@
-"""Go types described as data, for values that must be decoded, compared and printed as Go does.
-
-Three things users see come from Go's types, not from the JSON sent: decoding refuses a value of
-the wrong JSON type (HTTP 400), ``Semantic.DeepEqual`` decides whether an UPDATE changed a list (nil
-equals empty, pointers compare what they point to, quantities by value), and ``json.Marshal`` prints
-it in the immutability message (declaration order, ``omitempty``, ``null`` for nil). ``dra``
-describes the DRA structs; Grove's own are read off the model (``of_model``), declared once.
-A decoded value is plain Python: a struct a dict of every field (or a model instance), nil None.
+"""Go types as data, because three things users see come from them, not from the JSON sent:
+decoding refuses a value of the wrong JSON type (HTTP 400), ``Semantic.DeepEqual`` decides whether
+an UPDATE changed a list (nil equals empty, pointers compare what they point to, quantities by
+value), and ``json.Marshal`` prints it in the immutability message (declaration order,
+``omitempty``, ``null`` for nil). A decoded value is plain Python: a struct a dict of every field
+(or a model instance, for Grove's types, read off the model by ``of_model``), nil None.
 """
 
 from __future__ import annotations
@@ -60,8 +58,6 @@ def _json_kind(value: Any) -> str:
 
 
 class GoType:
-    """One Go type: how JSON decodes into it, what ``Semantic.DeepEqual`` compares, what
-    ``json.Marshal`` prints."""
 
     if TYPE_CHECKING:
         # A field, a constant or a property by type: declared for the checker alone.
@@ -91,9 +87,8 @@ class GoType:
         return DecodeError(f"cannot unmarshal {_json_kind(value)} into a Go value of type {self.go_name}")
 
     def accepting(self) -> CoreSchema:
-        """A pydantic-core schema taking only values ``decode`` takes, so that a review's templates
-        are checked in Rust and only what it refuses is decoded here, to say why. Here ``null``
-        alone: a check the schema cannot make (a quantity must parse) is left to ``decode``."""
+        """A schema taking only what ``decode`` takes, so that templates are checked in Rust and
+        only what it refuses is decoded here, to say why; ``null`` alone where it cannot tell."""
         return core_schema.none_schema()
 
 
@@ -191,8 +186,6 @@ class Slice(GoType):
 
 @dataclass(frozen=True)
 class Map(GoType):
-    """A ``map[string]V``: ``json.Marshal`` sorts its keys."""
-
     value: GoType
 
     @property
@@ -232,7 +225,7 @@ class Field:
     omitempty: bool = False
     omitzero: bool = False
     attr: str = ""
-    """The attribute that holds the field in a model instance (``of_model``)."""
+    """The attribute holding it in a model instance (``of_model``)."""
 
 
 @dataclass(frozen=True)
@@ -271,7 +264,6 @@ class Struct(GoType):
 
     @staticmethod
     def get(value: Any, field: Field) -> Any:
-        """A field of a decoded struct (a dict) or of a model instance."""
         return value[field.name] if isinstance(value, dict) else getattr(value, field.attr)
 
     def key(self, value: Any) -> Any:
@@ -288,9 +280,8 @@ class Struct(GoType):
 
 
 def of_model(model: type, package: str = "v1alpha1", **types: GoType) -> Struct:
-    """The Go struct a model class declares: its fields in order, by their JSON names, ``omitempty``
-    where the model leaves an empty value out; ``types`` gives, by JSON name, the Go type of a field
-    the model keeps as sent."""
+    """The Go struct a model class declares (``omitempty`` where it leaves an empty value out);
+    ``types`` gives, by JSON name, the Go type of a field the model keeps as sent."""
     hints = typing.get_type_hints(model, include_extras=True)
     fields = []
     for f in dataclasses.fields(model):
@@ -319,8 +310,7 @@ def _go_type(hint: Any, package: str) -> GoType:
 
 
 def decodes(go_type: GoType) -> Callable[[Any], bool]:
-    """Whether Go's decoder takes a value of ``go_type``: told in Rust (``GoType.accepting``) where
-    it can be, else decoded to find out."""
+    """Whether Go's decoder takes a value: told in Rust where it can be, else by decoding it."""
     validator = SchemaValidator(go_type.accepting())
 
     def check(value: Any) -> bool:
@@ -350,7 +340,7 @@ INVALID_QUANTITY = "invalid quantity"
 
 
 class _Quantity(GoType):
-    """``resource.Quantity``: a string (or number) in JSON, compared by value, printed canonically."""
+    """A string (or number) in JSON, compared by value, printed canonically."""
 
     go_name = "resource.Quantity"
 
@@ -372,15 +362,14 @@ class _Quantity(GoType):
 
 
 MAX_RAW_DEPTH = 100
-"""How deep an opaque value may nest. Go reads up to 10,000 levels, but such a value is compared
-through orjson (which writes at most 255) and printed by recursive Python; no device configuration
-comes near 100, and a value beyond it is refused (code 400) rather than failing the request."""
+"""How deep an opaque value may nest: Go reads 10,000 levels, but orjson writes at most 255 and
+printing recurses; no device configuration comes near 100, and one beyond is refused (code 400)."""
 TOO_DEEP = f"nested more than {MAX_RAW_DEPTH} levels deep"
 
 
 def deeper_than(value: Any, limit: int) -> bool:
-    """Whether lists, tuples and dicts in ``value`` nest more than ``limit`` levels: found level by
-    level, as recursion would fail on the very values it is there to refuse."""
+    """Whether ``value`` nests deeper than ``limit``: found level by level, as recursion would fail
+    on the very values it is there to refuse."""
     level = [value]
     for _ in range(limit):
         level = [
@@ -392,7 +381,7 @@ def deeper_than(value: Any, limit: int) -> bool:
 
 
 class _Raw(GoType):
-    """``runtime.RawExtension``: any JSON, kept as sent; Go compares and prints the bytes as they came."""
+    """Any JSON, kept as sent: Go compares and prints the bytes as they came."""
 
     go_name = "runtime.RawExtension"
 
@@ -406,8 +395,7 @@ class _Raw(GoType):
 
 
 class _Time(GoType):
-    """``metav1.Time``: RFC 3339, compared as instants, printed in UTC to the second; the zero time
-    printed ``null`` (left out by ``omitzero``)."""
+    """RFC 3339, compared as instants, printed in UTC to the second; the zero time ``null``."""
 
     go_name = "v1.Time"
 

@@ -1,7 +1,5 @@
-"""Kubernetes ``resource.Quantity`` (apimachinery's ``ParseQuantity`` and ``CanonicalizeBytes``):
-the immutability rules compare quantities by value, as ``Semantic.DeepEqual`` does (``1Gi`` is
-``1073741824``), and print them as ``json.Marshal`` does, canonical (``1024Mi`` as ``1Gi``) unless
-the text parsed already was."""
+"""Kubernetes ``resource.Quantity``, as the immutability rules compare (by value: ``1Gi`` is
+``1073741824``) and print it (canonical, ``1024Mi`` as ``1Gi``, unless the text parsed was)."""
 
 from __future__ import annotations
 
@@ -14,9 +12,8 @@ _BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL_BY_EXPONENT = {e: s for s, e in _DECIMAL_SUFFIXES.items()}
 _BINARY_BY_EXPONENT = {e: s for s, e in _BINARY_SUFFIXES.items()}
 _SHAPE = re.compile(r"([+-]?)0*+([0-9]*+)(?:\.([0-9]*+))?([eEinumkKMGTP]*+[+-]?[0-9]*+)")
-"""Go's ``parseQuantityString``, which scans forward and never goes back: the quantifiers are
-possessive, as otherwise a long run of digits that does not end as a quantity (``000...0x``) is
-retried in every split of it between the number and the suffix, cubic in its length."""
+"""Go's ``parseQuantityString``, possessive as it never goes back: else a long run of digits that
+does not end as a quantity (``000...0x``) is retried in every split, cubic in its length."""
 _NANO = Decimal("1e-9")
 _MAX = Decimal(2**63 - 1)
 _MAX_FAST_DIGITS = 18

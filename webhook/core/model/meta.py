@@ -1,10 +1,8 @@
 """What every object model here shares: Go's field types, object metadata, keys and references.
 
-The field types are as strict as Go's decoder (a number where Go expects a string is refused, with
-pydantic's first complaint as the message, ``first_problem``), but read ``null`` as the zero value,
-as Go does and the API server may send. Models are frozen pydantic dataclasses with slots (a store
-holds thousands of PodCliqueSets), read from JSON by their JSON names alone: a member spelled the
-Python way is unknown to Kubernetes and to Grove.
+Field types are as strict as Go's decoder but read ``null`` as the zero value, as Go does. Models
+are frozen pydantic dataclasses with slots (a store holds thousands of PodCliqueSets), read by JSON
+names alone: a member spelled the Python way is unknown to Kubernetes and to Grove.
 """
 
 from __future__ import annotations
@@ -35,8 +33,7 @@ GoList = Annotated[list[T], _null_to(list), Strict()]
 GoStrList = GoList[GoStr]
 GoStrMap = Annotated[dict[str, GoStr], _null_to(dict), Strict()]
 NilList = Annotated[list[T], Strict()] | None
-"""A list Go may hold as nil (absent or ``null``): ``json.Marshal`` prints it ``null``, and
-``Semantic.DeepEqual`` takes it for an empty one."""
+"""A list Go may hold as nil: ``json.Marshal`` prints ``null``, ``DeepEqual`` takes it as empty."""
 Int32 = Annotated[int, Strict(), Field(ge=-(2**31), le=2**31 - 1)]
 
 
@@ -82,8 +79,7 @@ class GroupVersionKind(NamedTuple):
 
 
 class OwnerReference(NamedTuple):
-    """An entry of ``metadata.ownerReferences``, as models, the claim cache and claims written hold
-    it: a tuple, so that the claim cache can keep one copy per owner."""
+    """An ``ownerReferences`` entry: a tuple, so that the claim cache keeps one copy per owner."""
 
     api_version: str
     kind: str
@@ -119,8 +115,7 @@ class OwnerReference(NamedTuple):
         return result
 
     def same_object(self, other: OwnerReference) -> bool:
-        """Same group, kind and name: as in controller-runtime, a re-created owner (another UID) is
-        the same object."""
+        """Same group, kind and name: as in controller-runtime, a re-created owner is the same."""
         return (
             self.api_version.rpartition("/")[0] == other.api_version.rpartition("/")[0]
             and self.kind == other.kind

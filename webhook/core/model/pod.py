@@ -1,7 +1,6 @@
-"""The parts of a Pod that claim injection reads (its labels, BEHAVIOUR.md §5.1, and claim lists),
-as typed dicts checked as strictly as Go's decoder: the rest of a pod (images, env, volumes) is not
-read, so a large pod costs little more than a small one. A claim list's ``None`` and ``[]`` are kept
-apart, as a JSON Patch can append to an existing array but must create an absent or ``null`` one.
+"""The parts of a Pod that claim injection reads, as typed dicts as strict as Go's decoder: the
+rest (images, env, volumes) is not read, so a large pod costs little more than a small one. A claim
+list's ``None`` and ``[]`` are kept apart: a JSON Patch must create one and may append to the other.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ GROVE_INIT_CONTAINER = "grove-initc"
 """The init container Grove appends after injection (when ``startsAfter`` is set): no claims."""
 
 _STRICT = ConfigDict(strict=True, extra="ignore")
-"""Go's types, unknown members ignored (never rewritten)."""
 
 
 @with_config(_STRICT)

@@ -1,11 +1,8 @@
 """Grove's PodCliqueSet as far as resource sharing reads it, the one declaration every decision
-reads, and its children that own shared claims (PodCliqueScalingGroups and PodCliques).
-
-The classes follow Grove's Go types (``operator/api/core/v1alpha1``) field for field, in order and
-by JSON name, so that a rule reads like Grove's and ``gotypes.of_model`` prints them as
-``json.Marshal`` does. The lists Go prints ``null`` when not sent (``resourceSharing``,
-``resourceClaimTemplates``) are None then; ``templateSpec`` is kept as sent, its Go types being
-``gocompat.dra``'s, checked by the validating webhook alone.
+reads, and its children that own shared claims. The classes follow Grove's Go types
+(``operator/api/core/v1alpha1``) field for field, in order and by JSON name, so that a rule reads
+like Grove's and ``gotypes.of_model`` prints them as ``json.Marshal`` does. ``templateSpec`` is kept
+as sent: its Go types are ``gocompat.dra``'s, checked by the validating webhook alone.
 """
 
 from __future__ import annotations
@@ -36,8 +33,7 @@ class ResourceSharingSpec:
     scope: GoStr = ""
 
     def selects(self, clique: str, scaling_group: str | None = None) -> bool:
-        """Whether the entry leaves a pod of clique ``clique`` (in ``scaling_group``) in
-        (BEHAVIOUR.md §5.3): an entry without a filter selects every pod."""
+        """Whether the filter leaves a pod of ``clique`` (in ``scaling_group``) in (§5.3)."""
         return True
 
 
@@ -98,8 +94,7 @@ class ResourceClaimTemplateConfig:
 
 @dataclass(frozen=True, slots=True, config=MODEL)
 class AutoScalingConfig:
-    """``autoScalingConfig`` of a clique, ``scaleConfig`` of a scaling group: how far an autoscaler
-    may take the replicas, and so how long the replica indices in claim names may grow."""
+    """How far an autoscaler may take the replicas, so how long claim names' indices may grow."""
 
     max_replicas: Int32 | None = Field(default=None, alias="maxReplicas")
 
@@ -198,8 +193,7 @@ read_podcliqueset = TypeAdapter(PodCliqueSet).validate_python
 
 
 def read_without_templates(obj: Any) -> PodCliqueSet:
-    """A PodCliqueSet as the object stores keep it: its internal templates left unread (the pod
-    webhook never reads one, and thousands of PodCliqueSets are kept)."""
+    """A PodCliqueSet as the stores keep it, its internal templates (never read there) left out."""
     spec = obj.get("spec") if isinstance(obj, dict) else None
     template = spec.get("template") if isinstance(spec, dict) else None
     if isinstance(spec, dict) and isinstance(template, dict) and "resourceClaimTemplates" in template:

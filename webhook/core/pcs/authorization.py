@@ -64,17 +64,14 @@ class User:
     extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @classmethod
-    def of(cls, info: UserInfo) -> User:
-        extra = tuple(sorted((key, tuple(values)) for key, values in info.extra.items()))
-        return cls(info.username, info.uid, tuple(info.groups), extra)
-
-    @classmethod
     def read(cls, raw: object) -> User | str:
         """``request.userInfo`` as sent (absent: nobody), or why it cannot be read."""
         try:
-            return cls.of(_read_user_info({} if raw is None else raw))
+            info = _read_user_info({} if raw is None else raw)
         except ValidationError as err:
             return f"cannot decode request.userInfo: {first_problem(err)}"
+        extra = tuple(sorted((key, tuple(values)) for key, values in info.extra.items()))
+        return cls(info.username, info.uid, tuple(info.groups), extra)
 
     @property
     def anonymous(self) -> bool:
@@ -87,9 +84,8 @@ class User:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class TemplateReference:
-    """A template of another namespace, and where the first entry naming it is: ``level`` (``""``
-    for the PodCliqueSet's list, ``cliques`` or ``podCliqueScalingGroups``), ``index`` of the clique
-    or group, and ``entry``, its path made only for a message."""
+    """A template of another namespace, and where the first entry naming it is (its path made only
+    for a message): ``level`` is ``""`` for the PodCliqueSet's list, or that of ``_entry_lists``."""
 
     namespace: str
     name: str
@@ -99,7 +95,6 @@ class TemplateReference:
 
     @property
     def path(self) -> Path:
-        """The entry's ``namespace`` field."""
         owner = TEMPLATE.child(self.level).index(self.index) if self.level else TEMPLATE
         return owner.child("resourceSharing").index(self.entry).child("namespace")
 
@@ -108,7 +103,7 @@ class TemplateReference:
 
 
 class AccessUnknown(Exception):
-    """The question could not be answered (no API server, an error, no answer in time): why, in a line."""
+    """The question could not be answered (no API server, an error, no answer in time)."""
 
 
 REVIEW_RESULTS = ("allowed", "denied", "error")
@@ -120,14 +115,12 @@ class TemplateAccess(Protocol):
         """The answer ``may_get`` would give at once (one it remembers), else None."""
 
     async def may_get(self, user: User, namespace: str, name: str) -> bool:
-        """Whether ``user`` may get the ResourceClaimTemplate ``namespace/name``; raises
-        ``AccessUnknown`` when that cannot be found out."""
+        """Whether ``user`` may get the template; ``AccessUnknown`` if that cannot be found out."""
 
 
 def cross_namespace_references(spec: PodCliqueSetSpec, namespace: str) -> list[TemplateReference]:
-    """The distinct templates of namespaces other than ``namespace`` (the PodCliqueSet's) that the
-    entries name, each with its first entry, in the order Grove's rules visit the lists. A
-    PodCliqueSet without one costs a look at each entry's namespace."""
+    """The distinct templates of other namespaces than ``namespace`` that the entries name, each
+    with its first entry; a PodCliqueSet naming none costs a look at each entry's namespace."""
     lists = _entry_lists(spec)
     if not any(e.namespace and e.namespace != namespace for _, _, entries in lists for e in entries):
         return []
@@ -140,7 +133,7 @@ def cross_namespace_references(spec: PodCliqueSetSpec, namespace: str) -> list[T
 
 
 def _entry_lists(spec: PodCliqueSetSpec) -> list[tuple[str, int, Entries]]:
-    """(level, index of the clique or group, entries) of every list, in the order Grove's rules visit them."""
+    """(level, index of the clique or group, entries) of each list, in Grove's order."""
     template = spec.template
     lists: list[tuple[str, int, Entries]] = [("", 0, template.resource_sharing or ())]
     lists += [("cliques", c, clique.resource_sharing or ()) for c, clique in enumerate(template.cliques)]
@@ -149,17 +142,16 @@ def _entry_lists(spec: PodCliqueSetSpec) -> list[tuple[str, int, Entries]]:
 
 
 class TemplateAuthorization:
-    """The check on an allowed CREATE: ``enforce`` (denied, code 403) or ``warn`` (admitted with a
-    warning) when the user may not get a template of another namespace, or when that cannot be
-    found out (fail closed)."""
+    """The check on an allowed CREATE: denied (code 403), or under ``warn`` admitted with a warning,
+    when the user may not get a template of another namespace or that cannot be found out."""
 
     def __init__(self, access: TemplateAccess, *, warn: bool = False) -> None:
         self.access = access
         self.warn = warn
 
     async def review(self, decided: AdmissionResponse, pcs: PodCliqueSet, user_info: object, namespace: str) -> AdmissionResponse:
-        """``decided``, the answer of the rules, as it stands once the user's access is known
-        (``user_info``: ``request.userInfo`` as sent, read only when there is a question)."""
+        """The rules' answer ``decided`` once the user's access is known (``user_info`` as sent,
+        read only when there is a question)."""
         if not decided.allowed:
             return decided
         references = cross_namespace_references(pcs.spec, namespace or pcs.namespace)
@@ -230,13 +222,12 @@ def _denials(
 
 class TemplateLookup(Protocol):
     async def exists(self, namespace: str, name: str) -> bool | None:
-        """Whether the ResourceClaimTemplate ``namespace/name`` exists; None when that cannot be
-        found out (the API server unreachable, no answer in time, no right to read it)."""
+        """Whether the ResourceClaimTemplate exists; None when that cannot be found out."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ExternalTemplate:
-    """A template an entry names outside the PodCliqueSet, and the path of its first entry."""
+    """A template an entry names outside the PodCliqueSet, and its first entry's path."""
 
     namespace: str
     name: str
@@ -277,9 +268,8 @@ async def warn_missing(
     lookup: TemplateLookup,
     readable: Callable[[str, str], bool],
 ) -> AdmissionResponse:
-    """``decided`` with a warning added for each external template that does not exist, when it
-    admits the CREATE. ``readable(namespace, name)`` says whether the user may read a template of
-    another namespace (one the user may not read is not looked up)."""
+    """``decided`` with a warning for each external template that does not exist, when it admits the
+    CREATE; one of another namespace is looked up only if ``readable`` for the user."""
     if not decided.allowed:
         return decided
     checked = [t for t in external_templates(pcs, namespace) if t.namespace == namespace or readable(t.namespace, t.name)]

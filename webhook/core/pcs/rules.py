@@ -1,10 +1,6 @@
 """Grove's resource-sharing rules (BEHAVIOUR.md §2.5 to §2.10) as Grove's ``pcs/validation`` writes
-them, in its order: ``validate_create`` the part of ``validate()`` about resource sharing,
-``validate_update`` the part of ``validateUpdate``, where the lists are immutable (compared as
-``Semantic.DeepEqual`` does, printed as ``json.Marshal`` does) and the composition of cliques and
-scaling groups is checked, as it decides which lists appear. Every text is a constant here, shared
-with the ValidatingAdmissionPolicy made from these rules (``webhook.policy``), so that the two
-cannot drift apart in wording.
+them, in its order. Every text is a constant here, shared with the ValidatingAdmissionPolicy made
+from these rules (``webhook.policy``), so that the two cannot drift apart in wording.
 """
 
 from __future__ import annotations
@@ -47,9 +43,6 @@ GROUP_SHARING_TYPE: GoType = Slice(of_model(PCSGResourceSharingSpec))
 CLIQUE_SHARING_TYPE: GoType = Slice(of_model(ResourceSharingSpec))
 TEMPLATES_TYPE: GoType = Slice(of_model(ResourceClaimTemplateConfig, templateSpec=dra.TEMPLATE_SPEC))
 """Grove's lists as Go types: how ``Semantic.DeepEqual`` compares them and ``json.Marshal`` prints them."""
-
-
-# --- CREATE and UPDATE ---------------------------------------------------------------------------
 
 
 def validate_create(spec: PodCliqueSetSpec) -> Iterator[FieldError]:
@@ -141,13 +134,10 @@ def _not_found(names: list[str], known: set[str], path: Path, entry: int, field:
             yield not_found(path.index(entry).child("filter", field).index(j), GoString(name))
 
 
-# --- UPDATE only ---------------------------------------------------------------------------------
-
-
 def validate_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> Iterator[FieldError]:
-    """Immutability and composition errors of an UPDATE whose new object passed the create-time
-    rules, in Grove's order: cliques, scaling groups, templates (U1), the PodCliqueSet's list (U2).
-    The templates must decode (the validator checks first), else ``DecodeError``."""
+    """``validateUpdate``'s errors for an UPDATE whose new object passed the create-time rules: the
+    composition, which decides which lists appear, then the lists, immutable (U1 to U4). The
+    templates must decode (the validator checks first), else ``DecodeError``."""
     yield from validate_cliques_update(new, old)
     yield from validate_scaling_groups_update(new, old)
     new_templates, old_templates = new.template.resource_claim_templates, old.template.resource_claim_templates
@@ -187,8 +177,8 @@ def validate_scaling_groups_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec)
 
 
 def _immutable(go_type: GoType, new: Entries | None, old: Entries | None, path: Path) -> Iterator[FieldError]:
-    """``ValidateImmutableField`` of a sharing list, whose entries hold strings and lists of strings
-    alone, so that the model's equality is ``Semantic.DeepEqual``'s (a nil list is an empty one)."""
+    """``ValidateImmutableField``: entries of strings and lists of strings alone compare as
+    ``Semantic.DeepEqual`` compares them (a nil list is an empty one)."""
     if list(new or ()) != list(old or ()):
         yield invalid(path, go_type.marshal(new), IMMUTABLE)
 

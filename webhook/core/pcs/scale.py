@@ -1,11 +1,7 @@
-"""The validating webhook for scales (DECISIONS.md §3.3): claim names a new replica count makes.
-
-A Scale (``kubectl scale``, an autoscaler) names the object and its new count, nothing of the
-PodCliqueSet: ``place`` finds that in the store, with the clique or scaling group that built the
-object, by Grove's names; one not there is allowed without a word, as its names are unknown. Grove
-puts replica indices into claim names, so a name valid at 9 replicas may be one character too long
-at 10 (Grove's #660), or another entry's name. Only a count that grows is checked: a scale down
-makes no new name, and must never be refused.
+"""The validating webhook for scales (DECISIONS.md §3.3): claim names a new replica count makes, as
+a name valid at 9 replicas may be too long at 10 (Grove's #660), or another entry's. A Scale names
+only the object: ``place`` finds its PodCliqueSet in the store by Grove's names (one not there is
+allowed without a word). A scale down makes no new name, and is never refused.
 """
 
 from __future__ import annotations
@@ -69,9 +65,7 @@ class ScaleTarget(NamedTuple):
     """Index of the clique template or scaling-group config (-1 for the PodCliqueSet)."""
 
     def patterns(self, replicas: int) -> list[NamePattern]:
-        """The names at ``replicas`` that depend on the count (those with an open index): a
-        PodClique's PerReplica claims; a scaling group's and every claim of its member PodCliques;
-        for a PodCliqueSet every claim but its own AllReplicas ones."""
+        """The names at ``replicas`` that depend on the count (those with an open index)."""
         spec = self.pcs.spec
         if self.level is Level.PODCLIQUESET:
 
@@ -112,11 +106,9 @@ _INDEX = re.compile(r"0|[1-9][0-9]*")
 
 
 def place(level: Level, name: str, lookup: Lookup) -> ScaleTarget | None:
-    """The object of that level and name, placed in its PodCliqueSet, or None when no PodCliqueSet
-    of the namespace built it. Grove names a scaling group ``<pcs>-<i>-<group>`` and a PodClique
-    ``<pcs>-<i>-<clique>`` or ``<pcs>-<i>-<group>-<j>-<clique>``; the PodCliqueSet's name is every
-    segment before a replica index, tried shortest first, and the rest must be what that
-    PodCliqueSet builds at an index below its replicas."""
+    """The object of that level and name in the PodCliqueSet that built it, if any: that one's name
+    is the segments before a replica index (``<pcs>-<i>-...``), tried shortest first, and the rest
+    what it builds at an index below its replicas."""
     if level is Level.PODCLIQUESET:
         pcs = lookup(name)
         return None if pcs is None else ScaleTarget(level, name, pcs)
@@ -160,9 +152,8 @@ def _member(name: str, pcs: PodCliqueSet, i: int) -> int | None:
 
 
 def scale_warnings(target: ScaleTarget, replicas: int) -> list[str]:
-    """The warnings for ``target`` scaled to ``replicas``: each entry's first name that is not a
-    DNS-1123 label, then the first name each pair of entries shares (the other owners at the
-    replicas the spec gives)."""
+    """Each entry's first name that is no DNS-1123 label, then the first name each pair of entries
+    shares (the other owners at the spec's replicas)."""
     subject = f"{target.level.kind} {target.name} at {replicas} replicas"
     try:
         scaled = target.patterns(replicas)

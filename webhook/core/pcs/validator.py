@@ -21,8 +21,7 @@ from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 
 PODCLIQUESET = GroupVersionKind("grove.io", "v1alpha1", "PodCliqueSet")
 MAX_ERRORS = 100
-"""Errors a denial lists at most, however many the object has: each is made as it is listed, so an
-object built to have a million makes a hundred (DECISIONS.md §3)."""
+"""Errors a denial lists: each is made as listed, so an object built to have a million makes 100."""
 MORE_ERRORS = f"spec: Too many errors: only the first {MAX_ERRORS} are listed"
 
 

@@ -1,12 +1,8 @@
-"""Checks beyond Grove (DECISIONS.md §3): problems Grove only meets later, reported at admission.
-
-Grove accepts claim names that pods cannot use, names two owners both generate (BEHAVIOUR.md §9
-items 1, 8 and 9) and filters that select no pod: each is a warning here, or a denial under
-``--strict``. The names are checked at the most replicas the spec allows (the autoscalers'
-``maxReplicas``: a clique scaled from 9 to 10 must not make its names invalid), as families
-(``sharing.patterns``), so that the cost does not grow with the replica counts. An owner needing
-more claims than ``--max-claims-per-owner`` is only ever warned of: replica counts are scale, not
-mistakes.
+"""Checks beyond Grove (DECISIONS.md §3): claim names pods cannot use, names two owners both make
+(BEHAVIOUR.md §9 items 1, 8, 9) and filters selecting no pod, which Grove only meets later, are
+warnings (denials under ``--strict``). Names are checked as families (``sharing.patterns``) at the
+autoscalers' ``maxReplicas``: a clique scaled from 9 to 10 must not make its names invalid. An owner
+over ``--max-claims-per-owner`` is only ever warned of: replica counts are scale, not mistakes.
 """
 
 from __future__ import annotations
@@ -31,9 +27,8 @@ BAD_CHARACTERS = (
 )
 MATCHES_NO_POD = "matches no pod of this PodCliqueSet"
 MAX_COLLISIONS = 100
-"""Collision warnings listed at most; one more says the list is cut. The API server keeps only the
-first few kilobytes of a response's warnings anyway, and a spec of many cliques of one name would
-otherwise be answered with a warning per pair of them."""
+"""Collision warnings listed at most, as the API server keeps only a few kilobytes of warnings and
+a spec of many cliques of one name would be answered with a warning per pair of them."""
 NOT_CHECKED = (
     f"spec.template: claim names not checked: the spec makes more than {MAX_FAMILIES} families of "
     "claim names (owners times entries)"
@@ -95,9 +90,8 @@ def invalid_names(pcs_name: str, patterns: list[NamePattern]) -> list[str]:
 
 
 def collisions(pcs_name: str, patterns: list[NamePattern]) -> list[str]:
-    """Names two entries of different lists both generate. Within one list a repeated name is
-    already Grove's Duplicate error (so only its first entry is compared with other lists), and
-    different names in one list never produce the same claim."""
+    """Names entries of different lists both make: within one list, a repeated name is Grove's
+    Duplicate error, and different names never make the same claim."""
     if not may_share(patterns):
         return []
     firsts: dict[tuple[str, tuple[str | int, ...]], NamePattern] = {}
@@ -120,9 +114,8 @@ def collisions(pcs_name: str, patterns: list[NamePattern]) -> list[str]:
 
 
 def unmatched_filters(spec: PodCliqueSetSpec) -> list[str]:
-    """Filters naming only existing children, none of which has pods, such as a scaling group whose
-    ``cliqueNames`` name no clique template (Grove's wider validation, which this webhook does not
-    run); a filter naming nothing, or a child that does not exist, is already Grove's error."""
+    """Filters naming only existing children without pods (a scaling group whose ``cliqueNames``
+    name no template); naming nothing, or a child that does not exist, is Grove's error already."""
     template = spec.template
     cliques = {c.name for c in template.cliques}
     groups = {g.name for g in template.pod_clique_scaling_groups}
@@ -140,8 +133,7 @@ def unmatched_filters(spec: PodCliqueSetSpec) -> list[str]:
 def _unmatched(
     source: str, entries: Sequence[PCSResourceSharingSpec | PCSGResourceSharingSpec], cliques: set[str], groups: set[str], pod_names: set[str]
 ) -> list[str]:
-    """The entries of one list whose filter names only existing ``cliques`` and ``groups`` but
-    selects no pod (names none of ``pod_names``)."""
+    """Entries whose filter names only existing ``cliques`` and ``groups`` but no ``pod_names``."""
     warnings = []
     for i, entry in enumerate(entries):
         flt = entry.filter
@@ -168,9 +160,8 @@ def most_claims(spec: PodCliqueSetSpec) -> int:
 
 
 def limit_warnings(pcs: PodCliqueSet, limit: int) -> list[str]:
-    """Owners needing more than ``limit`` claims at the spec's replicas, one warning per list of
-    entries: every owner made from one list needs as many, so the first stands for all and the walk
-    does not grow with the replicas."""
+    """Owners needing more than ``limit`` claims, one warning per list: every owner made from a list
+    needs as many, so the first stands for all and the walk does not grow with the replicas."""
     if most_claims(pcs.spec) <= limit:
         return []
     warnings: dict[str, str] = {}

@@ -1,13 +1,8 @@
 """The mutating webhook for Pods (DECISIONS.md §4): a Grove pod being created gets its shared claims
-as an RFC 6902 JSON Patch (BEHAVIOUR.md §5.2).
-
-Every other review is answered after reading no more than the pod's metadata. Label errors and an
-unknown PodCliqueSet are denials (code 403), not code 400: the pod is refused for what it says, as
-Grove would refuse to build it. As Grove, each claim is appended to ``spec.resourceClaims`` and
-every container's and init container's ``resources.claims``; unlike Grove, a name a list already
-holds is skipped, as a webhook may see a pod twice (``reinvocationPolicy: IfNeeded``). The names
-added are recorded in an annotation, as Kyverno records its patches, so that on-call can tell them
-from the claims Grove's operator wrote into the pod itself.
+as a JSON Patch (BEHAVIOUR.md §5.2); label errors and an unknown PodCliqueSet are denials (code
+403), as Grove would refuse to build the pod. Unlike Grove, a name a list already holds is skipped,
+as a webhook may see a pod twice (``reinvocationPolicy: IfNeeded``); the names added are recorded in
+an annotation, as Kyverno records its patches, to tell them from those Grove's operator wrote.
 """
 
 from __future__ import annotations
@@ -31,8 +26,7 @@ POD = GroupVersionKind("", "v1", "Pod")
 
 
 class PodCliqueSetSource(Protocol):
-    def get(self, namespace: str, name: str) -> PodCliqueSet | None:
-        """From memory, at once."""
+    def get(self, namespace: str, name: str) -> PodCliqueSet | None: ...
 
     async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
         """After a ``get`` miss: at most one bounded read from the source."""
@@ -71,8 +65,8 @@ class PodMutator:
         return patched(patch, note=f"shared claims {', '.join(claims)}") if patch else allowed()
 
     async def claims(self, namespace: str, pod_key: str, pod_labels: Mapping[str, str]) -> list[str] | AdmissionResponse:
-        """The claims of the pod its labels place, or the answer when they do not (Grove's texts, before
-        the PodCliqueSet is looked up) or its PodCliqueSet is not found."""
+        """The claims of the pod its labels place, or the answer when they do not or its
+        PodCliqueSet is not found."""
         pcs_name = pod_labels[labels.PART_OF]
         try:
             identity = clique_identity(namespace, pcs_name, pod_labels[labels.PODCLIQUE], pod_labels)
@@ -139,8 +133,7 @@ def _extend(path: str, existing: tuple[str, ...], values: list[Any]) -> list[Ope
 
 
 def _container_operations(present: ContainerClaims, base: str, claims: list[str], references: list[Any]) -> list[Operation]:
-    """``references`` are ``claims`` as container claim entries, shared by every container that
-    lacks all of them (the usual case: no claims yet, one operation) so they are built once."""
+    """``references``, ``claims`` as entries, are made once for all containers lacking them all."""
     if present is None:
         return [{"op": "add", "path": f"{base}/resources", "value": {"claims": references}}]
     if not present:
@@ -150,8 +143,7 @@ def _container_operations(present: ContainerClaims, base: str, claims: list[str]
 
 
 def claim_operations(pod: Pod, claims: Sequence[str]) -> list[Operation]:
-    """Operations adding ``claims`` to the pod, its containers and init containers, and recording
-    them in the annotation."""
+    """Operations adding ``claims`` to the pod and its containers, recorded in the annotation."""
     unique = list(dict.fromkeys(claims))
     spec = pod.get("spec")
     if not unique:
@@ -183,8 +175,8 @@ def _spec_operations(spec: PodSpec, claims: list[str]) -> tuple[list[Operation],
 
 
 def _containers(spec: PodSpec) -> list[tuple[str, ContainerClaims]]:
-    """Each container that gets the claims, by its JSON Pointer, with the claims it lists: the
-    containers, then the init containers but ``grove-initc``, which Grove adds after injection."""
+    """Each container by its JSON Pointer, with the claims it lists: the containers, then the init
+    containers but ``grove-initc``, which Grove adds after injection."""
     containers = [(f"{CONTAINERS}/{i}", _container(c)) for i, c in enumerate(spec.get("containers", ()))]
     return containers + [
         (f"{INIT_CONTAINERS}/{i}", _container(c))

@@ -1,7 +1,6 @@
-"""The claims each owner must have, in Grove's order (BEHAVIOUR.md §4.5 to §4.7), and the template
-each one's spec comes from (§6.1). A claim is found by its position, arithmetically, so an owner of
-a million replicas costs nothing until its claims are asked for, a chunk at a time. Filters do not
-limit creation (§5.3, §9 item 12): a claim exists for every entry even if no pod uses it.
+"""The claims each owner must have, in Grove's order (BEHAVIOUR.md §4.5 to §4.7), found by their
+position so that an owner of a million replicas costs nothing until they are asked for, in chunks;
+and the template each one's spec comes from (§6.1). Filters do not limit creation (§9 item 12).
 """
 
 from __future__ import annotations
@@ -28,8 +27,7 @@ class DesiredClaim:
 
 
 def claims_needed(entries: Entries, replicas: int) -> int:
-    """One claim per AllReplicas entry, plus one per PerReplica entry and replica (none for zero or
-    fewer replicas); entries of another scope make none."""
+    """One claim per AllReplicas entry, plus one per PerReplica entry and replica."""
     all_replicas = sum(1 for e in entries if e.scope == ALL_REPLICAS)
     per_replica = sum(1 for e in entries if e.scope == PER_REPLICA)
     return all_replicas + per_replica * max(replicas, 0)
@@ -52,8 +50,8 @@ def over_limit(owner: Owner, count: int, limit: int) -> str:
 
 
 def claim_slots(owner: Owner, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, ResourceSharingSpec, int | None]]:
-    """(entry index, entry, replica) of the owner's claims at positions ``start`` to ``stop`` in
-    Grove's order: the AllReplicas entries, then the PerReplica entries of replica 0, 1, and so on."""
+    """(entry index, entry, replica) of the owner's claims at positions ``start`` to ``stop``: the
+    AllReplicas entries, then the PerReplica entries of replica 0, 1, and so on."""
     all_replicas = list(owner.in_scope(ALL_REPLICAS))
     per_replica = list(owner.in_scope(PER_REPLICA))
     count = len(all_replicas) + len(per_replica) * max(owner.replicas, 0)
@@ -91,8 +89,7 @@ class InternalTemplate:
 
 
 def template_source(pcs: PodCliqueSet, entry: ResourceSharingSpec) -> InternalTemplate | ObjectKey:
-    """The internal template an entry without a namespace names, or else the ResourceClaimTemplate
-    object to read, of the entry's namespace or the PodCliqueSet's."""
+    """The internal template an entry without a namespace names, else the object to read."""
     if not entry.namespace:
         internal = pcs.spec.template.internal_template(entry.name)
         if internal is not None:

@@ -20,8 +20,8 @@ Parts = tuple[str | Index, ...]
 
 
 def claim_name(owner: str, template: str, replica: int | None) -> str:
-    """``<owner>-all-<template>`` for AllReplicas (``replica`` None), ``<owner>-<replica>-<template>``
-    for PerReplica. The ``all`` keyword keeps the two apart when a template name starts with a digit."""
+    """``all`` (AllReplicas: ``replica`` None) tells it from PerReplica's when a template starts
+    with a digit."""
     if replica is None:
         return f"{owner}-all-{template}"
     return f"{owner}-{replica}-{template}"

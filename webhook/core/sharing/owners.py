@@ -1,11 +1,7 @@
-"""The owners of shared claims, and where they sit in a PodCliqueSet (BEHAVIOUR.md §4.6, §4.7).
-
-An owner is the PodCliqueSet, a PodCliqueScalingGroup or a PodClique object, with the entries that
-apply to it, its UID and its replica count. The levels are data (``Level``), as in Grove's
-``ResourceSharer``, so no rule is written once per level. ``planned_owners`` walks the spec
-(``places``, which ``patterns`` walks with the indices left open) for the owners Grove builds;
-``live_owners`` places the objects that exist by their labels, as Grove does. Both make owners with
-one constructor, so that names, entries and field paths agree.
+"""The owners of shared claims and where they sit in a PodCliqueSet (BEHAVIOUR.md §4.6, §4.7). The
+levels are data (``Level``), as in Grove's ``ResourceSharer``, so no rule is written once per level.
+``planned_owners`` walks the spec for the owners Grove builds, ``live_owners`` places those that
+exist by their labels; both make owners with one constructor, so that names and paths agree.
 """
 
 from __future__ import annotations
@@ -50,15 +46,15 @@ LEVELS = tuple(Level)
 
 @dataclass(frozen=True, slots=True)
 class Owner:
-    """One owner of shared claims: the entries that apply to it, its UID (empty for an owner that
-    may not exist yet) and its replica count (the object's now, or the one it starts with)."""
+    """The PodCliqueSet, a PodCliqueScalingGroup or a PodClique, with the entries that apply to it,
+    its UID (empty for one that may not exist yet) and its replica count (now, or to start with)."""
 
     level: Level
     name: str
     pcs_name: str
     entries: Entries
     source: str
-    """Field path of ``entries`` in the PodCliqueSet, for messages."""
+    """Field path of ``entries``, for messages."""
     uid: str = ""
     replicas: int = 0
     identity: CliqueIdentity | None = field(default=None, compare=False)
@@ -73,7 +69,7 @@ class Owner:
         return naming.claim_name(self.name, entry.name, replica)
 
     def owner_labels(self) -> dict[str, str]:
-        """The labels that select this owner's claims (base labels plus the owner's own label)."""
+        """The labels that select this owner's claims."""
         result = labels.claim_base_labels(self.pcs_name)
         if self.level.owner_label:
             result[self.level.owner_label] = self.name
@@ -118,14 +114,11 @@ def _owner(pcs: PodCliqueSet, level: Level, template: int, name: str, pcs_name: 
     return Owner(level, name, pcs_name, entries, entries_source(level, template), uid, replicas, identity)
 
 
-# --- where the spec's owners are -------------------------------------------------------------------
-
 I = TypeVar("I", int, naming.OpenIndex)
 
 
 class Place(NamedTuple, Generic[I]):
-    """Where an owner sits in the spec: its level, the position of the clique or scaling group it is
-    made from, its PodCliqueSet replica and, for a member PodClique, its scaling group's."""
+    """Where an owner sits: its template, its PodCliqueSet replica, and its group's."""
 
     level: Level
     template: int = 0
@@ -171,9 +164,8 @@ def clique_replicas(clique: PodCliqueTemplateSpec) -> int:
 
 
 def places(spec: PodCliqueSetSpec, indices: Callable[[int], Iterable[I]], counts: Counts = planned_replicas) -> Iterator[Place[I]]:
-    """Every owner of the spec, in Grove's order: the PodCliqueSet; then for each of its replicas
-    the standalone PodCliques, and each scaling group followed by the PodCliques of each of its
-    replicas. ``indices`` gives the replica indices of a count: ``range``, or one open index."""
+    """Every owner of the spec in Grove's order: the PodCliqueSet, then in each replica the
+    standalone PodCliques and each scaling group with its PodCliques, at a count's ``indices``."""
     pcs_place: Place[I] = Place(Level.PODCLIQUESET, 0, None, 0, None)
     yield pcs_place
     standalone, members = clique_templates(spec)
@@ -189,8 +181,7 @@ def places(spec: PodCliqueSetSpec, indices: Callable[[int], Iterable[I]], counts
 
 def clique_templates(spec: PodCliqueSetSpec) -> tuple[list[int], list[list[int]]]:
     """The positions of the standalone clique templates, and of each scaling group's members: the
-    first template of each name its ``cliqueNames`` lists, once (a name listed twice makes one
-    PodClique, its name being made of them)."""
+    first template of each name its ``cliqueNames`` lists, once, as it makes one PodClique."""
     template = spec.template
     first: dict[str, int] = {}
     for c, clique in enumerate(template.cliques):
@@ -222,13 +213,10 @@ def _planned(pcs: PodCliqueSet, place: Place[int]) -> Owner:
 
 
 def planned_owners(pcs: PodCliqueSet, indices: Callable[[int], Iterable[int]] = range) -> Iterator[Owner]:
-    """The owners Grove builds from the spec, in its order, with the replicas each starts with, at
-    the replica indices ``indices`` gives for a count. UIDs are empty but the PodCliqueSet's: the
-    others may not exist yet."""
+    """The owners Grove builds from the spec with the replicas each starts with, at the indices
+    ``indices`` gives; UIDs are empty but the PodCliqueSet's, the others may not exist yet."""
     return (_planned(pcs, place) for place in places(pcs.spec, indices))
 
-
-# --- the owners that exist -------------------------------------------------------------------------
 
 OnError = Callable[[str, str], None]
 
@@ -271,10 +259,9 @@ def live_owners(
     cliques: Iterable[PodClique],
     on_error: OnError = lambda _name, _message: None,
 ) -> list[Owner]:
-    """The PodCliqueSet and the given scaling groups and PodCliques not being deleted, as owners;
-    one Grove's labels do not place is reported (``on_error(name, message)``) and skipped. Replica
-    counts are as the objects say: a negative one makes no PerReplica claims, and what becomes of
-    the owner's existing ones is the caller's decision."""
+    """The PodCliqueSet and the given scaling groups and PodCliques not being deleted, as owners,
+    with replica counts as they say (even negative: what becomes of the claims is the caller's
+    decision); one Grove's labels do not place is reported to ``on_error``."""
     found: list[Owner | None] = [_owner(pcs, Level.PODCLIQUESET, 0, pcs.name, pcs.name, pcs.metadata.uid, pcs.spec.replicas)]
     found += [_live_group(pcs, g, on_error) for g in scaling_groups if not g.metadata.deletion_timestamp]
     found += [_live_clique(pcs, c, on_error) for c in cliques if not c.metadata.deletion_timestamp]

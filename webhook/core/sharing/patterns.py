@@ -1,13 +1,10 @@
 """Every claim name a PodCliqueSet spec will produce, as patterns with the replica indices left open.
 
-One entry on one kind of owner makes a family of names that differ only in their indices
-(``<pcs>-<i>-<group>-<j>-<clique>-<k>-<entry>``): listing it would cost as much as the replica
-counts (``spec.replicas`` alone may be two billion), a pattern as much as one name. Split at ``-``,
-a pattern's segments are literals and open indices, any of ``range(n)``; as an index is printed
-between hyphens with no leading zero, two names are equal exactly when their segments are, so
-whether two families share a name is a segment-by-segment question. A spec's patterns leave out
-the PodCliqueSet's name that every claim's starts with (their first segment is empty), so that
-what they share and how long they get does not depend on it.
+One entry on one kind of owner makes a family of names that differ only in their indices: listing
+it would cost as much as the replica counts (``spec.replicas`` alone may be two billion), a pattern
+as much as one name. An index is printed between hyphens with no leading zero, so whether two
+families share a name is a segment-by-segment question. A spec's patterns leave out the
+PodCliqueSet's name (their first segment is empty), so that what they share does not depend on it.
 """
 
 from __future__ import annotations
@@ -53,8 +50,7 @@ class NamePattern(NamedTuple):
 
     @property
     def segments(self) -> tuple[Segment, ...]:
-        """The parts split at ``-``, each open index as its size: made when asked, as most specs'
-        families are told apart by their shapes."""
+        """Parts split at ``-``, open indices as sizes (made when asked: most differ in shape)."""
         segments: list[Segment] = []
         for part in self.parts:
             if type(part) is str:
@@ -74,9 +70,8 @@ class NamePattern(NamedTuple):
         return [p.size for p in self.parts if type(p) is OpenIndex]
 
     def shape(self) -> tuple[str | None, ...]:
-        """The segments with every number printed as an index is (no sign, no leading zero) and
-        every open index blanked (None): two families can only share a name when their shapes are
-        equal. Read off the first name, where an open index is a 0, the commonest number."""
+        """The segments with each open index and each number that could be one blanked: families
+        can only share a name when their shapes are equal. Read off the first name."""
         shape: list[str | None] = []
         for s in self.first.split("-"):
             shape.append(None if s == "0" or (s.isdigit() and s.isascii() and s[0] != "0") else s)
@@ -92,11 +87,9 @@ PCS_NAME = ""
 
 
 def name_patterns(spec: PodCliqueSetSpec, counts: Counts = planned_replicas) -> list[NamePattern]:
-    """The patterns of every claim the spec produces, in Grove's order: the owners of ``places`` with
-    open indices at the replica counts ``counts`` gives, each owner's AllReplicas entries, then its
-    PerReplica ones; entries without a name or of another scope make none. ``TooManyFamilies`` past
-    ``MAX_FAMILIES``. The places are walked by their templates here, not through ``places``, so that
-    only an owner with entries costs anything on every review (tests hold the walks alike)."""
+    """The patterns of every claim the spec makes at the replica counts ``counts`` gives, in Grove's
+    order; ``TooManyFamilies`` past ``MAX_FAMILIES``. The owners are walked by template, not through
+    ``places``, so that only an owner with entries costs anything (tests hold the two alike)."""
     template = spec.template
     pcs_count = counts(spec, Level.PODCLIQUESET, 0)
     found = owner_patterns((PCS_NAME,), template.resource_sharing or (), PCS_ENTRIES, pcs_count)
@@ -144,8 +137,7 @@ def _bounded(more: list[NamePattern], found: Sequence[NamePattern] = ()) -> list
 
 
 def owner_patterns(owner: Parts, entries: Entries, list_path: str, replicas: int) -> list[NamePattern]:
-    """The patterns of the claims of the owners named ``owner`` at ``replicas``, whose ``entries``
-    are at ``list_path``: the AllReplicas entries, then the PerReplica ones (none at 0 replicas)."""
+    """The patterns of the claims of owners named ``owner`` at ``replicas``: AllReplicas first."""
     head, extra = _first_name(owner)
     every: list[NamePattern] = []
     each: list[NamePattern] = []
@@ -165,8 +157,7 @@ def owner_patterns(owner: Parts, entries: Entries, list_path: str, replicas: int
 
 
 def _first_name(owner: Parts) -> tuple[str, int]:
-    """The owner's first name (open indices 0) and the digits its open indices may add: found once
-    for all its entries."""
+    """The owner's first name and the digits its open indices may add, once for all its entries."""
     first: list[str] = []
     extra = 0
     for part in owner:
@@ -190,8 +181,7 @@ class PlannedSize:
 
 def planned_size(spec: PodCliqueSetSpec) -> PlannedSize:
     """The owners, claims and pods ``planned_owners`` makes, counted at the cost of ``name_patterns``
-    whatever the replica counts: a place walked with open indices stands for as many owners as they
-    take values."""
+    whatever the replica counts: a place with open indices stands for as many as they take."""
     owners = claims = pods = 0
     for place in places(spec, _open):
         copies = math.prod(i.size for i in (place.pcs_replica, place.group_replica) if i is not None)
@@ -204,8 +194,7 @@ def planned_size(spec: PodCliqueSetSpec) -> PlannedSize:
 
 
 def first_longer_than(pattern: NamePattern, limit: int, prefix: str = "") -> str | None:
-    """The first name of the family (indices in creation order) longer than ``limit`` bytes, each
-    name following ``prefix`` (the PodCliqueSet's name, for a spec's patterns)."""
+    """The family's first name longer than ``limit`` bytes after ``prefix`` (the PodCliqueSet's)."""
     shortest = len((prefix + pattern.name()).encode())
     extra = [naming.extra_digits(n) for n in pattern.open_sizes()]
     if shortest + sum(extra) <= limit:

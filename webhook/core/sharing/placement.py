@@ -1,7 +1,5 @@
-"""Where a PodClique (or one of its pods) sits in its PodCliqueSet, read from the labels Grove reads
-while it builds a pod, with Grove's error texts (§5.1), and so which claims a pod gets (§5.2, §5.3).
-A pod carries its PodClique's labels: the pod webhook places a pod, the reconciler a PodClique.
-"""
+"""Where a PodClique or its pod sits in its PodCliqueSet, read from its labels as Grove reads them,
+with Grove's error texts (§5.1), and so which claims a pod gets (§5.2, §5.3)."""
 
 from __future__ import annotations
 
@@ -144,9 +142,8 @@ def _level(names: list[str], entries: Entries | None, owner: str, replica: int, 
 
 
 def pod_claims(pcs: PodCliqueSet, identity: CliqueIdentity, pod_index: Callable[[], int]) -> list[str]:
-    """The claim names a pod of the PodClique ``identity`` gets, in Grove's order: its PodCliqueSet's,
-    its scaling group's, then its PodClique's (``_level``). ``pod_index`` is called only when a
-    clique-level PerReplica entry needs it, so a pod lacking that label is refused only then."""
+    """The claim names a pod of the PodClique ``identity`` gets, by level as Grove orders them;
+    ``pod_index`` is called only if a clique-level PerReplica entry needs it: a pod may lack it."""
     clique = clique_of(pcs, identity)
     group = scaling_group_of(pcs, identity)
     names: list[str] = []

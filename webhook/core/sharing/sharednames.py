@@ -45,10 +45,8 @@ def may_share(patterns: list[NamePattern]) -> bool:
 
 
 def shared_names(patterns: list[NamePattern], work_limit: int = WORK_LIMIT) -> SharedNames:
-    """Every two patterns whose families share a name, with one such name, within ``work_limit``.
-    Patterns can only meet where their literal segments agree, so they are grouped by their shapes;
-    within a group the numeric positions are split one at a time (a literal number meets the open
-    indices that reach it)."""
+    """Every two patterns whose families share a name, with one such name, within ``work_limit``:
+    grouped by shape, then split on each numeric position (a number meets indices reaching it)."""
     groups: dict[tuple[str | None, ...], list[int]] = defaultdict(list)
     for k, p in enumerate(patterns):
         groups[p.shape()].append(k)
@@ -99,9 +97,8 @@ def _size(segment: Segment) -> int:
 
 
 def _reaches(size: int, value: str) -> bool:
-    """Whether an open index of ``size`` values takes the literal number ``value``. The literal is
-    a user's name segment, possibly thousands of digits long (more than ``int`` reads), so it is
-    measured first; with no leading zeros its length orders it against the size."""
+    """Whether an open index of ``size`` values takes ``value``, a user's segment measured before
+    ``int`` reads it, as it may be thousands of digits long."""
     return len(value) <= len(str(size)) and int(value) < size
 
 
