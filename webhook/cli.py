@@ -24,7 +24,7 @@ from pydantic_settings import BaseSettings
 from webhook import __version__
 from webhook.errors import USAGE_EXIT, CommandError
 from webhook.policy import PolicySettings
-from webhook.reconciler.settings import ReconcileSettings
+from webhook.reconciler import ReconcileSettings
 from webhook.registration import UnregisterSettings
 from webhook.claims import ClaimsSettings
 from webhook.settings import CertsSettings, ReviewSettings, ServeSettings

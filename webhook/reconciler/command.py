@@ -27,11 +27,11 @@ from webhook import logs
 from webhook.core.model.meta import ObjectKey
 from webhook.errors import CommandError
 from webhook.kube.access import Component, GuardedApiClient, KubeConfigError, api_client, guarded, own_namespace
+from webhook.reconciler import ReconcileSettings
 from webhook.reconciler.cluster import Caches
 from webhook.reconciler.leader import LeaderElector
 from webhook.reconciler.metrics import ReconcilerMetrics
 from webhook.reconciler.queue import WorkQueue
-from webhook.reconciler.settings import ReconcileSettings
 from webhook.reconciler.sync.reconcile import EventRecorder, Outcome, PodCliqueSetReconciler
 from webhook.reconciler.sync.writes import Interrupted, Unreachable, write_pool
 

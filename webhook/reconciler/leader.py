@@ -19,7 +19,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from webhook.kube.api import CONFLICT, LEASES, Objects, connection_problem, is_connection_error, status_message
-from webhook.reconciler.settings import ReconcileSettings
+from webhook.reconciler import ReconcileSettings
 
 log = logging.getLogger(__name__)
 
