@@ -32,8 +32,9 @@ from webhook.reconciler.cluster import Caches
 from webhook.reconciler.leader import LeaderElector
 from webhook.reconciler.metrics import ReconcilerMetrics
 from webhook.reconciler.queue import WorkQueue
-from webhook.reconciler.sync.reconcile import EventRecorder, Outcome, PodCliqueSetReconciler
-from webhook.reconciler.sync.writes import Interrupted, Unreachable, write_pool
+from webhook.reconciler.sync.reconcile import (
+    EventRecorder, Interrupted, Outcome, PodCliqueSetReconciler, Unreachable, write_pool,
+)
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from webhook.reconciler.sync.writes import LIMIT, slow_start, write_pool
+from webhook.reconciler.sync.reconcile import LIMIT, slow_start, write_pool
 
 
 @pytest.fixture
