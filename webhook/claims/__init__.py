@@ -17,7 +17,7 @@ from pydantic import Field
 
 from webhook.claims.listing import ListedClaim, Listing, check_sizes, listing, read
 from webhook.core.model.meta import ObjectKey
-from webhook.options import ClaimLimitSettings
+from webhook.settings import ClaimLimitSettings
 
 DENIED = 1
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from webhook.options import ContextSettings, LoggingSettings
+from webhook.settings import ContextSettings, LoggingSettings
 
 
 class UnregisterSettings(LoggingSettings, ContextSettings):

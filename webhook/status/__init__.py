@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from webhook.options import ClaimLimitSettings, ContextSettings, Namespaces
+from webhook.settings import ClaimLimitSettings, ContextSettings, Namespaces
 
 
 class StatusSettings(ClaimLimitSettings, ContextSettings):
