@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import Field, field_validator, model_validator
 from pydantic.json_schema import JsonDict
 
-from webhook.options import ClaimLimitSettings, ContextSettings, LoggingSettings, Namespaces, namespace_name
+from webhook.settings import ClaimLimitSettings, ContextSettings, LoggingSettings, Namespaces, namespace_name
 
 SECONDS: JsonDict = {"metavar": "SECONDS"}
 
