@@ -109,9 +109,8 @@ def _text(metadata: Mapping[str, Any], member: str) -> str:
 
 class PendingWrites:
     """The claims this reconciler has just written, until the watch reports that very change (or for
-    ``ttl`` seconds), so that a reconcile in between does not write them again. A write's answer can
-    come after the watch has delivered the change, and even a later one, so the changes the watch
-    delivered are remembered too: a write the watch has already reported is not pending."""
+    ``ttl`` seconds), so that a reconcile in between does not write them again. The watch may report
+    a write, and a later change, before the write's answer comes: what it reported is kept too."""
 
     def __init__(self, ttl: float, clock: Callable[[], float] = time.monotonic) -> None:
         self._written: BoundedCache[ObjectKey, tuple[ClaimRecord, bool]] = BoundedCache(WRITES_KEPT, ttl, clock)
@@ -185,9 +184,8 @@ def pcs_key_of(obj: Mapping[str, Any]) -> ObjectKey | None:
 
 
 class PartOfIndex:
-    """The objects of each PodCliqueSet, and the PodCliqueSet of each object: a reconcile finds its
-    objects without scanning a namespace, and a deletion (even one a re-list finds) still maps to
-    the PodCliqueSet it belonged to."""
+    """The objects of each PodCliqueSet, and the PodCliqueSet of each object: a reconcile scans no
+    namespace, and a deletion (even one a re-list finds) still maps to its PodCliqueSet."""
 
     def __init__(self) -> None:
         self._pcs_of: dict[ObjectKey, ObjectKey] = {}
@@ -291,9 +289,8 @@ class Caches:
             self._notify(pcs, 0.0)
 
     def wrote(self, record: ClaimRecord, deleted: bool = False) -> None:
-        """A claim this reconciler has just written. A created claim is indexed under its
-        PodCliqueSet at once, so that a reconcile before its watch event (a scale-in right after a
-        scale-out) finds it among the PodCliqueSet's claims."""
+        """A created claim is indexed under its PodCliqueSet at once, so that a reconcile before its
+        watch event (a scale-in right after a scale-out) finds it among the PodCliqueSet's claims."""
         if self.pending.wrote(record, deleted) and not deleted:
             part_of = dict(record.base_labels).get(grove.PART_OF)
             if part_of:
@@ -350,9 +347,9 @@ def current_children(
     pcs: PodCliqueSet, groups: Iterable[PodCliqueScalingGroup], cliques: Iterable[PodClique]
 ) -> tuple[list[PodCliqueScalingGroup], list[PodClique]]:
     """The scaling groups and PodCliques whose parent (scaling group, else PodCliqueSet) is cached
-    with the UID their controller reference names and has their replica index now: Grove deletes
-    the others, and ensuring their claims would re-create what the garbage collector has just
-    taken. A scaling group being deleted takes its PodCliques."""
+    with the UID their controller reference names and has their replica index now, but for a
+    scaling group being deleted and its PodCliques: ensuring the claims of others Grove deletes
+    would re-create what the garbage collector has just taken."""
     live_groups = [
         g for g in groups
         if _controlled_by(g.metadata, pcs.uid) and not g.metadata.deletion_timestamp

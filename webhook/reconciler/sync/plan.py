@@ -1,11 +1,9 @@
 """What one owner's claims need, as actions computed from the caches without a client, a chunk of
-claim positions at a time, so that a plan never holds all of an owner of a million replicas.
-
-An existing claim is made ours as controller-runtime's ``SetControllerReference`` does it for Grove
+claim positions at a time, so that a plan never holds all of an owner of a million replicas. An
+existing claim is made ours as controller-runtime's ``SetControllerReference`` does it for Grove
 (§4.6, §4.7): one with no controller, or controlled by an earlier object of the owner's kind and
 name, gets the owner's reference; one controlled by anything else is refused. Grove's labels are
-merged in; ``spec`` is never changed. Stale PerReplica claims are Grove's selector (§4.8), at the
-owner's replicas as cached, then as a read of the owner says (``cleanup``).
+merged in; ``spec`` is never changed. Stale PerReplica claims are Grove's selector (§4.8).
 """
 
 from __future__ import annotations

@@ -5,11 +5,6 @@ claim writes and owner reads they ask for (``ClaimWrites``). Once it has written
 seconds the executor stops between two chunks, so that one owner of a million claims never holds a
 worker for long, and goes on from there next time unless an event in between could have changed
 what it checked. One owner's failure never stops the others.
-
-Creates and deletes go in slow-start batches, as client-go's controllers send theirs, so that many
-claims cost neither as many round trips nor a burst of failures when something is wrong. Every
-write is told to the caches at once, so that a reconcile before the watch reports it reads what
-was written.
 """
 
 from __future__ import annotations
@@ -335,7 +330,9 @@ def write_pool() -> ThreadPoolExecutor:
 def slow_start(
     pool: ThreadPoolExecutor, items: Sequence[T], call: Callable[[T], R], before_batch: Callable[[], None]
 ) -> Iterator[tuple[T, R | Exception]]:
-    """``(item, result or exception)`` for each item written, none after a batch in which one raised."""
+    """``(item, result or exception)`` for each item written, none after a batch in which one raised:
+    as client-go's controllers do, so that many claims cost neither as many round trips nor a burst
+    of failures when something is wrong."""
     start, size = 0, 1
     while start < len(items):
         before_batch()
