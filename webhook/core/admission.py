@@ -3,8 +3,7 @@
 ``answer`` is the one way through, so that the HTTP server and ``webhook review`` give the same
 bytes: a body is decoded once, read as the webhook's kind, dispatched on its operation as
 controller-runtime dispatches it, and answered in the AdmissionReview version it came in. An
-envelope that is no usable review is the caller's fault: HTTP 400 with ``{"error": ...}``.
-"""
+envelope that is no usable review is the caller's fault: HTTP 400 with ``{"error": ...}``."""
 
 from __future__ import annotations
 
@@ -25,9 +24,6 @@ SUPPORTED_API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
 REVIEW_KIND = "AdmissionReview"
 NO_CONTENT = "there is no content to decode"
 SHOWN_LENGTH = 80
-
-
-# --- the request ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, config=MODEL)
@@ -139,9 +135,6 @@ def decode(body: bytes) -> AdmissionReview | Rejection:
     )
 
 
-# --- the response --------------------------------------------------------------------------------
-
-
 class AdmissionResponse(NamedTuple):
     allowed: bool
     code: int
@@ -208,9 +201,6 @@ def undecodable(field: str, kind: GroupVersionKind, problem: str) -> AdmissionRe
 
 def missing(field: str) -> AdmissionResponse:
     return errored(400, f"{NO_CONTENT}: request.{field} is missing")
-
-
-# --- the webhooks --------------------------------------------------------------------------------
 
 
 class Handler(Protocol):

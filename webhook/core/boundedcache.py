@@ -2,8 +2,7 @@
 the least recently used dropped first, each expiring after ``ttl`` seconds (the cache's or its own).
 However many threads (``load``) or coroutines of one loop (``load_async``) ask for a missing value
 at once, one read is made, and what it raises is handed to its askers, not remembered. Every change
-is made under the lock; a read takes none, each step of the dictionary's being atomic.
-"""
+is made under the lock; a read takes none, each step of the dictionary's being atomic."""
 
 from __future__ import annotations
 
@@ -71,8 +70,7 @@ class BoundedCache(Generic[K, V]):
                 self._drop_expired(now)
 
     def _drop_expired(self, now: float) -> None:
-        """From the least recently used on: with one ``ttl`` for all they are the oldest, so a cache
-        that is written to keeps only what is still alive."""
+        """Oldest first: with one ``ttl`` for all, a cache written to keeps only the living."""
         while self._entries:
             key, (deadline, _) = next(iter(self._entries.items()))
             if deadline > now:

@@ -48,8 +48,7 @@ _OMIT = object()
 
 
 def render_value(value: Any) -> str:
-    """A bad value as apimachinery prints it: ``%q`` for Go strings, else as JSON (numbers and bools
-    plain, typed strings, slices, structs)."""
+    """A bad value as apimachinery prints it: ``%q`` for a Go string, else as JSON."""
     return gojson.quote(value) if isinstance(value, GoString) else gojson.marshal(value)
 
 

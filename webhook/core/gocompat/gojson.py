@@ -46,8 +46,7 @@ def quote(value: str) -> str:
 
 
 def marshal(value: Any) -> str:
-    """A value as Go's ``json.Marshal`` writes it: compact, a ``GoMap``'s keys sorted, any other
-    mapping (a struct, as ``gotypes`` builds it) in its own order."""
+    """As Go's ``json.Marshal``: compact, a ``GoMap``'s keys sorted, a struct's in order."""
     if value is None or isinstance(value, bool | int | float | str):
         return _scalar(value)
     if isinstance(value, Mapping):

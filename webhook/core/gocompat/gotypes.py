@@ -3,8 +3,7 @@ decoding refuses a value of the wrong JSON type (HTTP 400), ``Semantic.DeepEqual
 an UPDATE changed a list (nil equals empty, pointers compare what they point to, quantities by
 value), and ``json.Marshal`` prints it in the immutability message (declaration order,
 ``omitempty``, ``null`` for nil). A decoded value is plain Python: a struct a dict of every field
-(or a model instance, for Grove's types, read off the model by ``of_model``), nil None.
-"""
+(or a model instance, for Grove's types, read off the model by ``of_model``), nil None."""
 
 from __future__ import annotations
 
@@ -28,8 +27,7 @@ from webhook.core.gocompat.gojson import GoMap
 
 
 class DecodeError(ValueError):
-    """A JSON value Go's decoder refuses; its path is collected as it travels up (``within``), so
-    decoding a valid value builds no path."""
+    """A value Go's decoder refuses, its path collected on the way up: a valid one builds none."""
 
     def __init__(self, problem: str) -> None:
         super().__init__(problem)
@@ -280,8 +278,7 @@ class Struct(GoType):
 
 
 def of_model(model: type, package: str = "v1alpha1", **types: GoType) -> Struct:
-    """The Go struct a model class declares (``omitempty`` where it leaves an empty value out);
-    ``types`` gives, by JSON name, the Go type of a field the model keeps as sent."""
+    """The Go struct a model declares; ``types`` names those of fields kept as sent."""
     hints = typing.get_type_hints(model, include_extras=True)
     fields = []
     for f in dataclasses.fields(model):
@@ -331,9 +328,7 @@ def semantic_equal(go_type: GoType, a: Any, b: Any) -> bool:
     return bool(go_type.key(a) == go_type.key(b))
 
 
-# --- apimachinery's own types inside the DRA structs ----------------------------------------------
-# ``resource.Quantity`` compares by value and prints canonically, ``runtime.RawExtension`` is any
-# JSON kept as sent, ``metav1.Time`` compares as an instant and prints in UTC to the second.
+# apimachinery's own types inside the DRA structs
 
 INVALID_QUANTITY = "invalid quantity"
 """What a quantity that does not parse is refused with, before the quoted text."""

@@ -2,8 +2,7 @@
 
 Field types are as strict as Go's decoder but read ``null`` as the zero value, as Go does. Models
 are frozen pydantic dataclasses with slots (a store holds thousands of PodCliqueSets), read by JSON
-names alone: a member spelled the Python way is unknown to Kubernetes and to Grove.
-"""
+names alone: a member spelled the Python way is unknown to Kubernetes and to Grove."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The parts of a Pod that claim injection reads, as typed dicts as strict as Go's decoder: the
 rest (images, env, volumes) is not read, so a large pod costs little more than a small one. A claim
-list's ``None`` and ``[]`` are kept apart: a JSON Patch must create one and may append to the other.
-"""
+list's ``None`` and ``[]`` are kept apart: a JSON Patch must create one, may append to the other."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 reads, and its children that own shared claims. The classes follow Grove's Go types
 (``operator/api/core/v1alpha1``) field for field, in order and by JSON name, so that a rule reads
 like Grove's and ``gotypes.of_model`` prints them as ``json.Marshal`` does. ``templateSpec`` is kept
-as sent: its Go types are ``gocompat.dra``'s, checked by the validating webhook alone.
-"""
+as sent: its Go types are ``gocompat.dra``'s, checked by the validating webhook alone."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ may create a PodCliqueSet could read any template through its claims: a CREATE n
 allowed only for a user who may ``get`` it. A template that is not there is valid (a GitOps tool
 applies a directory in its own order) but its pods stay Pending: a warning, never a denial. One of
 another namespace is looked up only for a user who may read it, or "not found" would tell anyone
-allowed to create a PodCliqueSet what other namespaces hold.
-"""
+allowed to create a PodCliqueSet what other namespaces hold."""
 
 from __future__ import annotations
 
@@ -34,7 +33,7 @@ MAX_TEMPLATES = 16
 missing-template warnings, at most: each is a request to the API server, and an object naming
 thousands would make one review send thousands. The ValidatingAdmissionPolicy has as many slots."""
 TOO_MANY_TEMPLATES = (
-    "spec.template: Forbidden: names {} ResourceClaimTemplates of other namespaces; "
+    "names {} ResourceClaimTemplates of other namespaces; "
     f"the webhook checks at most {MAX_TEMPLATES}"
 )
 TEMPLATE_REFUSED = "{} may not get {}; a template of another namespace may be used only by users who may read it"
@@ -84,8 +83,7 @@ class User:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class TemplateReference:
-    """A template of another namespace, and where the first entry naming it is (its path made only
-    for a message): ``level`` is ``""`` for the PodCliqueSet's list, or that of ``_entry_lists``."""
+    """A template of another namespace and where its first entry is, as ``_entry_lists`` says."""
 
     namespace: str
     name: str
@@ -150,8 +148,7 @@ class TemplateAuthorization:
         self.warn = warn
 
     async def review(self, decided: AdmissionResponse, pcs: PodCliqueSet, user_info: object, namespace: str) -> AdmissionResponse:
-        """The rules' answer ``decided`` once the user's access is known (``user_info`` as sent,
-        read only when there is a question)."""
+        """The rules' answer ``decided`` once the user's access is known, if it is in question."""
         if not decided.allowed:
             return decided
         references = cross_namespace_references(pcs.spec, namespace or pcs.namespace)
@@ -161,12 +158,8 @@ class TemplateAuthorization:
         if isinstance(user, str):
             return errored(400, user)
         if len(references) > MAX_TEMPLATES:
-            denial = TOO_MANY_TEMPLATES.format(len(references))
-            if self.warn:
-                return allowed([*decided.warnings, f"{denial.replace('Forbidden: ', '')}; {WARN_SUFFIX}"])
-            return denied([denial], decided.warnings)
-        denials = _denials(user, references, await self._answers(user, references))
-        return self._with_denials(decided, denials)
+            return self._with_denials(decided, [(TEMPLATE, TOO_MANY_TEMPLATES.format(len(references)))])
+        return self._with_denials(decided, _denials(user, references, await self._answers(user, references)))
 
     async def _answers(self, user: User, references: list[TemplateReference]) -> list[bool | BaseException | None]:
         """Whether the user may get each template: remembered, else asked (nobody may get any)."""
@@ -177,13 +170,13 @@ class TemplateAuthorization:
             await self._ask(user, references, answers)
         return answers
 
-    def _with_denials(self, decided: AdmissionResponse, denials: list[tuple[TemplateReference, str]]) -> AdmissionResponse:
-        """Each (reference, problem) a Forbidden error, or under ``warn`` a warning."""
+    def _with_denials(self, decided: AdmissionResponse, denials: list[tuple[Path, str]]) -> AdmissionResponse:
+        """Each (path, problem) a Forbidden error, or under ``warn`` a warning."""
         if not denials:
             return decided
         if self.warn:
-            return allowed([*decided.warnings, *(f"{r.path}: {problem}; {WARN_SUFFIX}" for r, problem in denials)])
-        return denied([forbidden(r.path, problem) for r, problem in denials], decided.warnings)
+            return allowed([*decided.warnings, *(f"{path}: {problem}; {WARN_SUFFIX}" for path, problem in denials)])
+        return denied([forbidden(path, problem) for path, problem in denials], decided.warnings)
 
     async def _ask(self, user: User, references: list[TemplateReference], answers: list[bool | BaseException | None]) -> None:
         """The answers not remembered, into ``answers``: all asked at once (a single one without a task)."""
@@ -205,8 +198,8 @@ class TemplateAuthorization:
 
 def _denials(
     user: User, references: list[TemplateReference], answers: list[bool | BaseException | None]
-) -> list[tuple[TemplateReference, str]]:
-    denials: list[tuple[TemplateReference, str]] = []
+) -> list[tuple[Path, str]]:
+    denials: list[tuple[Path, str]] = []
     for reference, answer in zip(references, answers, strict=True):
         if isinstance(answer, AccessUnknown):
             problem = f"authorization could not be checked for {user} to get {reference}: {answer}"
@@ -216,7 +209,7 @@ def _denials(
             continue
         else:
             problem = TEMPLATE_REFUSED.format(user, reference)
-        denials.append((reference, problem))
+        denials.append((reference.path, problem))
     return denials
 
 
@@ -250,8 +243,7 @@ def _entries(spec: PodCliqueSetSpec) -> Iterator[tuple[str, ResourceSharingSpec]
 
 
 def external_templates(pcs: PodCliqueSet, namespace: str) -> list[ExternalTemplate]:
-    """The distinct templates the named entries name outside the PodCliqueSet of ``namespace``
-    (§6.1), each with its first entry."""
+    """The distinct templates entries name outside the PodCliqueSet (§6.1), with first entries."""
     internal = {t.name for t in pcs.spec.template.resource_claim_templates or ()}
     found: dict[tuple[str, str], ExternalTemplate] = {}
     for path, entry in _entries(pcs.spec):

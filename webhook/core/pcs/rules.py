@@ -1,7 +1,6 @@
 """Grove's resource-sharing rules (BEHAVIOUR.md §2.5 to §2.10) as Grove's ``pcs/validation`` writes
 them, in its order. Every text is a constant here, shared with the ValidatingAdmissionPolicy made
-from these rules (``webhook.policy``), so that the two cannot drift apart in wording.
-"""
+from these rules (``webhook.policy``), so that the two cannot drift apart in wording."""
 
 from __future__ import annotations
 
@@ -106,23 +105,20 @@ def validate_pcs_resource_sharing(
 
 
 def validate_pcsg_resource_sharings(groups: Sequence[PodCliqueScalingGroupConfig], internal: set[str]) -> Iterator[FieldError]:
+    """R1 to R4 of each group's list, then G1 and G2: a filter names a clique, and only members."""
     for g, group in enumerate(groups):
-        if group.resource_sharing:
-            yield from validate_pcsg_resource_sharing(group, GROUPS.index(g).child("resourceSharing"), internal)
-
-
-def validate_pcsg_resource_sharing(group: PodCliqueScalingGroupConfig, path: Path, internal: set[str]) -> Iterator[FieldError]:
-    """R1 to R4, then G1 and G2: a filter names at least one clique, and only the group's members."""
-    entries = group.resource_sharing or ()
-    yield from validate_resource_sharing_specs(entries, path, internal)
-    members = set(group.clique_names)
-    for i, entry in enumerate(entries):
-        flt = entry.filter
-        if flt is None:
+        if not group.resource_sharing:
             continue
-        if not flt.child_clique_names:
-            yield required(path.index(i).child("filter"), GROUP_FILTER_EMPTY)
-        yield from _not_found(flt.child_clique_names, members, path, i, "childCliqueNames")
+        path = GROUPS.index(g).child("resourceSharing")
+        yield from validate_resource_sharing_specs(group.resource_sharing, path, internal)
+        members = set(group.clique_names)
+        for i, entry in enumerate(group.resource_sharing):
+            flt = entry.filter
+            if flt is None:
+                continue
+            if not flt.child_clique_names:
+                yield required(path.index(i).child("filter"), GROUP_FILTER_EMPTY)
+            yield from _not_found(flt.child_clique_names, members, path, i, "childCliqueNames")
 
 
 def _not_found(names: list[str], known: set[str], path: Path, entry: int, field: str) -> Iterator[FieldError]:

@@ -1,8 +1,7 @@
 """The validating webhook for scales (DECISIONS.md §3.3): claim names a new replica count makes, as
 a name valid at 9 replicas may be too long at 10 (Grove's #660), or another entry's. A Scale names
 only the object: ``place`` finds its PodCliqueSet in the store by Grove's names (one not there is
-allowed without a word). A scale down makes no new name, and is never refused.
-"""
+allowed without a word). A scale down makes no new name, and is never refused."""
 
 from __future__ import annotations
 
@@ -152,8 +151,7 @@ def _member(name: str, pcs: PodCliqueSet, i: int) -> int | None:
 
 
 def scale_warnings(target: ScaleTarget, replicas: int) -> list[str]:
-    """Each entry's first name that is no DNS-1123 label, then the first name each pair of entries
-    shares (the other owners at the spec's replicas)."""
+    """Each entry's first name that is no DNS-1123 label, then each pair's first shared name."""
     subject = f"{target.level.kind} {target.name} at {replicas} replicas"
     try:
         scaled = target.patterns(replicas)
@@ -194,8 +192,7 @@ def _collisions(pcs_name: str, scaled: list[NamePattern], others: list[NamePatte
 
 
 class ScaleValidator:
-    """Warns (denies under ``strict``) of a ``scale`` UPDATE growing into claim names pods cannot
-    use; allows everything else."""
+    """Warns (under ``strict`` denies) of a scale growing into claim names pods cannot use."""
 
     kind = SCALE
     read = staticmethod(read_scale)

@@ -2,8 +2,7 @@
 
 UPDATE runs the immutability rules only when the new object passes the create-time ones (Grove's
 short-circuit, BEHAVIOUR.md §2.2). Templates Go's decoder would refuse are answered code 400 first,
-as Grove's webhook fails to decode such an object.
-"""
+as Grove's webhook fails to decode such an object."""
 
 from __future__ import annotations
 
@@ -96,8 +95,7 @@ class PodCliqueSetValidator:
         return errors, warnings
 
     def _readable(self, user_info: object) -> Callable[[str, str], bool]:
-        """Whether the user may read a template of another namespace, as the templates' check
-        found (nothing is readable without that check)."""
+        """Whether the user may read a template of another namespace, as the check found."""
         user = User.read(user_info) if self.templates is not None else None
         if self.templates is None or not isinstance(user, User):
             return lambda _namespace, _name: False

@@ -2,8 +2,7 @@
 (BEHAVIOUR.md §9 items 1, 8, 9) and filters selecting no pod, which Grove only meets later, are
 warnings (denials under ``--strict``). Names are checked as families (``sharing.patterns``) at the
 autoscalers' ``maxReplicas``: a clique scaled from 9 to 10 must not make its names invalid. An owner
-over ``--max-claims-per-owner`` is only ever warned of: replica counts are scale, not mistakes.
-"""
+over ``--max-claims-per-owner`` is only ever warned of: replica counts are scale, not mistakes."""
 
 from __future__ import annotations
 
@@ -42,8 +41,7 @@ INCOMPLETE = (
 
 
 def claim_warnings(pcs: PodCliqueSet) -> list[str]:
-    """Every warning beyond Grove's rules but the claim limit's, in a stable order: one per entry with
-    an invalid name, one per pair of entries sharing a name, then filters matching no pod."""
+    """Every warning beyond Grove's rules but the claim limit's, in a stable order."""
     try:
         patterns = name_patterns(pcs.spec, most_replicas)
     except TooManyFamilies:  # a spec of millions is answered without them rather than held for seconds

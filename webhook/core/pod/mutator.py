@@ -2,8 +2,7 @@
 as a JSON Patch (BEHAVIOUR.md §5.2); label errors and an unknown PodCliqueSet are denials (code
 403), as Grove would refuse to build the pod. Unlike Grove, a name a list already holds is skipped,
 as a webhook may see a pod twice (``reinvocationPolicy: IfNeeded``); the names added are recorded in
-an annotation, as Kyverno records its patches, to tell them from those Grove's operator wrote.
-"""
+an annotation, as Kyverno records its patches, to tell them from those Grove's operator wrote."""
 
 from __future__ import annotations
 
@@ -65,8 +64,7 @@ class PodMutator:
         return patched(patch, note=f"shared claims {', '.join(claims)}") if patch else allowed()
 
     async def claims(self, namespace: str, pod_key: str, pod_labels: Mapping[str, str]) -> list[str] | AdmissionResponse:
-        """The claims of the pod its labels place, or the answer when they do not or its
-        PodCliqueSet is not found."""
+        """Its claims, or the answer if its labels do not place it or its PodCliqueSet is gone."""
         pcs_name = pod_labels[labels.PART_OF]
         try:
             identity = clique_identity(namespace, pcs_name, pod_labels[labels.PODCLIQUE], pod_labels)
@@ -175,8 +173,7 @@ def _spec_operations(spec: PodSpec, claims: list[str]) -> tuple[list[Operation],
 
 
 def _containers(spec: PodSpec) -> list[tuple[str, ContainerClaims]]:
-    """Each container by its JSON Pointer, with the claims it lists: the containers, then the init
-    containers but ``grove-initc``, which Grove adds after injection."""
+    """Each container but ``grove-initc`` (added later) by JSON Pointer, with its claims."""
     containers = [(f"{CONTAINERS}/{i}", _container(c)) for i, c in enumerate(spec.get("containers", ()))]
     return containers + [
         (f"{INIT_CONTAINERS}/{i}", _container(c))

@@ -1,7 +1,6 @@
 """The claims each owner must have, in Grove's order (BEHAVIOUR.md §4.5 to §4.7), found by their
 position so that an owner of a million replicas costs nothing until they are asked for, in chunks;
-and the template each one's spec comes from (§6.1). Filters do not limit creation (§9 item 12).
-"""
+and the template each one's spec comes from (§6.1). Filters do not limit creation (§9 item 12)."""
 
 from __future__ import annotations
 

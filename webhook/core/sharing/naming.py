@@ -1,8 +1,7 @@
 """Grove's deterministic names of the objects built from a PodCliqueSet and of their claims: every
 name in this project comes from here. A formula is also written as parts (``*_parts``) where an
 index may be left open (``OpenIndex``), so that a whole family of owners' names can be reasoned
-about without listing them (``patterns``); joined with ``-``, a concrete name's parts are the name.
-"""
+about without listing them (``patterns``); joined by ``-``, a concrete name's parts are its name."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ Parts = tuple[str | Index, ...]
 
 
 def claim_name(owner: str, template: str, replica: int | None) -> str:
-    """``all`` (AllReplicas: ``replica`` None) tells it from PerReplica's when a template starts
-    with a digit."""
+    """``all`` (AllReplicas) tells it from PerReplica's when a template starts with a digit."""
     if replica is None:
         return f"{owner}-all-{template}"
     return f"{owner}-{replica}-{template}"

@@ -1,8 +1,7 @@
 """The owners of shared claims and where they sit in a PodCliqueSet (BEHAVIOUR.md §4.6, §4.7). The
 levels are data (``Level``), as in Grove's ``ResourceSharer``, so no rule is written once per level.
 ``planned_owners`` walks the spec for the owners Grove builds, ``live_owners`` places those that
-exist by their labels; both make owners with one constructor, so that names and paths agree.
-"""
+exist by their labels; both make owners with one constructor, so that names and paths agree."""
 
 from __future__ import annotations
 
@@ -15,14 +14,8 @@ from webhook.core.gocompat.gojson import atoi
 from webhook.core.model import labels
 from webhook.core.model.meta import OwnerReference
 from webhook.core.model.podcliqueset import (
-    Entries,
-    PodClique,
-    PodCliqueScalingGroup,
-    PodCliqueScalingGroupConfig,
-    PodCliqueSet,
-    PodCliqueSetSpec,
-    PodCliqueTemplateSpec,
-    ResourceSharingSpec,
+    Entries, PodClique, PodCliqueScalingGroup, PodCliqueScalingGroupConfig, PodCliqueSet,
+    PodCliqueSetSpec, PodCliqueTemplateSpec, ResourceSharingSpec,
 )
 from webhook.core.sharing import naming
 from webhook.core.sharing.placement import CliqueIdentity, IdentityError, clique_identity, clique_of
@@ -213,8 +206,7 @@ def _planned(pcs: PodCliqueSet, place: Place[int]) -> Owner:
 
 
 def planned_owners(pcs: PodCliqueSet, indices: Callable[[int], Iterable[int]] = range) -> Iterator[Owner]:
-    """The owners Grove builds from the spec with the replicas each starts with, at the indices
-    ``indices`` gives; UIDs are empty but the PodCliqueSet's, the others may not exist yet."""
+    """Grove's owners as they start; UIDs empty but the PodCliqueSet's: the rest may not exist."""
     return (_planned(pcs, place) for place in places(pcs.spec, indices))
 
 

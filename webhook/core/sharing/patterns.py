@@ -4,8 +4,7 @@ One entry on one kind of owner makes a family of names that differ only in their
 it would cost as much as the replica counts (``spec.replicas`` alone may be two billion), a pattern
 as much as one name. An index is printed between hyphens with no leading zero, so whether two
 families share a name is a segment-by-segment question. A spec's patterns leave out the
-PodCliqueSet's name (their first segment is empty), so that what they share does not depend on it.
-"""
+PodCliqueSet's name (their first segment is empty): what they share does not depend on it."""
 
 from __future__ import annotations
 
@@ -78,10 +77,6 @@ class NamePattern(NamedTuple):
         return tuple(shape)
 
 
-def _open(count: int) -> tuple[OpenIndex, ...]:
-    return (OpenIndex(count),) if count > 0 else ()
-
-
 PCS_NAME = ""
 """Where the PodCliqueSet's name stands in a spec's patterns."""
 
@@ -122,8 +117,7 @@ def _clique_patterns(spec: PodCliqueSetSpec, counts: Counts, c: int, owner: Part
 
 
 MAX_FAMILIES = 10_000
-"""Families of claim names made at most: a spec of thousands of scaling groups each listing
-thousands of cliques makes millions (each a PodClique's claims)."""
+"""Families made at most: thousands of scaling groups listing thousands of cliques make millions."""
 
 
 class TooManyFamilies(Exception):
@@ -183,7 +177,7 @@ def planned_size(spec: PodCliqueSetSpec) -> PlannedSize:
     """The owners, claims and pods ``planned_owners`` makes, counted at the cost of ``name_patterns``
     whatever the replica counts: a place with open indices stands for as many as they take."""
     owners = claims = pods = 0
-    for place in places(spec, _open):
+    for place in places(spec, lambda count: (OpenIndex(count),) if count > 0 else ()):
         copies = math.prod(i.size for i in (place.pcs_replica, place.group_replica) if i is not None)
         replicas = planned_replicas(spec, place.level, place.template)
         owners += copies

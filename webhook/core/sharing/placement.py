@@ -67,8 +67,7 @@ def _index_label(object_labels: Mapping[str, str], key: str, object_key: str) ->
 def clique_identity(
     namespace: str, pcs_name: str, clique_fqn: str, object_labels: Mapping[str, str]
 ) -> CliqueIdentity:
-    """Place a PodClique named ``clique_fqn`` (or a pod of it) by its labels, as Grove does;
-    ``IdentityError`` with Grove's text where they do not place it."""
+    """Place a PodClique (or its pod) by its labels as Grove does, or ``IdentityError``."""
     object_key = f"{namespace}/{clique_fqn}"
     try:
         pcs_replica = _pcs_replica_from_fqn(pcs_name, clique_fqn)

@@ -97,8 +97,7 @@ def _size(segment: Segment) -> int:
 
 
 def _reaches(size: int, value: str) -> bool:
-    """Whether an open index of ``size`` values takes ``value``, a user's segment measured before
-    ``int`` reads it, as it may be thousands of digits long."""
+    """Whether an index of ``size`` values takes ``value``, measured first: it may be huge."""
     return len(value) <= len(str(size)) and int(value) < size
 
 
