@@ -124,10 +124,8 @@ def program(argv0: str) -> str:
 
 
 def build_parser(prog: str = "webhook") -> Parser:
-    parser = Parser(
-        prog=prog,
-        description="Admission webhooks and tools for Grove's hierarchical DRA resource sharing.",
-    )
+    description = "Admission webhooks and tools for Grove's hierarchical DRA resource sharing."
+    parser = Parser(prog=prog, description=description)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subcommands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:

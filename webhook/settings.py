@@ -52,6 +52,7 @@ Namespaces = Annotated[
 
 Seconds = Annotated[float, Field(gt=0, json_schema_extra={"metavar": "SECONDS"})]
 Bytes = Annotated[int, Field(json_schema_extra={"metavar": "BYTES"})]
+"""Option types whose help names their unit (seconds are more than 0)."""
 
 
 class CommandSettings(BaseSettings):
