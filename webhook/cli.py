@@ -206,7 +206,7 @@ class Option:
 
     @property
     def former(self) -> tuple[str, ...]:
-        """Names the option had before, still taken so that scripts written for them keep working."""
+        """The option's former names, still taken so that scripts written for them keep working."""
         return tuple(str(name) for name in self.extra.get("former", ()))
 
     @property

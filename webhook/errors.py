@@ -14,7 +14,7 @@ class CommandError(Exception):
         self.exit_code = exit_code
 
     def line(self) -> str:
-        """The message, one line whatever the input it quotes (a label key holding a line break, say)."""
+        """The message on one line, whatever it quotes (a label key with a line break, say)."""
         message = str(self)
         if message.isprintable():
             return message

@@ -33,11 +33,12 @@ _ESCAPES = {
     code: repr(chr(code))[1:-1]
     for code in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 }
-"""Control characters, line and paragraph separators and bidirectional overrides, as ``repr`` writes them."""
+"""Control characters, line and paragraph separators and bidirectional overrides, each as ``repr``
+writes it."""
 
 
 class Message(str):
-    """An argument that is a sentence (a denial's message) rather than one value: cut at ``MESSAGE_LIMIT``."""
+    """A sentence (a denial's message) rather than one value: cut at ``MESSAGE_LIMIT``."""
 
 
 def cut(value: str, limit: int) -> str:
@@ -91,7 +92,7 @@ class JsonFormatter(logging.Formatter):
 
 
 class ProjectNames(logging.Filter):
-    """Renames the records of ``RENAMED`` loggers; uvicorn's access lines get their request as fields."""
+    """Renames ``RENAMED`` loggers' records; uvicorn's access lines get their request as fields."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         name = RENAMED.get(record.name)
@@ -105,8 +106,8 @@ class ProjectNames(logging.Filter):
 
 
 def configure(level: str, log_format: str) -> None:
-    """One handler on the root logger, to standard error. Records carry no thread or process names:
-    no format shows them, and the standard library documents turning them off to make records cheaper."""
+    """One handler on the root logger, to standard error. Records carry no thread or process names,
+    which no format shows: the standard library documents turning them off for cheaper records."""
     logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())

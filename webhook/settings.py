@@ -1,5 +1,6 @@
 """Every command's options, as typed settings models: those several commands share, declared once
-each (one option, one variable, wherever it appears), and those of ``serve``, ``review`` and ``certs``.
+each (one option, one variable, wherever it appears), and those of ``serve``, ``review`` and
+``certs``.
 
 Each command's model is the one table of its options (``webhook.cli`` makes the command line of
 it); the command line wins over the environment, which wins over the default. List options are

@@ -26,7 +26,7 @@ BUSY = "the server holds as many request and answer bytes as it may at once; ret
 """What a client the budget refuses is told (HTTP 503)."""
 
 RETRY_AFTER = b"1"
-"""Seconds a refused client waits: bytes are held for seconds, or until a timeout ends a slow client."""
+"""Seconds a refused client waits: bytes are held for seconds, or until a slow client times out."""
 
 DROP_REASONS = ("header_timeout", "header_too_large", "over_budget", "write_timeout", "drained_idle", "drain_timeout")
 """The ``reason`` label of ``webhook_connections_dropped_total``: its help says what each means."""
@@ -185,7 +185,7 @@ class ConnectionGuard(asyncio.Protocol):
         self.release(0)
 
     def time_body(self, late: Callable[[], None] | None) -> None:
-        """``late`` is called unless the body is read in full within ``--body-timeout``; None: it is."""
+        """Calls ``late`` unless the whole body arrives within ``--body-timeout``; None: it has."""
         self.late_body = late
         self.body_due = None if late is None else self.due_in(self.limits.body_timeout)
 
@@ -208,7 +208,7 @@ class ConnectionGuard(asyncio.Protocol):
 
     def hold(self, more: int) -> bool:
         """Counts ``more`` bytes received; False when the connection is dropped for them. One read
-        may take it past ``--max-header-bytes``: a read may bring a head and the start of its body."""
+        may take it past ``--max-header-bytes``: it may bring a head and the start of its body."""
         if self.received - self.delivered > self.limits.max_header_bytes:
             self.drop("header_too_large")
             return False
@@ -230,8 +230,8 @@ class ConnectionGuard(asyncio.Protocol):
             self.held = holding
 
     def due_in(self, seconds: float) -> float:
-        """A deadline ``seconds`` from now, the connection's timer set to fire by then. Deadlines are
-        set and cleared by every request and rarely pass: times the one timer reads, not timers."""
+        """A deadline ``seconds`` from now, the connection's timer set to fire by then. Requests set
+        and clear deadlines that rarely pass: times the one timer reads, not timers."""
         due = self.loop.time() + seconds
         if (self.timer is None or self.timer_at > due) and not self.ended:
             if self.timer is not None:
@@ -401,8 +401,8 @@ class LimitedRequest:
         return message
 
     def begin(self) -> None:
-        """The first read of the body: refused from its Content-Length, or timed by the guard's clock
-        (in-process, without a connection, untimed)."""
+        """The first read of the body: refused from its Content-Length, or timed by the guard's
+        clock (in-process, without a connection, untimed)."""
         self.begun = True
         self.check_length()
         if self.guard is not None:
@@ -419,8 +419,8 @@ class LimitedRequest:
         return BodyRefused(408, f"request body not received in full within {self.limits.body_timeout:g} s")
 
     def check_length(self) -> None:
-        """Refuses before any of it is read a body whose Content-Length is over the limit, or that the
-        budget cannot take now."""
+        """Refuses, before any of it is read, a body whose Content-Length is over the limit or that
+        the budget cannot take now."""
         if self.length is None or not self.length.isdigit():
             return
         # Measured before ``int`` reads it: ``int`` refuses text of more than 4300 digits.

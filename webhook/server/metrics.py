@@ -38,8 +38,8 @@ class _Gauges(Collector):
 
 
 class _Counts(Collector):
-    """A family kept elsewhere as plain numbers by label value (counted on the event loop, without a
-    lock), read when scraped: every value of ``values``, 0 until counted, else every value counted."""
+    """A family kept elsewhere as plain numbers by label value (counted on the event loop, without
+    a lock), read when scraped: each of ``values``, 0 until counted, or else each value counted."""
 
     def __init__(self, kind: type[CounterMetricFamily | GaugeMetricFamily], name: str, documentation: str, label: str,
                  counts: Callable[[], Mapping[str, int]], values: Iterable[str] = ()) -> None:
