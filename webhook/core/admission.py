@@ -258,7 +258,6 @@ def kind_mismatch(request: AdmissionRequest, expected: GroupVersionKind) -> Admi
 
 
 async def decide(handler: Handler, request: AdmissionRequest) -> AdmissionResponse:
-    """The webhook's answer to one request, dispatched as controller-runtime dispatches it."""
     read = kind_mismatch(request, handler.kind) or _read_objects(handler, request)
     if isinstance(read, AdmissionResponse):
         return read

@@ -15,8 +15,4 @@ COMPONENT_RESOURCE_CLAIM = "resource-claim"
 
 def claim_base_labels(pcs_name: str) -> dict[str, str]:
     """The three labels every Grove-managed ResourceClaim carries (BEHAVIOUR.md §4.5)."""
-    return {
-        MANAGED_BY: MANAGED_BY_GROVE,
-        PART_OF: pcs_name,
-        COMPONENT: COMPONENT_RESOURCE_CLAIM,
-    }
+    return {MANAGED_BY: MANAGED_BY_GROVE, PART_OF: pcs_name, COMPONENT: COMPONENT_RESOURCE_CLAIM}

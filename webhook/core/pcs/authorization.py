@@ -38,6 +38,8 @@ TOO_MANY_TEMPLATES = (
 )
 TEMPLATE_REFUSED = "{} may not get {}; a template of another namespace may be used only by users who may read it"
 """Completed with ``user "<name>"`` and ``ResourceClaimTemplate "<ns>/<name>"``."""
+REVIEW_RESULTS = ("allowed", "denied", "error")
+"""How a question asked of the API server ended; ``error``: ``AccessUnknown``."""
 
 
 @dataclass(frozen=True, slots=True, config=MODEL)
@@ -102,10 +104,6 @@ class TemplateReference:
 
 class AccessUnknown(Exception):
     """The question could not be answered (no API server, an error, no answer in time)."""
-
-
-REVIEW_RESULTS = ("allowed", "denied", "error")
-"""How a question asked of the API server ended; ``error``: ``AccessUnknown``."""
 
 
 class TemplateAccess(Protocol):

@@ -20,8 +20,7 @@ from webhook.core.pcs.warnings import NOT_CHECKED, first_invalid
 from webhook.core.sharing import naming
 from webhook.core.sharing.naming import OpenIndex, Parts
 from webhook.core.sharing.owners import Level, clique_replicas, entries_source, planned_replicas
-from webhook.core.sharing.patterns import NamePattern, TooManyFamilies, name_patterns, owner_patterns
-from webhook.core.sharing.sharednames import shared_names
+from webhook.core.sharing.patterns import NamePattern, TooManyFamilies, name_patterns, owner_patterns, shared_names
 
 SCALE = GroupVersionKind("autoscaling", "v1", "Scale")
 
@@ -31,6 +30,9 @@ LEVELS = {
     "podcliquesets": Level.PODCLIQUESET,
 }
 """The resources whose ``scale`` subresource the webhook takes, by plural."""
+Lookup = Callable[[str], PodCliqueSet | None]
+"""A PodCliqueSet of the object's namespace by name, or None when unknown."""
+_INDEX = re.compile(r"0|[1-9][0-9]*")
 
 
 @dataclass(frozen=True, slots=True, config=MODEL)
@@ -40,8 +42,6 @@ class ScaleSpec:
 
 @dataclass(frozen=True, slots=True, config=MODEL)
 class Scale:
-    """An ``autoscaling/v1`` Scale."""
-
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: ScaleSpec = Field(default_factory=ScaleSpec)
 
@@ -96,12 +96,6 @@ class ScaleTarget(NamedTuple):
                 clique = template.cliques[c]
                 found += owner_patterns(member, clique.resource_sharing or (), entries_source(Level.CLIQUE, c), clique_replicas(clique))
         return found
-
-
-Lookup = Callable[[str], PodCliqueSet | None]
-"""A PodCliqueSet of the object's namespace by name, or None when unknown."""
-
-_INDEX = re.compile(r"0|[1-9][0-9]*")
 
 
 def place(level: Level, name: str, lookup: Lookup) -> ScaleTarget | None:

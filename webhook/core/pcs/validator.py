@@ -25,13 +25,11 @@ MORE_ERRORS = f"spec: Too many errors: only the first {MAX_ERRORS} are listed"
 
 
 def first_errors(errors: Iterable[object]) -> list[str]:
-    """At most ``MAX_ERRORS`` errors as messages, and a last one saying when there are more."""
     found = list(map(str, islice(errors, MAX_ERRORS + 1)))
     return found if len(found) <= MAX_ERRORS else [*found[:MAX_ERRORS], MORE_ERRORS]
 
 
 def templates_problem(pcs: PodCliqueSet) -> str | None:
-    """Where Go's decoder would refuse the object's templates (``path: problem``), or None."""
     return dra.templates_problem([t.template_spec for t in pcs.spec.template.resource_claim_templates or ()])
 
 

@@ -15,8 +15,9 @@ from webhook.core.model.podcliqueset import (
 )
 from webhook.core.sharing.desired import claim_count, over_limit
 from webhook.core.sharing.owners import most_replicas, planned_owners
-from webhook.core.sharing.patterns import MAX_FAMILIES, NamePattern, TooManyFamilies, first_longer_than, name_patterns
-from webhook.core.sharing.sharednames import may_share, shared_names
+from webhook.core.sharing.patterns import (
+    MAX_FAMILIES, NamePattern, TooManyFamilies, first_longer_than, may_share, name_patterns, shared_names,
+)
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 MAX_LABEL_LENGTH = 63

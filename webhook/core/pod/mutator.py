@@ -22,6 +22,11 @@ from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.sharing.placement import IdentityError, clique_identity, pod_claims, pod_index
 
 POD = GroupVersionKind("", "v1", "Pod")
+CLAIMS_ANNOTATION = "resource-sharing.grove.io/claims"
+"""The claims the webhook added to the pod, comma-separated in claim order, after earlier passes'."""
+Operation = dict[str, Any]
+ContainerClaims = tuple[str, ...] | None
+"""The claim names a container lists, or None when it has no ``resources``."""
 
 
 class PodCliqueSetSource(Protocol):
@@ -82,19 +87,9 @@ class PodMutator:
         return denied([f"{about}: the pod's shared ResourceClaims cannot be determined"])
 
 
-Operation = dict[str, Any]
-
-CLAIMS_ANNOTATION = "resource-sharing.grove.io/claims"
-"""The claims the webhook added to the pod, comma-separated in claim order, after earlier passes'."""
-
-
-def escape(token: str) -> str:
-    """One JSON Pointer reference token (RFC 6901): ``~`` becomes ``~0``, then ``/`` becomes ``~1``."""
-    return token.replace("~", "~0").replace("/", "~1")
-
-
 def pointer(*tokens: str | int) -> str:
-    return "".join(f"/{t}" if isinstance(t, int) else f"/{escape(t)}" for t in tokens)
+    """A JSON Pointer (RFC 6901), in whose tokens ``~`` becomes ``~0``, then ``/`` becomes ``~1``."""
+    return "".join(f"/{t}" if isinstance(t, int) else "/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
 
 
 SPEC = pointer("spec")
@@ -104,10 +99,6 @@ INIT_CONTAINERS = pointer("spec", "initContainers")
 METADATA = pointer("metadata")
 ANNOTATIONS = pointer("metadata", "annotations")
 CLAIMS_ANNOTATION_PATH = pointer("metadata", "annotations", CLAIMS_ANNOTATION)
-
-
-ContainerClaims = tuple[str, ...] | None
-"""The claim names a container lists, or None when it has no ``resources``."""
 
 
 def _container(container: Container) -> ContainerClaims:
@@ -154,7 +145,6 @@ def claim_operations(pod: Pod, claims: Sequence[str]) -> list[Operation]:
 
 
 def claim_patch(pod: Pod, claims: Sequence[str]) -> bytes:
-    """``claim_operations`` as JSON; empty when there is nothing to add."""
     operations = claim_operations(pod, claims)
     return orjson.dumps(operations) if operations else b""
 

@@ -26,7 +26,6 @@ class DesiredClaim:
 
 
 def claims_needed(entries: Entries, replicas: int) -> int:
-    """One claim per AllReplicas entry, plus one per PerReplica entry and replica."""
     all_replicas = sum(1 for e in entries if e.scope == ALL_REPLICAS)
     per_replica = sum(1 for e in entries if e.scope == PER_REPLICA)
     return all_replicas + per_replica * max(replicas, 0)

@@ -35,6 +35,9 @@ class Level(Enum):
 
 
 LEVELS = tuple(Level)
+PCS_ENTRIES = "spec.template.resourceSharing"
+I = TypeVar("I", int, naming.OpenIndex)
+OnError = Callable[[str, str], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +65,6 @@ class Owner:
         return naming.claim_name(self.name, entry.name, replica)
 
     def owner_labels(self) -> dict[str, str]:
-        """The labels that select this owner's claims."""
         result = labels.claim_base_labels(self.pcs_name)
         if self.level.owner_label:
             result[self.level.owner_label] = self.name
@@ -77,9 +79,6 @@ class Owner:
     def in_scope(self, scope: str) -> Iterator[tuple[int, ResourceSharingSpec]]:
         """Entries of one scope with their index (Grove skips any other scope)."""
         return ((i, e) for i, e in enumerate(self.entries) if e.scope == scope)
-
-
-PCS_ENTRIES = "spec.template.resourceSharing"
 
 
 def entries_source(level: Level, template: int) -> str:
@@ -105,9 +104,6 @@ def _owner(pcs: PodCliqueSet, level: Level, template: int, name: str, pcs_name: 
            identity: CliqueIdentity | None = None) -> Owner:
     entries = level_entries(pcs.spec, level, template)
     return Owner(level, name, pcs_name, entries, entries_source(level, template), uid, replicas, identity)
-
-
-I = TypeVar("I", int, naming.OpenIndex)
 
 
 class Place(NamedTuple, Generic[I]):
@@ -208,9 +204,6 @@ def _planned(pcs: PodCliqueSet, place: Place[int]) -> Owner:
 def planned_owners(pcs: PodCliqueSet, indices: Callable[[int], Iterable[int]] = range) -> Iterator[Owner]:
     """Grove's owners as they start; UIDs empty but the PodCliqueSet's: the rest may not exist."""
     return (_planned(pcs, place) for place in places(pcs.spec, indices))
-
-
-OnError = Callable[[str, str], None]
 
 
 def _live_group(pcs: PodCliqueSet, obj: PodCliqueScalingGroup, on_error: OnError) -> Owner | None:
