@@ -99,7 +99,6 @@ def _shown(value: Any) -> str:
 
 
 def decode(body: bytes) -> AdmissionReview | Rejection:
-    """The review in ``body``, or why there is none to answer."""
     if not body.strip():
         return Rejection(400, "request body is empty: expected an AdmissionReview")
     try:
@@ -124,15 +123,11 @@ def decode(body: bytes) -> AdmissionReview | Rejection:
         read = _read_request(request)
     except ValidationError as err:
         return Rejection(400, f"AdmissionReview is malformed: request.{first_problem(err)}")
-    kind_of = read.kind
-    return AdmissionReview(
-        api_version,
-        AdmissionRequest(
-            read.uid, GroupVersionKind(kind_of.group, kind_of.version, kind_of.kind), read.name, read.namespace,
-            read.operation, read.dry_run, read.object, read.old_object, read.user_info, read.resource.resource,
-            read.sub_resource,
-        ),
-    )
+    gvk = GroupVersionKind(read.kind.group, read.kind.version, read.kind.kind)
+    return AdmissionReview(api_version, AdmissionRequest(
+        read.uid, gvk, read.name, read.namespace, read.operation, read.dry_run, read.object, read.old_object,
+        read.user_info, read.resource.resource, read.sub_resource,
+    ))
 
 
 class AdmissionResponse(NamedTuple):
@@ -205,8 +200,7 @@ def missing(field: str) -> AdmissionResponse:
 
 class Handler(Protocol):
     @property
-    def kind(self) -> GroupVersionKind:
-        """The one kind the webhook decides."""
+    def kind(self) -> GroupVersionKind: ...
 
     def read(self, obj: Any) -> Any:
         """``object`` or ``oldObject`` as the webhook's kind; ``ValidationError`` where Go's would fail."""

@@ -88,8 +88,6 @@ TEMPLATE_SPEC = Struct("v1.ResourceClaimTemplateSpec", (
 ))
 PATH = Path("spec").child("template", "resourceClaimTemplates")
 """Where the templates are, for the path of a ``DecodeError`` (``err.at(PATH)``)."""
-
-
 _DECODES = decodes(Slice(TEMPLATE_SPEC))
 
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from webhook.core.gocompat import gojson
 
+_OMIT = object()
+
 
 class ErrorType(Enum):
-    """The error types the resource-sharing rules use, with apimachinery's type texts."""
-
     REQUIRED = "Required value"
     FORBIDDEN = "Forbidden"
     INVALID = "Invalid value"
@@ -23,8 +23,6 @@ class ErrorType(Enum):
 
 @dataclass(frozen=True, slots=True)
 class Path:
-    """A field path such as ``spec.template.resourceSharing[1].name``."""
-
     text: str = ""
 
     def child(self, name: str, *more: str) -> Path:
@@ -42,9 +40,6 @@ class Path:
 
 class GoString(str):
     """A Go ``string`` value: rendered with ``%q`` (a typed string such as a scope is not)."""
-
-
-_OMIT = object()
 
 
 def render_value(value: Any) -> str:

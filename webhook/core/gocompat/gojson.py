@@ -12,6 +12,7 @@ import orjson
 
 _HTML_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 """What Go's encoder escapes beyond what orjson does (orjson writes these five literally)."""
+_UINT64_MAX = 2**64 - 1
 
 _QUOTE_ESCAPES = {
     '"': '\\"', "\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f",
@@ -47,23 +48,19 @@ def quote(value: str) -> str:
 
 def marshal(value: Any) -> str:
     """As Go's ``json.Marshal``: compact, a ``GoMap``'s keys sorted, a struct's in order."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return _scalar(value)
-    if isinstance(value, Mapping):
-        return _object(value)
-    if isinstance(value, Sequence):
-        return "[" + ",".join(marshal(item) for item in value) + "]"
-    raise TypeError(f"cannot render {type(value).__name__} as Go JSON")
-
-
-def _scalar(value: bool | int | float | str | None) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
         return json_string(value)
-    return str(value) if isinstance(value, int) else _float(value)
+    if isinstance(value, int | float):
+        return str(value) if isinstance(value, int) else _float(value)
+    if isinstance(value, Mapping):
+        return _object(value)
+    if isinstance(value, Sequence):
+        return "[" + ",".join(marshal(item) for item in value) + "]"
+    raise TypeError(f"cannot render {type(value).__name__} as Go JSON")
 
 
 def _object(value: Mapping[Any, Any]) -> str:
@@ -85,9 +82,6 @@ def _float(value: float) -> str:
 
 class GoMap(dict[str, Any]):
     """A mapping that Go would hold as a ``map`` (its JSON keys come out sorted)."""
-
-
-_UINT64_MAX = 2**64 - 1
 
 
 def atoi(text: str) -> int:

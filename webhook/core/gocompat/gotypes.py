@@ -77,10 +77,6 @@ class GoType:
         """``omitempty``: false, 0, "", nil and empty slices and maps (never a struct)."""
         return False
 
-    def is_zero(self, value: Any) -> bool:
-        """``omitzero``, for the one type it is used with here (a nil pointer or the zero time)."""
-        return value is None
-
     def mismatch(self, value: Any) -> DecodeError:
         return DecodeError(f"cannot unmarshal {_json_kind(value)} into a Go value of type {self.go_name}")
 
@@ -241,10 +237,8 @@ class Struct(GoType):
         return {f.name: f.type.decode(None) for f in self.fields}
 
     def decode(self, value: Any) -> Any:
-        if not value:
-            if value is None or isinstance(value, dict):
-                return self.zero
-            raise self.mismatch(value)
+        if value is None or value == {}:
+            return self.zero
         if not isinstance(value, dict):
             raise self.mismatch(value)
         decoded = {}
@@ -271,7 +265,7 @@ class Struct(GoType):
         out: dict[str, Any] = {}
         for f in self.fields:
             v = self.get(value, f)
-            if (f.omitempty and f.type.is_empty(v)) or (f.omitzero and f.type.is_zero(v)):
+            if (f.omitempty and f.type.is_empty(v)) or (f.omitzero and v is None):  # zero time: None
                 continue
             out[f.name] = f.type.marshal(v)
         return out
@@ -332,6 +326,10 @@ def semantic_equal(go_type: GoType, a: Any, b: Any) -> bool:
 
 INVALID_QUANTITY = "invalid quantity"
 """What a quantity that does not parse is refused with, before the quoted text."""
+MAX_RAW_DEPTH = 100
+"""How deep an opaque value may nest: Go reads 10,000 levels, but orjson writes at most 255 and
+printing recurses; no device configuration comes near 100, and one beyond is refused (code 400)."""
+TOO_DEEP = f"nested more than {MAX_RAW_DEPTH} levels deep"
 
 
 class _Quantity(GoType):
@@ -354,12 +352,6 @@ class _Quantity(GoType):
 
     def marshal(self, value: Any) -> Any:
         return value.text
-
-
-MAX_RAW_DEPTH = 100
-"""How deep an opaque value may nest: Go reads 10,000 levels, but orjson writes at most 255 and
-printing recurses; no device configuration comes near 100, and one beyond is refused (code 400)."""
-TOO_DEEP = f"nested more than {MAX_RAW_DEPTH} levels deep"
 
 
 def deeper_than(value: Any, limit: int) -> bool:

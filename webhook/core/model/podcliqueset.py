@@ -80,8 +80,7 @@ class ResourceClaimTemplateConfig:
     @property
     def device_requests(self) -> int:
         """How many entries ``templateSpec.spec.devices.requests`` holds (0 when any level is absent)."""
-        spec = self.template_spec.get("spec")
-        devices = spec.get("devices") if isinstance(spec, dict) else None
+        devices = self.claim_spec().get("devices")
         requests = devices.get("requests") if isinstance(devices, dict) else None
         return len(requests) if isinstance(requests, list) else 0
 
@@ -124,10 +123,6 @@ class PodCliqueScalingGroupConfig:
     replicas: Int32 | None = None
     scale_config: AutoScalingConfig | None = Field(default=None, alias="scaleConfig")
     resource_sharing: NilList[PCSGResourceSharingSpec] = Field(default=None, alias="resourceSharing")
-
-    def template_replicas(self) -> int:
-        """Replicas a new scaling group object starts with (the CRD defaults an absent value to 1)."""
-        return 1 if self.replicas is None else self.replicas
 
     @property
     def max_replicas(self) -> int | None:
@@ -188,9 +183,6 @@ class PodCliqueSet:
         return bool(self.metadata.deletion_timestamp)
 
 
-read_podcliqueset = TypeAdapter(PodCliqueSet).validate_python
-
-
 def read_without_templates(obj: Any) -> PodCliqueSet:
     """A PodCliqueSet as the stores keep it, its internal templates (never read there) left out."""
     spec = obj.get("spec") if isinstance(obj, dict) else None
@@ -218,5 +210,6 @@ class PodClique:
     spec: ReplicasSpec = Field(default_factory=ReplicasSpec)
 
 
+read_podcliqueset = TypeAdapter(PodCliqueSet).validate_python
 read_scaling_group = TypeAdapter(PodCliqueScalingGroup).validate_python
 read_podclique = TypeAdapter(PodClique).validate_python

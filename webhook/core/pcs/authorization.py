@@ -233,7 +233,6 @@ class ExternalTemplate:
 
 
 def _entries(spec: PodCliqueSetSpec) -> Iterator[tuple[str, ResourceSharingSpec]]:
-    """Every entry with its path, in the order Grove's rules visit the lists."""
     for level, index, entries in _entry_lists(spec):
         source = PCS_ENTRIES if not level else entries_source(Level.CLIQUE if level == "cliques" else Level.SCALING_GROUP, index)
         for i, entry in enumerate(entries):

@@ -46,9 +46,6 @@ class Scale:
     spec: ScaleSpec = Field(default_factory=ScaleSpec)
 
 
-read_scale = TypeAdapter(Scale).validate_python
-
-
 class PodCliqueSetLookup(Protocol):
     def get(self, namespace: str, name: str) -> PodCliqueSet | None:
         """From the object stores' memory, at once."""
@@ -189,7 +186,7 @@ class ScaleValidator:
     """Warns (under ``strict`` denies) of a scale growing into claim names pods cannot use."""
 
     kind = SCALE
-    read = staticmethod(read_scale)
+    read = staticmethod(TypeAdapter(Scale).validate_python)
 
     def __init__(self, store: PodCliqueSetLookup, strict: bool = False) -> None:
         self.store = store

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from itertools import islice
 
-from webhook.core.admission import AdmissionRequest, AdmissionResponse, allowed, decided, errored, missing
+from webhook.core.admission import AdmissionRequest, AdmissionResponse, allowed, decided, missing, undecodable
 from webhook.core.gocompat import dra
 from webhook.core.model.meta import GroupVersionKind
 from webhook.core.model.podcliqueset import PodCliqueSet, read_podcliqueset
 from webhook.core.pcs.authorization import TemplateAuthorization, TemplateLookup, User, warn_missing
 from webhook.core.pcs.rules import validate_create, validate_update
-from webhook.core.pcs.warnings import claim_warnings, limit_warnings, most_claims
+from webhook.core.pcs.warnings import claim_warnings, limit_warnings
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 
 PODCLIQUESET = GroupVersionKind("grove.io", "v1alpha1", "PodCliqueSet")
@@ -29,8 +29,9 @@ def first_errors(errors: Iterable[object]) -> list[str]:
     return found if len(found) <= MAX_ERRORS else [*found[:MAX_ERRORS], MORE_ERRORS]
 
 
-def templates_problem(pcs: PodCliqueSet) -> str | None:
-    return dra.templates_problem([t.template_spec for t in pcs.spec.template.resource_claim_templates or ()])
+def undecodable_templates(pcs: PodCliqueSet, field: str = "object") -> AdmissionResponse | None:
+    problem = dra.templates_problem([t.template_spec for t in pcs.spec.template.resource_claim_templates or ()])
+    return None if problem is None else undecodable(field, PODCLIQUESET, problem)
 
 
 class PodCliqueSetValidator:
@@ -54,9 +55,9 @@ class PodCliqueSetValidator:
         """Asks whether the external templates a CREATE names exist (DECISIONS.md §3.4)."""
 
     async def create(self, request: AdmissionRequest, pcs: PodCliqueSet) -> AdmissionResponse:
-        problem = templates_problem(pcs)
-        if problem:
-            return errored(400, f"cannot decode request.object as {PODCLIQUESET}: {problem}")
+        refused = undecodable_templates(pcs)
+        if refused:
+            return refused
         errors, warnings = self.validate(pcs)
         response = decided(errors, warnings)
         if self.templates is not None:
@@ -68,12 +69,9 @@ class PodCliqueSetValidator:
     async def update(self, request: AdmissionRequest, pcs: PodCliqueSet, old: PodCliqueSet | None) -> AdmissionResponse:
         if old is None:
             return missing("oldObject")
-        problem = templates_problem(pcs)
-        if problem:
-            return errored(400, f"cannot decode request.object as {PODCLIQUESET}: {problem}")
-        problem = templates_problem(old)
-        if problem:
-            return errored(400, f"cannot decode request.oldObject as {PODCLIQUESET}: {problem}")
+        refused = undecodable_templates(pcs) or undecodable_templates(old, "oldObject")
+        if refused:
+            return refused
         errors, warnings = self.validate(pcs)
         if not errors:
             errors = first_errors(validate_update(pcs.spec, old.spec))
@@ -88,8 +86,7 @@ class PodCliqueSetValidator:
         warnings = claim_warnings(pcs)
         if self.strict:
             errors, warnings = errors + warnings, []
-        if most_claims(pcs.spec) > self.max_claims_per_owner:
-            warnings += limit_warnings(pcs, self.max_claims_per_owner)
+        warnings += limit_warnings(pcs, self.max_claims_per_owner)
         return errors, warnings
 
     def _readable(self, user_info: object) -> Callable[[str, str], bool]:

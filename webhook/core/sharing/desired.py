@@ -12,6 +12,9 @@ from webhook.core.model.meta import ObjectKey, OwnerReference
 from webhook.core.model.podcliqueset import ALL_REPLICAS, PER_REPLICA, Entries, PodCliqueSet, ResourceSharingSpec
 from webhook.core.sharing.owners import Level, Owner
 
+MAX_CLAIMS_PER_OWNER = 10_000
+"""The reconciler's default limit of claims per owner (``--max-claims-per-owner``)."""
+
 
 @dataclass(frozen=True, slots=True)
 class DesiredClaim:
@@ -33,10 +36,6 @@ def claims_needed(entries: Entries, replicas: int) -> int:
 
 def claim_count(owner: Owner) -> int:
     return claims_needed(owner.entries, owner.replicas)
-
-
-MAX_CLAIMS_PER_OWNER = 10_000
-"""The reconciler's default limit of claims per owner (``--max-claims-per-owner``)."""
 
 
 def over_limit(owner: Owner, count: int, limit: int) -> str:

@@ -82,7 +82,6 @@ class Owner:
 
 
 def entries_source(level: Level, template: int) -> str:
-    """Where the entries of an owner made from the clique or scaling group at ``template`` are."""
     if level is Level.PODCLIQUESET:
         return PCS_ENTRIES
     kind = "cliques" if level is Level.CLIQUE else "podCliqueScalingGroups"
@@ -90,7 +89,6 @@ def entries_source(level: Level, template: int) -> str:
 
 
 def level_entries(spec: PodCliqueSetSpec, level: Level, template: int) -> Entries:
-    """The entries of the PodCliqueSet, or of the clique or scaling group at ``template``."""
     if level is Level.PODCLIQUESET:
         found: Entries | None = spec.template.resource_sharing
     elif level is Level.CLIQUE:
@@ -143,8 +141,8 @@ def most_replicas(spec: PodCliqueSetSpec, level: Level, template: int) -> int:
 
 
 def group_replicas(group: PodCliqueScalingGroupConfig) -> int:
-    """As the template gives them (the CRD's default is 1)."""
-    return max(group.template_replicas(), 0)
+    """As the template gives them: the CRD defaults an absent value to 1."""
+    return max(1 if group.replicas is None else group.replicas, 0)
 
 
 def clique_replicas(clique: PodCliqueTemplateSpec) -> int:

@@ -276,17 +276,13 @@ def _meet(segments: list[tuple[Segment, ...]], members: list[int], positions: li
     _meet(segments, open_members, rest, found, work)
     for value, fixed in by_value.items():
         work.spend(len(open_members))
-        reaching = [k for k in open_members if _reaches(_size(segments[k][pos]), value)]
+        reaching = [k for k in open_members if _reaches(segments[k][pos], value)]
         _meet(segments, fixed + reaching, rest, found, work)
 
 
-def _size(segment: Segment) -> int:
-    assert isinstance(segment, int), "an open index"
-    return segment
-
-
-def _reaches(size: int, value: str) -> bool:
+def _reaches(size: Segment, value: str) -> bool:
     """Whether an index of ``size`` values takes ``value``, measured first: it may be huge."""
+    assert isinstance(size, int), "an open index"
     return len(value) <= len(str(size)) and int(value) < size
 
 
