@@ -123,10 +123,11 @@ def decode(body: bytes) -> AdmissionReview | Rejection:
         read = _read_request(request)
     except ValidationError as err:
         return Rejection(400, f"AdmissionReview is malformed: request.{first_problem(err)}")
-    gvk = GroupVersionKind(read.kind.group, read.kind.version, read.kind.kind)
+    kind_of = read.kind
     return AdmissionReview(api_version, AdmissionRequest(
-        read.uid, gvk, read.name, read.namespace, read.operation, read.dry_run, read.object, read.old_object,
-        read.user_info, read.resource.resource, read.sub_resource,
+        read.uid, GroupVersionKind(kind_of.group, kind_of.version, kind_of.kind), read.name, read.namespace,
+        read.operation, read.dry_run, read.object, read.old_object, read.user_info, read.resource.resource,
+        read.sub_resource,
     ))
 
 

@@ -30,8 +30,6 @@ LEVELS = {
     "podcliquesets": Level.PODCLIQUESET,
 }
 """The resources whose ``scale`` subresource the webhook takes, by plural."""
-Lookup = Callable[[str], PodCliqueSet | None]
-"""A PodCliqueSet of the object's namespace by name, or None when unknown."""
 _INDEX = re.compile(r"0|[1-9][0-9]*")
 
 
@@ -95,7 +93,7 @@ class ScaleTarget(NamedTuple):
         return found
 
 
-def place(level: Level, name: str, lookup: Lookup) -> ScaleTarget | None:
+def place(level: Level, name: str, lookup: Callable[[str], PodCliqueSet | None]) -> ScaleTarget | None:
     """The object of that level and name in the PodCliqueSet that built it, if any: that one's name
     is the segments before a replica index (``<pcs>-<i>-...``), tried shortest first, and the rest
     what it builds at an index below its replicas."""

@@ -15,7 +15,7 @@ from webhook.core.model.meta import GroupVersionKind
 from webhook.core.model.podcliqueset import PodCliqueSet, read_podcliqueset
 from webhook.core.pcs.authorization import TemplateAuthorization, TemplateLookup, User, warn_missing
 from webhook.core.pcs.rules import validate_create, validate_update
-from webhook.core.pcs.warnings import claim_warnings, limit_warnings
+from webhook.core.pcs.warnings import claim_warnings, limit_warnings, most_claims
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 
 PODCLIQUESET = GroupVersionKind("grove.io", "v1alpha1", "PodCliqueSet")
@@ -86,7 +86,8 @@ class PodCliqueSetValidator:
         warnings = claim_warnings(pcs)
         if self.strict:
             errors, warnings = errors + warnings, []
-        warnings += limit_warnings(pcs, self.max_claims_per_owner)
+        if most_claims(pcs.spec) > self.max_claims_per_owner:
+            warnings += limit_warnings(pcs, self.max_claims_per_owner)
         return errors, warnings
 
     def _readable(self, user_info: object) -> Callable[[str, str], bool]:
