@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+from cachetools import TLRUCache, cached
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from webhook.core.boundedcache import BoundedCache
 from webhook.core.model.meta import ObjectKey
 from webhook.core.model.podcliqueset import PodCliqueSet, ResourceSharingSpec
 from webhook.core.sharing.desired import template_source
@@ -39,11 +40,16 @@ class TemplateError(Exception):
         self.missing = missing
 
 
+def _kept_until(_key: Any, read: dict[str, Any] | TemplateError, now: float) -> float:
+    return now + (MISSING_TTL if isinstance(read, TemplateError) else FOUND_TTL)
+
+
 class TemplateReads:
     def __init__(self, api: client.ApiClient, timeout: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._api = api
         self.timeout = timeout
-        self._specs: BoundedCache[ObjectKey, dict[str, Any] | TemplateError] = BoundedCache(KEPT, clock=clock)
+        self._load = cached(TLRUCache(KEPT, _kept_until, clock), condition=threading.Condition())(self._read)
+        """One read per template for all the threads asking at once; what it raises is not kept."""
 
     async def exists(self, namespace: str, name: str) -> bool | None:
         templates = Objects(self._api, RESOURCECLAIMTEMPLATES, namespace, self.timeout)
@@ -69,9 +75,7 @@ class TemplateReads:
 
     def spec(self, template: ObjectKey) -> dict[str, Any]:
         """The template's ``spec.spec``; ``TemplateError``, or, not remembered, an unreachable API server."""
-        found = self._specs.load(
-            template, lambda: self._read(template), lambda read: MISSING_TTL if isinstance(read, TemplateError) else FOUND_TTL
-        )
+        found = self._load(template)
         if isinstance(found, TemplateError):
             raise found
         return found

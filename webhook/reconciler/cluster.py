@@ -12,7 +12,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar, cast
 
-from webhook.core.boundedcache import BoundedCache
+from cachetools import LRUCache, TTLCache
+
 from webhook.core.model import labels as grove
 from webhook.core.model.meta import ObjectKey, ObjectMeta, OwnerReference, controller_of
 from webhook.core.model.podcliqueset import (
@@ -44,17 +45,15 @@ KEPT_LABELS = frozenset({*INDEX_LABELS, grove.MANAGED_BY, grove.PART_OF, grove.C
 
 Labels = tuple[tuple[str, str], ...]  # sorted (key, value) pairs
 
-_SHARED: BoundedCache[Hashable, Any] = BoundedCache(SHARED_KEPT)
+_SHARED: LRUCache[Hashable, Any] = LRUCache(SHARED_KEPT)
+_SHARED_LOCK = threading.Lock()
 
 
 def shared(value: T) -> T:
     """One copy of equal tuples: the claim cache may hold a great many claims, and those of one owner
     have the same labels but one and the same owners. Forgetting one costs sharing, not correctness."""
-    found = _SHARED.get(value)
-    if found is None:
-        _SHARED.put(value, value)
-        return value
-    return cast(T, found)
+    with _SHARED_LOCK:
+        return cast(T, _SHARED.setdefault(value, value))
 
 
 def label_shape(labels: Mapping[str, str]) -> tuple[Labels, str | None, str | None]:
@@ -113,37 +112,41 @@ class PendingWrites:
     a write, and a later change, before the write's answer comes: what it reported is kept too."""
 
     def __init__(self, ttl: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self._written: BoundedCache[ObjectKey, tuple[ClaimRecord, bool]] = BoundedCache(WRITES_KEPT, ttl, clock)
-        self._observed: BoundedCache[tuple[ObjectKey, str], bool] = BoundedCache(WRITES_KEPT, ttl, clock)
+        self._written: TTLCache[ObjectKey, tuple[ClaimRecord, bool]] = TTLCache(WRITES_KEPT, ttl, clock)
+        self._observed: TTLCache[tuple[ObjectKey, str], bool] = TTLCache(WRITES_KEPT, ttl, clock)
+        self._lock = threading.Lock()
 
     def wrote(self, record: ClaimRecord, deleted: bool = False) -> bool:
         """Remember a write; False when the watch has reported it already."""
         key = ObjectKey(record.namespace, record.name)
-        if not deleted and (key, record.resource_version) in self._observed:
-            return False
-        self._written.put(key, (record, deleted))
+        with self._lock:
+            if not deleted and self._observed.get((key, record.resource_version)):
+                return False
+            self._written[key] = (record, deleted)
         return True
 
     def observe(self, kind: str, obj: dict[str, Any]) -> None:
         """The watch reported a change: our write is forgotten once the watch has caught up with it."""
         key = object_key(obj)
         version = str((obj.get("metadata") or {}).get("resourceVersion") or "")
-        self._observed.put((key, version), True)
-        written = self._written.get(key)
-        if written is not None and (kind == "DELETED" or version == written[0].resource_version):
-            self._written.discard(key)
+        with self._lock:
+            self._observed[(key, version)] = True
+            written = self._written.get(key)
+            if written is not None and (kind == "DELETED" or version == written[0].resource_version):
+                self._written.pop(key, None)
 
     def resolve(self, key: ObjectKey, cached: ClaimRecord | None) -> ClaimRecord | None:
         """The claim as we last wrote it, or as cached once the cache is as new."""
-        record, deleted = self._written.get(key) or (None, False)
-        if record is None:
-            return cached
-        if deleted:
-            if cached is not None and cached.uid == record.uid:
-                return None  # our deletion is not in the cache yet
-        elif cached is None or cached.resource_version != record.resource_version:
-            return record
-        self._written.discard(key)
+        with self._lock:
+            record, deleted = self._written.get(key) or (None, False)
+            if record is None:
+                return cached
+            if deleted:
+                if cached is not None and cached.uid == record.uid:
+                    return None  # our deletion is not in the cache yet
+            elif cached is None or cached.resource_version != record.resource_version:
+                return record
+            self._written.pop(key, None)
         return cached
 
 
@@ -155,19 +158,23 @@ class RecentDeletions:
     def __init__(self, delay: float, keep: float, clock: Callable[[], float] = time.monotonic) -> None:
         self._delay = delay
         self._clock = clock
-        self._deleted_at: BoundedCache[ObjectKey, float] = BoundedCache(DELETIONS_KEPT, keep, clock)
+        self._deleted_at: TTLCache[ObjectKey, float] = TTLCache(DELETIONS_KEPT, keep, clock)
+        self._lock = threading.Lock()
 
     def observe(self, kind: str, obj: dict[str, Any]) -> None:
         if kind == "DELETED":
-            self._deleted_at.put(object_key(obj), self._clock())
+            with self._lock:
+                self._deleted_at[object_key(obj)] = self._clock()
 
     def remaining(self, key: ObjectKey) -> float:
         """Seconds until the claim may be re-created."""
-        at = self._deleted_at.get(key)
+        with self._lock:
+            at = self._deleted_at.get(key)
         return 0.0 if at is None else max(at + self._delay - self._clock(), 0.0)
 
     def recent(self, key: ObjectKey) -> bool:
-        return key in self._deleted_at
+        with self._lock:
+            return self._deleted_at.get(key) is not None
 
 
 def pcs_key_of(obj: Mapping[str, Any]) -> ObjectKey | None:

@@ -18,10 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
+from cachetools import LRUCache, TTLCache
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from webhook.core.boundedcache import BoundedCache
 from webhook.core.model.meta import ObjectKey, OwnerReference
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER, DesiredClaim, claim_count
@@ -160,7 +160,8 @@ class PodCliqueSetReconciler:
         self._stopping = stopping
         writes = ClaimWrites(api, caches, metrics, pool, self._check_stopping)
         self.executor = Executor(caches, writes, recorder, metrics, max_claims_per_owner)
-        self._orphans: BoundedCache[str, bool] = BoundedCache(ORPHANS_REMEMBERED)
+        self._orphans: LRUCache[str, bool] = LRUCache(ORPHANS_REMEMBERED)
+        self._orphans_lock = threading.Lock()
 
     def reconcile(self, key: ObjectKey) -> Outcome:
         observed = self.observe(key)
@@ -185,9 +186,10 @@ class PodCliqueSetReconciler:
         children = [("PodCliqueScalingGroup", g.metadata) for g in self._caches.scaling_groups_of(key)]
         children += [("PodClique", c.metadata) for c in self._caches.cliques_of(key)]
         for kind, metadata in children:
-            if metadata.uid in self._orphans:
-                continue
-            self._orphans.put(metadata.uid, True)
+            with self._orphans_lock:
+                if self._orphans.get(metadata.uid):
+                    continue
+                self._orphans[metadata.uid] = True
             collected = any(r.controller for r in metadata.owner_references)
             log.log(logging.DEBUG if collected else logging.INFO, "%s %s/%s names PodCliqueSet %s, which does not exist; ignored%s",
                     kind, metadata.namespace, metadata.name, key.name, " until the garbage collector removes it" if collected else "")
@@ -522,14 +524,16 @@ class EventRecorder:
     def __init__(self, api: client.ApiClient, component: str, instance: str, window: float = 600.0, remembered: int = 4096) -> None:
         self._api = api
         self.component, self.instance = component, instance
-        self._seen: BoundedCache[tuple[str, OwnerReference, str, str, str], tuple[str, int]] = BoundedCache(remembered, window)
+        self._seen: TTLCache[tuple[str, OwnerReference, str, str, str], tuple[str, int]] = TTLCache(remembered, window)
         """The Event written for each, and how many times it happened."""
+        self._seen_lock = threading.Lock()
 
     def record(self, namespace: str, about: OwnerReference, event_type: str, reason: str, message: str) -> None:
         key = (namespace, about, event_type, reason, message)
         now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()  # metav1.Time: seconds
         events = Objects(self._api, EVENTS, namespace)
-        name, count = self._seen.get(key) or ("", 0)
+        with self._seen_lock:
+            name, count = self._seen.get(key) or ("", 0)
         try:
             if not (count and self._bump(events, name, count + 1, now)):
                 created = events.create(self._event(namespace, about, event_type, reason, message, now))
@@ -540,7 +544,8 @@ class EventRecorder:
         except Exception as err:  # noqa: BLE001 - a report must never fail the work it reports on
             log.warning("cannot record event %s: %s", reason, err)
             return
-        self._seen.put(key, (name, count + 1))
+        with self._seen_lock:
+            self._seen[key] = (name, count + 1)
 
     @staticmethod
     def _bump(events: Objects, name: str, count: int, now: str) -> bool:
