@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from webhook.core.pcs.validator import PODCLIQUESET
-from webhook.policy import PolicySettings, authorization, rules
+from webhook.policy import PolicySettings, rules
 from webhook.policy.cel import bind
 
 API_VERSION = "admissionregistration.k8s.io/v1"
@@ -31,7 +31,7 @@ def _shown(message: str) -> str:
 CREATE_MESSAGE = f"variables.createErrorCount > 1 ? '[' + {rules.MESSAGE} + ']' : {rules.MESSAGE}"
 UPDATE_CHECKED = "request.operation == 'UPDATE' && variables.createErrorCount == 0"
 
-VARIABLES = [*rules.OBJECT_VARIABLES, *rules.VARIABLES, *rules.OLD_VARIABLES, *authorization.VARIABLES]
+VARIABLES = [*rules.OBJECT_VARIABLES, *rules.VARIABLES, *rules.OLD_VARIABLES, *rules.FOREIGN_VARIABLES]
 VALIDATIONS: list[dict[str, Any]] = [
     {
         "expression": f"{rules.REFUSAL} == ''",
@@ -51,7 +51,7 @@ VALIDATIONS: list[dict[str, Any]] = [
         "message": "resource sharing cannot change after the PodCliqueSet is created",
         "reason": "Forbidden",
     },
-    *authorization.VALIDATIONS,
+    *rules.TEMPLATE_VALIDATIONS,
 ]
 
 

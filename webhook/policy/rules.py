@@ -1,6 +1,8 @@
-"""What the validating webhook checks before it asks the authorizer, as the policy's CEL
-(docs/policy.md): what it cannot decode, then Grove's resource-sharing rules (BEHAVIOUR.md §2.5 to
-§2.10) in the order and texts of ``core.pcs.rules``, whose constants they are written from.
+"""What the validating webhook checks, as the policy's CEL (docs/policy.md): what it cannot decode,
+then Grove's resource-sharing rules (BEHAVIOUR.md §2.5 to §2.10) in the order and texts of
+``core.pcs.rules``, whose constants they are written from; then, on a CREATE that passed them, each
+ResourceClaimTemplate of another namespace it names, denied unless the API server's authorizer says
+the user may ``get`` it (DECISIONS.md §3.1), in the texts and choice of ``core.pcs.authorization``.
 
 Each create-time variable holds one level's error texts, nested by owner and entry, as CEL cannot
 flatten lists on every supported API server; the message joins them in Grove's order. The object
@@ -23,7 +25,8 @@ from webhook.core.gocompat.fielderrors import ErrorType, Path, not_supported
 from webhook.core.gocompat.gotypes import GoType, Slice, Struct
 from webhook.core.model.podcliqueset import SUPPORTED_SCOPES, PodCliqueSet
 from webhook.core.pcs import rules as core
-from webhook.core.pcs.rules import CLIQUES, GROUPS, PCS_SHARING, TEMPLATES
+from webhook.core.pcs.authorization import TEMPLATE_REFUSED
+from webhook.core.pcs.rules import CLIQUES, GROUPS, PCS_SHARING, TEMPLATE, TEMPLATES
 from webhook.core.pcs.validator import PODCLIQUESET
 from webhook.policy import cel
 from webhook.policy.cel import Text
@@ -284,3 +287,90 @@ check ``format: int32``) and a capacity that is no quantity. (Opaque parameters 
 the webhook reads, which it refuses too, are read as Go reads them: ``cel``.) In the webhook's
 order: the new object's model, on UPDATE the old one's, then the new templates and, on UPDATE when
 they differ, the old ones (decoded only to compare). Not a variable, as ``UPDATE_ERRORS``."""
+
+
+SLOTS = 16
+"""Templates of other namespaces one CREATE may name, within the request's budget: a message cannot
+ask the authorizer, so each template gets a validation (a slot) whose message names it, and each
+answer costs a large share of a request's CEL budget, so the slots are few (docs/policy.md)."""
+
+FOREIGN = "e.?namespace.orValue('') != '' && e.namespace != request.namespace"
+OWNERS = (("c", "variables.cliques", CLIQUES), ("g", "variables.groups", GROUPS))
+"""The owners of lists after the PodCliqueSet's (``p``), in the rules' order: cliques, scaling groups."""
+
+
+def _places() -> str:
+    """Each entry naming a template of another namespace, by its place ``<level>.<owner>.<entry>``:
+    entries of all levels are gathered into one list, as CEL cannot flatten lists on every
+    supported API server, and places are digits and letters, so joining and splitting are exact."""
+    pcs = f"variables.sharing.transformList(i, e, {FOREIGN}, 'p.0.' + string(i)).join(',')"
+    owned = [
+        f"{owners}.transformList(o, w, w.?resourceSharing.orValue([]).transformList(i, e, {FOREIGN},"
+        f" '{level}.' + string(o) + '.' + string(i)).join(',')).filter(s, s != '').join(',')"
+        for level, owners, _ in OWNERS
+    ]
+    return f"[{pcs}, {', '.join(owned)}].filter(s, s != '').join(',')"
+
+
+def _by_level(place: str, pcs: object, cliques: object, groups: object) -> str:
+    return f"({place}[0] == 'p' ? {pcs} : ({place}[0] == 'c' ? {cliques} : {groups}))"
+
+
+def _at(place: str, body: str) -> str:
+    """``body`` with ``s`` the three parts of ``place`` and ``e`` the entry there."""
+    owned = (f"{owners}[int(s[1])].resourceSharing[int(s[2])]" for _, owners, _ in OWNERS)
+    return cel.bind("s", f"{place}.split('.')", cel.bind("e", _by_level("s", "variables.sharing[int(s[2])]", *owned), body))
+
+
+def _template_refusal() -> str:
+    """The webhook's refusal of entry ``e`` at ``s``, at its ``namespace`` field path (e.g.
+    ``spec.template.cliques[0].resourceSharing[1].namespace``)."""
+    entry = Text.expr("s[2]")
+    owned = (Text.of(f"{path}[") + Text.expr("s[1]") + "].resourceSharing[" + entry + "].namespace" for _, _, path in OWNERS)
+    path = _by_level("s", Text.of(f"{PCS_SHARING}[") + entry + "].namespace", *owned)
+    before, middle, after = TEMPLATE_REFUSED.split("{}")
+    user, template = Text.expr(cel.quote("request.userInfo.username")), Text.expr(cel.quote("string(e.namespace) + '/' + string(e.name)"))
+    detail = Text.of(before + "user ") + user + middle + "ResourceClaimTemplate " + template + after
+    return str(cel.error(Text.expr(path), ErrorType.FORBIDDEN) + ": " + detail)
+
+
+KEY = "strings.quote(e.namespace) + strings.quote(e.name)"
+"""A template's namespace and name as one text, the same for the same pair and only for it."""
+
+FOREIGN_VARIABLES: list[Variable] = [
+    ("foreignPlaces", _places()),
+    ("foreignEntries", "variables.foreignPlaces == '' ? [] : variables.foreignPlaces.split(',')"),
+    ("foreignKeys", f"variables.foreignEntries.map(f, {_at('f', KEY)})"),
+    ("foreign", "variables.foreignEntries.transformList(i, f, !variables.foreignKeys.exists(j, k, j < i && k == variables.foreignKeys[i]), f)"),
+]
+"""``foreign``: the place of the first entry naming each template of another namespace."""
+
+ASKED = "request.operation != 'CREATE' || variables.createErrorCount > 0"
+"""When nothing is asked: the webhook asks only about a CREATE the rules allow (and one it cannot
+read is denied by the first validation)."""
+
+
+def _slot(k: int) -> dict[str, Any]:
+    allowed = (
+        "authorizer.group('resource.k8s.io').resource('resourceclaimtemplates')"
+        ".namespace(e.namespace).name(e.name).check('get').allowed()"
+    )
+    return {
+        "expression": f"{ASKED} || size(variables.foreign) <= {k} || {_at(f'variables.foreign[{k}]', allowed)}",
+        "messageExpression": f"size(variables.foreign) > {k} ? {_at(f'variables.foreign[{k}]', _template_refusal())} : ''",
+        "message": "a template of another namespace may be used only by users who may read it",
+        "reason": "Forbidden",
+    }
+
+
+TOO_MANY = {
+    "expression": f"{ASKED} || size(variables.foreign) <= {SLOTS}",
+    "messageExpression": (
+        f"'{TEMPLATE}: Forbidden: names ' + string(size(variables.foreign)) + ' ResourceClaimTemplates of"
+        f" other namespaces; the ValidatingAdmissionPolicy checks at most {SLOTS}'"
+    ),
+    "message": f"the ValidatingAdmissionPolicy checks at most {SLOTS} ResourceClaimTemplates of other namespaces",
+    "reason": "Forbidden",
+}
+
+TEMPLATE_VALIDATIONS: list[dict[str, Any]] = [*(_slot(k) for k in range(SLOTS)), TOO_MANY]
