@@ -52,78 +52,63 @@ def _without_metadata(templates: GoType) -> GoType:
 TEMPLATES_TYPE = _without_metadata(core.TEMPLATES_TYPE)
 """The templates as the webhook decodes them, once the API server has pruned them."""
 
-OBJECT_VARIABLES: list[Variable] = [
-    ("template", "object.spec.template"),
-    ("templates", "variables.template.?resourceClaimTemplates.orValue([])"),
-    ("sharing", "variables.template.?resourceSharing.orValue([])"),
-    ("cliques", "variables.template.cliques"),
-    ("groups", "variables.template.?podCliqueScalingGroups.orValue([])"),
-]
+PARTS = (
+    ("template", "{root}.spec.template"),
+    ("templates", "{template}.?resourceClaimTemplates.orValue([])"),
+    ("sharing", "{template}.?resourceSharing.orValue([])"),
+    ("cliques", "{template}.cliques"),
+    ("groups", "{template}.?podCliqueScalingGroups.orValue([])"),
+)
+OBJECT_VARIABLES: list[Variable] = [(name, part.format(root="object", template="variables.template")) for name, part in PARTS]
 """The parts of the new object the rules read, a missing list read as an empty one."""
 
 
-def _entry_errors(path: Text, i: str, e: str, names: str) -> str:
+def _entry_errors(path: Text, names: str) -> str:
     """R1 to R4 of entry ``e`` at index ``i`` of the list at ``path`` (``names``: the list's names)."""
-    at = path.index(i)
+    at = path.index("i")
     r1 = cel.error(at.child("name"), ErrorType.REQUIRED, core.REFERENCE_NAME_REQUIRED)
-    r2 = cel.error(at.child("name"), ErrorType.DUPLICATE, value=cel.quote(f"{e}.name"))
-    r3 = cel.error(at.child("namespace"), ErrorType.INVALID, core.NAMESPACE_OF_INTERNAL_TEMPLATE, cel.quote(f"{e}.namespace"))
-    r4 = cel.error(at.child("scope"), ErrorType.NOT_SUPPORTED, SCOPE_DETAIL, cel.quote(f"{e}.scope"))
-    internal = f"{e}.?namespace.orValue('') != '' && {e}.name != '' && {e}.name in variables.templateNames"
-    earlier = cel.bind("n", f"{e}.name", f"{names}.transformList(j, m, m == n, j)[0] < {i}")
+    r2 = cel.error(at.child("name"), ErrorType.DUPLICATE, value=cel.quote("e.name"))
+    r3 = cel.error(at.child("namespace"), ErrorType.INVALID, core.NAMESPACE_OF_INTERNAL_TEMPLATE, cel.quote("e.namespace"))
+    r4 = cel.error(at.child("scope"), ErrorType.NOT_SUPPORTED, SCOPE_DETAIL, cel.quote("e.scope"))
+    internal = "e.?namespace.orValue('') != '' && e.name != '' && e.name in variables.templateNames"
+    earlier = cel.bind("n", "e.name", f"{names}.transformList(j, m, m == n, j)[0] < i")
     return (
-        f"({e}.name == '' ? [{r1}] : {cel.when(earlier, f'[{r2}]')})"
-        f" + {cel.when(internal, f'[{r3}]')} + {cel.when(f'!({e}.scope in {SCOPES})', f'[{r4}]')}"
+        f"(e.name == '' ? [{r1}] : {cel.when(earlier, f'[{r2}]')})"
+        f" + {cel.when(internal, f'[{r3}]')} + {cel.when(f'!(e.scope in {SCOPES})', f'[{r4}]')}"
     )
 
 
+def _sharing_errors(entries: str, path: Text, names: str, empty: str = "", children: tuple[tuple[str, str], ...] = ()) -> str:
+    """R1 to R4 over the list ``entries`` at ``path`` (``names``: the list's names); then, where the
+    level has filters, F1 to F3 (G1, G2) for each entry with one: ``empty`` when it names no child,
+    and each name of its ``children`` lists (member, the names there) that is not there."""
+    errors = f"{entries}.transformList(i, e, {_entry_errors(path, names)})"
+    if not children:
+        return errors
+    at = path.index("i").child("filter")
+    lists = [(f"e.filter.?{member}.orValue([])", known, at.child(member).index("j")) for member, known in children]
+    unnamed = cel.when(" && ".join(f"size({items}) == 0" for items, _, _ in lists), f"[{cel.error(at, ErrorType.REQUIRED, empty)}]")
+    unknown = [f"{items}.transformList(j, n, !(n in {known}), {cel.error(name, ErrorType.NOT_FOUND, value=cel.quote('n'))})" for items, known, name in lists]
+    return f"{errors} + {entries}.transformList(i, e, {cel.when('has(e.filter)', ' + '.join([unnamed, *unknown]))})"
+
+
+def _owned_errors(owners: str, path: Path, index: str, owner: str, empty: str = "", children: tuple[tuple[str, str], ...] = ()) -> str:
+    """``_sharing_errors`` over the list of each of ``owners`` (``cliques``, ``groups``), as ``owner`` at ``index``."""
+    names = f"variables.{owners[:-1]}SharingNames[{index}]"
+    entries = _sharing_errors(f"{owner}.?resourceSharing.orValue([])", Text.of(path).index(index).child("resourceSharing"), names, empty, children)
+    return f"variables.{owners}.transformList({index}, {owner}, {entries})"
+
+
 def _templates() -> str:
-    t1 = cel.error(Text.of(TEMPLATES).index("i").child("name"), ErrorType.REQUIRED, core.TEMPLATE_NAME_REQUIRED)
-    requests = Text.of(TEMPLATES).index("i").child("templateSpec").child("spec").child("devices").child("requests")
-    t2 = cel.error(requests, ErrorType.REQUIRED, core.DEVICE_REQUESTS_REQUIRED)
+    at = Text.of(TEMPLATES).index("i")
+    t1 = cel.error(at.child("name"), ErrorType.REQUIRED, core.TEMPLATE_NAME_REQUIRED)
+    t2 = cel.error(at.child("templateSpec.spec.devices.requests"), ErrorType.REQUIRED, core.DEVICE_REQUESTS_REQUIRED)
     names = "'[' + variables.duplicateTemplateNames.map(n, strings.quote(n)).join(',') + ']'"
     t3 = cel.error(Text.of(TEMPLATES.child("name")), ErrorType.DUPLICATE, value=names)
     no_requests = "size(t.templateSpec.spec.?devices.?requests.orValue([])) == 0"
     unnamed = "t.name == ''"
     each = f"{cel.when(unnamed, f'[{t1}]')} + {cel.when(no_requests, f'[{t2}]')}"
     return f"variables.templates.transformList(i, t, {each}) + {cel.when('size(variables.duplicateTemplateNames) > 0', f'[[{t3}]]')}"
-
-
-def _sharing() -> str:
-    """R1 to R4 over the PodCliqueSet's list, then F1 to F3 for each entry with a filter."""
-    at = Text.of(PCS_SHARING).index("i").child("filter")
-    f1 = cel.error(at, ErrorType.REQUIRED, core.PCS_FILTER_EMPTY)
-    cliques, groups = "e.filter.?childCliqueNames.orValue([])", "e.filter.?childScalingGroupNames.orValue([])"
-    f2 = cel.error(at.child("childCliqueNames").index("j"), ErrorType.NOT_FOUND, value=cel.quote("n"))
-    f3 = cel.error(at.child("childScalingGroupNames").index("j"), ErrorType.NOT_FOUND, value=cel.quote("n"))
-    filtered = (
-        f"{cel.when(f'size({cliques}) == 0 && size({groups}) == 0', f'[{f1}]')}"
-        f" + {cliques}.transformList(j, n, !(n in variables.cliqueNames), {f2})"
-        f" + {groups}.transformList(j, n, !(n in variables.groupNames), {f3})"
-    )
-    entries = _entry_errors(Text.of(PCS_SHARING), "i", "e", "variables.sharingNames")
-    return f"variables.sharing.transformList(i, e, {entries}) + variables.sharing.transformList(i, e, {cel.when('has(e.filter)', filtered)})"
-
-
-def _cliques() -> str:
-    entries = _entry_errors(Text.of(CLIQUES).index("c").child("resourceSharing"), "i", "e", "variables.cliqueSharingNames[c]")
-    return f"variables.cliques.transformList(c, q, q.?resourceSharing.orValue([]).transformList(i, e, {entries}))"
-
-
-def _groups() -> str:
-    """R1 to R4 over each scaling group's list, then G1 and G2 for each entry with a filter."""
-    path = Text.of(GROUPS).index("g").child("resourceSharing")
-    at = path.index("i").child("filter")
-    g1 = cel.error(at, ErrorType.REQUIRED, core.GROUP_FILTER_EMPTY)
-    g2 = cel.error(at.child("childCliqueNames").index("j"), ErrorType.NOT_FOUND, value=cel.quote("n"))
-    cliques = "e.filter.?childCliqueNames.orValue([])"
-    filtered = f"{cel.when(f'size({cliques}) == 0', f'[{g1}]')} + {cliques}.transformList(j, n, !(n in p.cliqueNames), {g2})"
-    entries = _entry_errors(path, "i", "e", "variables.groupSharingNames[g]")
-    per_group = (
-        f"p.?resourceSharing.orValue([]).transformList(i, e, {entries})"
-        f" + p.?resourceSharing.orValue([]).transformList(i, e, {cel.when('has(e.filter)', filtered)})"
-    )
-    return f"variables.groups.transformList(g, p, {per_group})"
 
 
 ERROR_LEVELS = (("templateErrors", 2), ("sharingErrors", 2), ("cliqueErrors", 3), ("groupErrors", 3))
@@ -139,9 +124,10 @@ VARIABLES: list[Variable] = [
     ("sharingNames", "variables.sharing.map(e, e.name)"),
     *((f"{owners[:-1]}SharingNames", f"variables.{owners}.map(o, o.?resourceSharing.orValue([]).map(e, e.name))") for owners in ("cliques", "groups")),
     ("templateErrors", _templates()),
-    ("sharingErrors", _sharing()),
-    ("cliqueErrors", _cliques()),
-    ("groupErrors", _groups()),
+    ("sharingErrors", _sharing_errors("variables.sharing", Text.of(PCS_SHARING), "variables.sharingNames", core.PCS_FILTER_EMPTY,
+                                      (("childCliqueNames", "variables.cliqueNames"), ("childScalingGroupNames", "variables.groupNames")))),
+    ("cliqueErrors", _owned_errors("cliques", CLIQUES, "c", "q")),
+    ("groupErrors", _owned_errors("groups", GROUPS, "g", "p", core.GROUP_FILTER_EMPTY, (("childCliqueNames", "p.cliqueNames"),))),
     ("createErrorCount", " + ".join(cel.counted(f"variables.{name}", depth) for name, depth in ERROR_LEVELS)),
 ]
 """The create-time rules: ``createErrorCount`` is 0 exactly when the webhook's rules find nothing."""
@@ -150,11 +136,7 @@ MESSAGE = "[" + ", ".join(cel.joined(f"variables.{name}", depth) for name, depth
 """Every create-time error, in Grove's order, joined as Grove's aggregate joins them."""
 
 OLD_VARIABLES: list[Variable] = [
-    ("oldTemplate", "oldObject.spec.template"),
-    ("oldTemplates", "variables.oldTemplate.?resourceClaimTemplates.orValue([])"),
-    ("oldSharing", "variables.oldTemplate.?resourceSharing.orValue([])"),
-    ("oldCliques", "variables.oldTemplate.cliques"),
-    ("oldGroups", "variables.oldTemplate.?podCliqueScalingGroups.orValue([])"),
+    *((f"old{name.title()}", part.format(root="oldObject", template="variables.oldTemplate")) for name, part in PARTS),
     ("oldCliqueIndex", "variables.oldCliques.transformMapEntry(i, q, {q.name: i})"),
     ("oldGroupNames", "variables.oldGroups.map(p, p.name)"),
 ]
@@ -256,21 +238,14 @@ def model_problems(root: str) -> str:
     return f"[{', '.join(checks)}].filter(p, p != '').join(', ')"
 
 
-def _template_problems(templates: str) -> str:
-    return cel.problems(TEMPLATES_TYPE, templates, Text.of(TEMPLATES))
-
-
-def _refusal(field: str, problems: str) -> str:
-    return str(Text.of(f"cannot decode request.{field} as {PODCLIQUESET}: ") + Text.expr(problems))
-
-
 def _first(*checks: tuple[str, str, str]) -> str:
     """The refusal of the first (condition, field, problems) whose problems are not ``''``."""
     if not checks:
         return "''"
-    (condition, field, problems), rest = checks[0], checks[1:]
-    found = cel.bind("p", problems, f"p != '' ? {_refusal(field, 'p')} : {_first(*rest)}")
-    return found if condition == "true" else f"({condition} ? {found} : {_first(*rest)})"
+    (condition, field, problems), rest = checks[0], _first(*checks[1:])
+    refusal = Text.of(f"cannot decode request.{field} as {PODCLIQUESET}: ") + Text.expr("p")
+    found = cel.bind("p", problems, f"p != '' ? {refusal} : {rest}")
+    return found if condition == "true" else f"({condition} ? {found} : {rest})"
 
 
 UPDATE = "request.operation == 'UPDATE'"
@@ -278,8 +253,8 @@ UPDATE = "request.operation == 'UPDATE'"
 REFUSAL = _first(
     ("true", "object", model_problems("object")),
     (UPDATE, "oldObject", model_problems("oldObject")),
-    ("true", "object", _template_problems("variables.templates")),
-    (f"{UPDATE} && variables.templates != variables.oldTemplates", "oldObject", _template_problems("variables.oldTemplates")),
+    ("true", "object", cel.problems(TEMPLATES_TYPE, "variables.templates", Text.of(TEMPLATES))),
+    (f"{UPDATE} && variables.templates != variables.oldTemplates", "oldObject", cel.problems(TEMPLATES_TYPE, "variables.oldTemplates", Text.of(TEMPLATES))),
 )
 """Why the webhook would answer code 400, or ``''``. Past Grove's CRD schema, two things still stop
 it reading a PodCliqueSet: an int32 of its model out of range (an API server before 1.35 does not
@@ -287,7 +262,6 @@ check ``format: int32``) and a capacity that is no quantity. (Opaque parameters 
 the webhook reads, which it refuses too, are read as Go reads them: ``cel``.) In the webhook's
 order: the new object's model, on UPDATE the old one's, then the new templates and, on UPDATE when
 they differ, the old ones (decoded only to compare). Not a variable, as ``UPDATE_ERRORS``."""
-
 
 SLOTS = 16
 """Templates of other namespaces one CREATE may name, within the request's budget: a message cannot
