@@ -46,9 +46,8 @@ def _namespace_names(values: list[str]) -> list[str]:
     return list(dict.fromkeys(map(namespace_name, values)))
 
 
-Namespaces = Annotated[
-    list[str], NoDecode, BeforeValidator(lambda value: split_list(value, ",")), AfterValidator(_namespace_names)
-]
+Commas = BeforeValidator(lambda value: split_list(value, ","))
+Namespaces = Annotated[list[str], NoDecode, Commas, AfterValidator(_namespace_names)]
 """A repeatable namespace option: comma-separated in the environment, repeats dropped."""
 
 Seconds = Annotated[float, Field(gt=0, json_schema_extra={"metavar": "SECONDS"})]
@@ -101,13 +100,16 @@ UNITS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|d|h|m|s)")
 
 
-def parse_duration(text: str) -> float:
+def parse_duration(value: Any) -> Any:
     """Seconds in a duration as Go and cert-manager write them (``2160h``, ``1h30m``), or in days
-    (``90d``), so that a lifetime reads the same in the chart, here and in cert-manager."""
-    compact = text.strip()
+    (``90d``), so that a lifetime reads the same in the chart, here and in cert-manager; a number
+    of seconds passes through."""
+    if not isinstance(value, str) or value.strip().replace(".", "", 1).isdigit():
+        return value
+    compact = value.strip()
     parts = _PART.findall(compact)
     if not compact or "".join(number + unit for number, unit in parts) != compact:
-        raise ValueError(f"{text!r} is not a duration such as 2160h, 90d, 1h30m or 45s")
+        raise ValueError(f"{value!r} is not a duration such as 2160h, 90d, 1h30m or 45s")
     return sum(float(number) * UNITS[unit] for number, unit in parts)
 
 
@@ -124,7 +126,7 @@ def _valid_hosts(hosts: list[str]) -> list[str]:
     return hosts
 
 
-Hosts = Annotated[list[str], NoDecode, BeforeValidator(lambda value: split_list(value, ",")), AfterValidator(_valid_hosts)]
+Hosts = Annotated[list[str], NoDecode, Commas, AfterValidator(_valid_hosts)]
 """DNS names and IP addresses, comma-separated on the command line and in the environment."""
 
 SHORTEST_VALIDITY = 20.0
@@ -135,7 +137,7 @@ trusted before it serves a certificate signed by it."""
 class DecisionSettings(ClaimLimitSettings):
     """What changes a webhook's decision: shared by ``serve`` and ``review``."""
 
-    objects: Annotated[list[Path], NoDecode] = Field(
+    objects: Annotated[list[Path], NoDecode, BeforeValidator(lambda value: split_list(value, os.pathsep))] = Field(
         default_factory=list,
         description=(
             "A YAML or JSON manifest file, or a directory of them, with PodCliqueSets and related "
@@ -158,16 +160,6 @@ class DecisionSettings(ClaimLimitSettings):
             "or admit it unchanged with a warning."
         ),
     )
-
-    @field_validator("objects", mode="before")
-    @classmethod
-    def _split_paths(cls, value: Any) -> Any:
-        return split_list(value, os.pathsep)
-
-    @property
-    def uses_cluster(self) -> bool:
-        """Whether the store is the cluster's (list+watch) rather than the embedded one (files)."""
-        return False
 
 
 class CertificateSettings(CommandSettings):
@@ -210,7 +202,7 @@ class CertificateSettings(CommandSettings):
         description="Comma-separated DNS names and IP addresses the certificates of --cert-secret are valid for.",
         json_schema_extra={"metavar": "HOSTS", "comma_list": True, "default_text": "none"},
     )
-    cert_validity: float = Field(
+    cert_validity: Annotated[float, BeforeValidator(parse_duration)] = Field(
         90 * 86400.0,
         gt=0,
         description=(
@@ -226,13 +218,6 @@ class CertificateSettings(CommandSettings):
             "check fails or a new certificate waits for its CA to be trusted)."
         ),
     )
-
-    @field_validator("cert_validity", mode="before")
-    @classmethod
-    def _duration(cls, value: Any) -> Any:
-        if isinstance(value, str) and not value.strip().replace(".", "", 1).isdigit():
-            return parse_duration(value)
-        return value
 
     @model_validator(mode="after")
     def _controller_complete(self) -> CertificateSettings:
@@ -402,10 +387,9 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, Cont
 
     @property
     def uses_cluster(self) -> bool:
-        """With a kubeconfig, or in a pod when no manifests are given."""
-        if self.kubeconfig is not None:
-            return True
-        return not self.objects and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+        """Whether the store is the cluster's (list+watch) rather than the embedded one (files):
+        with a kubeconfig, or in a pod when no manifests are given."""
+        return self.kubeconfig is not None or (not self.objects and bool(os.environ.get("KUBERNETES_SERVICE_HOST")))
 
 
 class ReviewSettings(DecisionSettings):

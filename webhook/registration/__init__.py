@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from webhook.settings import ContextSettings, LoggingSettings
+from webhook.settings import ContextSettings, LoggingSettings, Seconds
 
 
 class UnregisterSettings(LoggingSettings, ContextSettings):
@@ -28,12 +28,10 @@ class UnregisterSettings(LoggingSettings, ContextSettings):
         ),
         json_schema_extra={"metavar": "FILE", "default_text": "in-cluster or default kubeconfig"},
     )
-    timeout: float = Field(
+    timeout: Seconds = Field(
         60.0,
-        gt=0,
         description=(
             "Seconds to keep trying while the API server cannot be reached or answers with a server "
             "error; a refusal (such as 403) ends the command at once."
         ),
-        json_schema_extra={"metavar": "SECONDS"},
     )
