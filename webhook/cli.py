@@ -165,11 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         module, _, function = command.run.partition(":")
         exit_code: int = getattr(importlib.import_module(module), function)(settings)
         return exit_code
-    except UsageError as err:
-        print(f"{err.prog}: error: {err.line()}", file=sys.stderr)
-        return err.exit_code
     except CommandError as err:
-        print(f"{prog}: error: {err.line()}", file=sys.stderr)
+        print(f"{err.prog if isinstance(err, UsageError) else prog}: error: {err.line()}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         return 130

@@ -15,7 +15,4 @@ class CommandError(Exception):
 
     def line(self) -> str:
         """The message on one line, whatever it quotes (a label key with a line break, say)."""
-        message = str(self)
-        if message.isprintable():
-            return message
-        return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in message)
+        return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(self))

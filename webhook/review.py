@@ -14,7 +14,7 @@ import yaml
 from webhook.core.admission import AdmissionReview, Answer, Rejection, answer, decode
 from webhook.errors import CommandError
 from webhook.settings import ReviewSettings
-from webhook.stores import StoreError
+from webhook.stores import StoreError, build_store
 from webhook.webhooks import WEBHOOKS, Webhook
 
 UNUSABLE = 2
@@ -33,8 +33,7 @@ def review(settings: ReviewSettings) -> int:
     else:
         sys.stdout.buffer.write(content + b"\n")
     sys.stdout.flush()
-    if decided.error is not None:
-        err = decided.error
+    if (err := decided.error) is not None:
         raise CommandError(f"{settings.file}: internal error in the {webhook.name} webhook: {type(err).__name__}: {err}", UNUSABLE)
     response = decided.body["response"]
     if response["allowed"]:
@@ -93,8 +92,6 @@ def _webhook_for(review: AdmissionReview) -> Webhook:
 
 
 async def _decide(settings: ReviewSettings, webhook: Webhook, body: bytes) -> Answer:
-    from webhook.stores import build_store
-
     try:
         store = build_store(settings)
         await store.start()

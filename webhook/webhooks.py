@@ -22,7 +22,7 @@ from webhook.stores import AuthorizingStore, ObjectStore
 Respond = Callable[[bytes], Awaitable[Answer]]
 """A webhook's answer to a request body: the server reaches the core through this module only."""
 
-__all__ = ["WEBHOOKS", "Answer", "Respond", "Webhook", "template_authorization"]
+__all__ = ["WEBHOOKS", "Answer", "Respond", "Webhook"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,35 +37,22 @@ class Webhook:
         return functools.partial(answer, self.build(settings, store), self.name)
 
 
-def template_authorization(settings: DecisionSettings, store: ObjectStore) -> TemplateAuthorization | None:
-    """Whether a user may read the templates of other namespaces a PodCliqueSet names (DECISIONS.md
-    §3.1): with the cluster store, unless ``--template-authorization off``; else None."""
-    if not isinstance(settings, ServeSettings) or settings.template_authorization == "off":
-        return None
-    if not isinstance(store, AuthorizingStore):
-        return None
-    return TemplateAuthorization(store.template_access(), warn=settings.template_authorization == "warn")
-
-
 def _validator(settings: DecisionSettings, store: ObjectStore) -> PodCliqueSetValidator:
+    """With the cluster store, a PodCliqueSet naming templates of other namespaces needs its user to
+    be allowed to read them (DECISIONS.md §3.1), unless ``--template-authorization off``."""
+    if not isinstance(store, AuthorizingStore):
+        return PodCliqueSetValidator(strict=settings.strict, max_claims_per_owner=settings.max_claims_per_owner)
+    mode = settings.template_authorization if isinstance(settings, ServeSettings) else "off"
     return PodCliqueSetValidator(
         strict=settings.strict,
-        templates=template_authorization(settings, store),
+        templates=None if mode == "off" else TemplateAuthorization(store.template_access(), warn=mode == "warn"),
         max_claims_per_owner=settings.max_claims_per_owner,
-        lookup=store.template_lookup() if isinstance(store, AuthorizingStore) else None,
+        lookup=store.template_lookup(),
     )
-
-
-def _scale_validator(settings: DecisionSettings, store: ObjectStore) -> ScaleValidator:
-    return ScaleValidator(store, strict=settings.strict)
-
-
-def _mutator(settings: DecisionSettings, store: ObjectStore) -> PodMutator:
-    return PodMutator(store, on_missing_pcs=settings.on_missing_pcs)
 
 
 WEBHOOKS: tuple[Webhook, ...] = (
     Webhook("validate-podcliqueset", "/webhooks/validate-podcliqueset", "PodCliqueSet", _validator),
-    Webhook("validate-scale", "/webhooks/validate-scale", "Scale", _scale_validator),
-    Webhook("mutate-pod", "/webhooks/mutate-pod", "Pod", _mutator),
+    Webhook("validate-scale", "/webhooks/validate-scale", "Scale", lambda settings, store: ScaleValidator(store, strict=settings.strict)),
+    Webhook("mutate-pod", "/webhooks/mutate-pod", "Pod", lambda settings, store: PodMutator(store, on_missing_pcs=settings.on_missing_pcs)),
 )
