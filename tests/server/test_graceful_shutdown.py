@@ -207,7 +207,7 @@ def cancelled_while_deciding(closed: bool) -> tuple[BaseException | None, int, i
         await asyncio.Event().wait()
 
     lifecycle, budget = Lifecycle(closed=closed), Budget(1024 * 1024)
-    metrics = ServerMetrics(EmbeddedStore.of([]))
+    metrics = ServerMetrics(EmbeddedStore.of([]), lifecycle, budget)
     endpoint = WebhookEndpoint("validate-podcliqueset", waits, metrics)
     app = RequestLimits(endpoint, ServeSettings(), budget, lifecycle)
     scope = {"type": "http", "method": "POST", "path": VALIDATE, "headers": [(b"content-length", b"2")]}

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import orjson
-import uvicorn
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from webhook.settings import ServeSettings
 
@@ -79,10 +79,6 @@ class Lifecycle:
     """Connections the server dropped, by reason (counted on the event loop)."""
 
 
-async def _unused(scope: Any, receive: Any, send: Any) -> None:
-    """The app of the configuration that finds uvicorn's protocol: it serves nothing."""
-
-
 def passed(due: float | None, now: float) -> bool:
     return due is not None and due <= now
 
@@ -95,9 +91,6 @@ class Connections:
         self.budget = budget
         self.dropped = dropped
         self.open: dict[Peer, ConnectionGuard] = {}
-        config = uvicorn.Config(_unused, http="httptools", log_config=None, proxy_headers=False)
-        config.load()
-        self.http = config.http_protocol_class
 
     def protocol(self) -> type[asyncio.Protocol]:
         """What ``uvicorn.Config(http=...)`` takes: a guard of these connections for each one."""
@@ -124,7 +117,7 @@ class ConnectionGuard(asyncio.Protocol):
 
     def __init__(self, connections: Connections, **uvicorn_arguments: Any) -> None:
         self.connections, self.limits = connections, connections.settings
-        self.inner: asyncio.Protocol = connections.http(**uvicorn_arguments)
+        self.inner: asyncio.Protocol = HttpToolsProtocol(**uvicorn_arguments)
         self.loop = asyncio.get_running_loop()
         self.transport: asyncio.Transport
         self.peer: Peer | None = None

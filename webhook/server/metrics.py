@@ -26,17 +26,6 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
 timeout (10 s in the chart, at most 30 s), so a p99 near it can be told from one far below."""
 
 
-class _Gauges(Collector):
-    """Gauges read when scraped rather than set on every change: name, help and how to read each."""
-
-    def __init__(self, *gauges: tuple[str, str, Callable[[], float]]) -> None:
-        self._gauges = gauges
-
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        for name, documentation, value in self._gauges:
-            yield GaugeMetricFamily(name, documentation, value=value())
-
-
 class _Counts(Collector):
     """A family kept elsewhere as plain numbers by label value (counted on the event loop, without
     a lock), read when scraped: each of ``values``, 0 until counted, or else each value counted."""
@@ -98,7 +87,7 @@ OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
 
 
 class ServerMetrics:
-    def __init__(self, store: ObjectStore, lifecycle: Lifecycle | None = None, budget: Budget | None = None) -> None:
+    def __init__(self, store: ObjectStore, lifecycle: Lifecycle, budget: Budget) -> None:
         self.registry = new_registry()
         self.answers = _AnswersCollector()
         self.registry.register(self.answers)
@@ -117,37 +106,28 @@ class ServerMetrics:
             "When the serving certificate in use expires, as a Unix time.",
             registry=self.registry,
         )
-        self.registry.register(_Gauges(
-            ("webhook_store_objects", "PodCliqueSets held by the object store.", lambda: store.size),
-            ("webhook_store_synced", "1 once the object store has synced, else 0.", lambda: 1 if store.ready else 0),
-        ))
+        # Gauges read when scraped rather than set on every change.
+        self._gauge("webhook_store_objects", "PodCliqueSets held by the object store.", lambda: store.size)
+        self._gauge("webhook_store_synced", "1 once the object store has synced, else 0.", lambda: 1 if store.ready else 0)
         self.registry.register(_Counts(
             GaugeMetricFamily, "webhook_requests_in_flight", "Admission requests being read or decided, by webhook.",
             "webhook", lambda: self.in_flight,
         ))
-        if lifecycle is not None:
-            self.registry.register(_Counts(
-                CounterMetricFamily,
-                "webhook_connections_dropped",
-                "Connections the server dropped, by reason: header_timeout (no complete request head in "
-                "time), header_too_large (431, or a head past --max-header-bytes), over_budget "
-                "(--max-held-bytes: 503 for a body), write_timeout (an answer not taken in time), "
-                "drained_idle (idle when the listener closed), drain_timeout (open at the drain's end).",
-                "reason", lambda: lifecycle.dropped, DROP_REASONS,
-            ))
-        if budget is not None:
-            self.registry.register(_Gauges(
-                (
-                    "webhook_held_bytes",
-                    "Bytes held for clients: request heads and bodies being read, answers being handed over.",
-                    lambda: budget.held,
-                ),
-                (
-                    "webhook_held_bytes_limit",
-                    "The most bytes held for clients at once (--max-held-bytes).",
-                    lambda: budget.limit,
-                ),
-            ))
+        self.registry.register(_Counts(
+            CounterMetricFamily,
+            "webhook_connections_dropped",
+            "Connections the server dropped, by reason: header_timeout (no complete request head in "
+            "time), header_too_large (431, or a head past --max-header-bytes), over_budget "
+            "(--max-held-bytes: 503 for a body), write_timeout (an answer not taken in time), "
+            "drained_idle (idle when the listener closed), drain_timeout (open at the drain's end).",
+            "reason", lambda: lifecycle.dropped, DROP_REASONS,
+        ))
+        self._gauge(
+            "webhook_held_bytes",
+            "Bytes held for clients: request heads and bodies being read, answers being handed over.",
+            lambda: budget.held,
+        )
+        self._gauge("webhook_held_bytes_limit", "The most bytes held for clients at once (--max-held-bytes).", lambda: budget.limit)
         if isinstance(store, AuthorizingStore):
             # A rising ``error`` is PodCliqueSets refused (or, under ``warn``, admitted unchecked)
             # because the API server could not say (DECISIONS.md §3.1).
@@ -158,6 +138,9 @@ class ServerMetrics:
                 "(allowed, denied, error: no answer).",
                 "result", store.template_reviews, REVIEW_RESULTS,
             ))
+
+    def _gauge(self, name: str, documentation: str, value: Callable[[], float]) -> None:
+        Gauge(name, documentation, registry=self.registry).set_function(value)
 
     def observe(self, webhook: str, decision: Answer, seconds: float) -> None:
         """Counts one answer; an operation the API server never sends as ``unknown``, so that a

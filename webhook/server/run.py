@@ -24,6 +24,8 @@ from typing import Any
 
 import uvicorn
 import uvloop
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 from starlette.types import ASGIApp
 
 from webhook import logs
@@ -33,7 +35,7 @@ from webhook.server.app import create_app, create_metrics_app
 from webhook.server.limits import Budget, Connections, Lifecycle
 from webhook.server.metrics import ServerMetrics
 from webhook.settings import ServeSettings
-from webhook.stores import ObjectStore, StoreError
+from webhook.stores import ObjectStore, StoreError, build_store
 
 log = logging.getLogger(__name__)
 certificate_log = logging.getLogger("webhook.server.tls")
@@ -113,8 +115,6 @@ def serve(settings: ServeSettings) -> int:
     logs.configure(settings.log_level, settings.log_format)
     if settings.cert_secret is None:
         check_files(settings.tls_cert, settings.tls_key)
-    from webhook.stores import build_store
-
     with contextlib.ExitStack() as sockets:
         sock = sockets.enter_context(listen(settings.host, settings.port))
         metrics_sock = sockets.enter_context(listen(settings.host, settings.metrics_port)) if settings.metrics_port else None
@@ -241,9 +241,6 @@ def _problem(cert: Path, key: Path, err: ssl.SSLError) -> str:
 
 def diagnose(cert: bytes, key: bytes) -> str | None:
     """Why a PEM certificate and key cannot serve together, or None when nothing is found wrong."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import serialization
-
     problem = _pem_problem(cert, key)
     if problem is not None:
         return problem
@@ -255,8 +252,7 @@ def diagnose(cert: bytes, key: bytes) -> str | None:
         private_key = serialization.load_pem_private_key(key, password=None)
     except (ValueError, TypeError) as err:
         return f"the private key cannot be read: {err}"
-    der, spki = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-    if certificate.public_key().public_bytes(der, spki) != private_key.public_key().public_bytes(der, spki):
+    if certificate.public_key() != private_key.public_key():
         return "the key is not the certificate's (its public key differs: a key of another pair?)"
     return None
 
@@ -330,8 +326,6 @@ class CertificateReloader:
 
     def _expires(self) -> None:
         """Tells the metrics when the certificate served expires, for an alert before it does."""
-        from cryptography import x509
-
         try:
             served = x509.load_pem_x509_certificates(self.cert.read_bytes())[0]
         except (OSError, ValueError):
