@@ -42,13 +42,6 @@ def _single_attempt(api: GuardedApiClient) -> GuardedApiClient:
     return GuardedApiClient(configuration, api.access)
 
 
-def kept(obj: object) -> PodCliqueSet:
-    """The PodCliqueSet without its templates, read as the object arrives, so requests never parse
-    one and the rest (pod specs above all) is dropped at once. A ``ValueError`` makes the informer
-    log the object and leave it out. Typed ``object`` as the client types a GET's answer."""
-    return read_without_templates(obj)
-
-
 class ClusterStore:
     def __init__(
         self,
@@ -112,7 +105,7 @@ class ClusterStore:
             log.warning("GET of PodCliqueSet %s/%s failed: %s", namespace, name, err)
             return None
         try:
-            return kept(obj)
+            return read_without_templates(obj)
         except ValueError as err:
             log.warning("PodCliqueSet %s/%s cannot be read: %s", namespace, name, str(err).splitlines()[0])
             return None
@@ -142,8 +135,10 @@ class ClusterStore:
         self._objects = client.CustomObjectsApi(_single_attempt(api))
         # Made before the watches start: the client's first ResourceV1Api loads its module, a moment's work.
         self._templates = TemplateReads(self._objects.api_client, self.fetch_timeout)
+        # Each PodCliqueSet is read without its templates as it arrives: requests never parse one, the
+        # rest (pod specs above all) is dropped at once, and one that cannot be read is logged, left out.
         self._informers = Informers(PODCLIQUESETS, self.namespaces, lambda namespace: Informer(
-            api, PODCLIQUESETS, namespace=namespace, transform=kept, watch_timeout_seconds=self.watch_timeout_seconds
+            api, PODCLIQUESETS, namespace=namespace, transform=read_without_templates, watch_timeout_seconds=self.watch_timeout_seconds
         ))
         self._informers.start()
 
