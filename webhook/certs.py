@@ -10,7 +10,6 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from webhook.certificates.pki import (
     CLOCK_SKEW, KeyType, Pair, Unusable, cert_pem, is_ca, key_pem, load_cert, load_key, new_ca, new_serving,
@@ -69,8 +68,7 @@ def _load(directory: Path, names: tuple[str, str], now: datetime.datetime) -> Pa
     key = load_key(_read(directory / key_name), key_name)
     if key is None:
         raise Unusable(f"{key_name} is neither an ECDSA nor an RSA key")
-    public = cert.public_key()
-    if not isinstance(public, (ec.EllipticCurvePublicKey, rsa.RSAPublicKey)) or key.public_key().public_numbers() != public.public_numbers():
+    if key.public_key() != cert.public_key():
         raise Unusable(f"{key_name} does not match {cert_name}")
     if cert.not_valid_after_utc <= now:
         raise Unusable(f"{cert_name} expired on {cert.not_valid_after_utc:%Y-%m-%d}")

@@ -7,9 +7,8 @@ once its CA has been trusted for ``TRUST_DELAY``; until then it serves the one i
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import concurrent.futures
 import datetime
-import functools
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -136,23 +135,19 @@ class CertificateController:
 
 
 def _in_daemon_thread(function: Callable[[], T]) -> asyncio.Future[T]:
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def settle(outcome: Callable[[], None]) -> None:
-        if not future.done():
-            outcome()
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
 
     def work() -> None:
+        if not future.set_running_or_notify_cancel():
+            return  # cancelled before it started
         try:
-            done = functools.partial(future.set_result, function())
+            future.set_result(function())
         except BaseException as err:  # noqa: BLE001 - handed to the awaiting coroutine
-            done = functools.partial(future.set_exception, err)
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
-            loop.call_soon_threadsafe(settle, done)
+            future.set_exception(err)
 
     threading.Thread(target=work, name="certificate-check", daemon=True).start()
-    return future
+    # Once the awaiting coroutine is cancelled, or the loop closed, the outcome is dropped.
+    return asyncio.wrap_future(future)
 
 
 def _problem(err: BaseException) -> str:

@@ -8,7 +8,6 @@ one, never half of one), the key first; keys are never readable by others.
 from __future__ import annotations
 
 import datetime
-import hashlib
 import ipaddress
 import os
 from collections.abc import Iterable
@@ -142,7 +141,7 @@ def key_pem(key: PrivateKey) -> bytes:
 
 
 def fingerprint(cert: x509.Certificate) -> str:
-    return hashlib.sha256(cert.public_bytes(serialization.Encoding.DER)).hexdigest()[:16]
+    return cert.fingerprint(hashes.SHA256()).hex()[:16]
 
 
 def read_cas(pem: bytes) -> list[x509.Certificate]:
@@ -162,10 +161,7 @@ def read_cas(pem: bytes) -> list[x509.Certificate]:
 
 def bundle_pem(cas: Iterable[x509.Certificate]) -> bytes:
     """The CAs as one PEM bundle, each once, in the order given."""
-    unique: dict[str, x509.Certificate] = {}
-    for cert in cas:
-        unique.setdefault(fingerprint(cert), cert)
-    return b"".join(map(cert_pem, unique.values()))
+    return b"".join(dict.fromkeys(map(cert_pem, cas)))
 
 
 def unexpired(cas: Iterable[x509.Certificate], now: datetime.datetime) -> list[x509.Certificate]:

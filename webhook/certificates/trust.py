@@ -65,11 +65,11 @@ class Trust:
     def _both(self) -> list[Configuration]:
         """PublishError naming those that do not exist (nothing is trusted then)."""
         found = self.configurations.read()
-        missing = [kind for kind, c in zip(self.configurations.kinds, found, strict=True) if c is None]
+        missing = [kind for kind, c in found.items() if c is None]
         if missing:
             self._note(set())
             raise PublishError(f"{' and '.join(missing)} {self.configurations.name} does not exist: nothing trusts the serving certificate")
-        return [c for c in found if c is not None]
+        return [c for c in found.values() if c is not None]
 
     def _write(self, configuration: Configuration, bundle: bytes) -> bool:
         """False when the configuration changed since it was read (written again at the next check)."""

@@ -69,21 +69,13 @@ class WebhookConfigurations:
 
     def __init__(self, api: client.ApiClient, name: str, kinds: tuple[str, ...] = KINDS) -> None:
         self.name = name
-        self.kinds = kinds
         plurals = {KINDS[0]: VALIDATINGWEBHOOKCONFIGURATIONS, KINDS[1]: MUTATINGWEBHOOKCONFIGURATIONS}
         self._kinds = {kind: Objects(api, plurals[kind]) for kind in kinds}
 
-    def read(self) -> list[Configuration | None]:
-        """Each kind's configuration, None where it does not exist (the order of ``kinds``)."""
-        found: list[Configuration | None] = []
-        for kind, objects in self._kinds.items():
-            try:
-                found.append(Configuration(kind, objects.get(self.name)))
-            except ApiException as err:
-                if err.status != NOT_FOUND:
-                    raise
-                found.append(None)
-        return found
+    def read(self) -> dict[str, Configuration | None]:
+        """Each kind's configuration, None where it does not exist."""
+        found = {kind: objects.find(self.name) for kind, objects in self._kinds.items()}
+        return {kind: None if obj is None else Configuration(kind, obj) for kind, obj in found.items()}
 
     def replace(self, configuration: Configuration, obj: Obj) -> None:
         self._kinds[configuration.kind].replace(obj)
