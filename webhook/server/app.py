@@ -44,7 +44,7 @@ class Webhooks:
         self.routes = routes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        endpoint = self.endpoints.get(scope["path"]) if scope["type"] == "http" and scope["method"] == "POST" else None
+        endpoint = self.endpoints.get(scope["path"]) if scope["method"] == "POST" else None
         await (endpoint or self.routes)(scope, receive, send)
 
 
@@ -172,14 +172,10 @@ async def read_body(receive: Receive) -> bytes:
 def _status(decision: Answer) -> tuple[int, str]:
     """The status code the caller sees (``response.status.code``, or the HTTP status of a rejected
     request) and its message."""
-    body = decision.body
     if decision.status != 200:
-        return decision.status, str(body.get("error", ""))
-    response = body.get("response")
-    status = response.get("status") if isinstance(response, dict) else None
-    if not isinstance(status, dict):
-        return decision.status, ""
-    return int(status.get("code", decision.status)), str(status.get("message", ""))
+        return decision.status, decision.body["error"]
+    status = decision.body["response"]["status"]  # as ``AdmissionResponse.body`` makes it
+    return status["code"], status.get("message", "")
 
 
 def fields(webhook: str, decision: Answer, seconds: float) -> dict[str, Any]:

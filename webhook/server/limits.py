@@ -302,9 +302,7 @@ class RequestLimits:
         self.guards = connections.open if connections is not None else {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+        """Every scope is HTTP: the server runs without lifespan or WebSockets (``uvicorn_config``)."""
         guard = self.guards.get(scope.get("client"))  # type: ignore[arg-type]  # a peer, or None in-process
         if guard is not None:
             guard.request_started()

@@ -233,28 +233,23 @@ def _problem(cert: Path, key: Path, err: ssl.SSLError) -> str:
     """What is wrong with a pair OpenSSL refused, in words: OpenSSL says ``[SSL] PEM lib`` for an
     empty file and for swapped files alike."""
     try:
-        found = diagnose(cert.read_bytes(), key.read_bytes())
+        cert_bytes, key_bytes = cert.read_bytes(), key.read_bytes()
     except OSError as read_err:
         return str(read_err)
-    return found or str(err.reason or err.strerror or err).replace("_", " ").lower()
-
-
-def diagnose(cert: bytes, key: bytes) -> str | None:
-    """Why a PEM certificate and key cannot serve together, or None when nothing is found wrong."""
-    problem = _pem_problem(cert, key)
+    problem = _pem_problem(cert_bytes, key_bytes)
     if problem is not None:
         return problem
     try:
-        certificate = x509.load_pem_x509_certificates(cert)[0]
-    except ValueError as err:
-        return f"the certificate cannot be read: {err}"
+        certificate = x509.load_pem_x509_certificates(cert_bytes)[0]
+    except ValueError as why:
+        return f"the certificate cannot be read: {why}"
     try:
-        private_key = serialization.load_pem_private_key(key, password=None)
-    except (ValueError, TypeError) as err:
-        return f"the private key cannot be read: {err}"
+        private_key = serialization.load_pem_private_key(key_bytes, password=None)
+    except (ValueError, TypeError) as why:
+        return f"the private key cannot be read: {why}"
     if certificate.public_key() != private_key.public_key():
         return "the key is not the certificate's (its public key differs: a key of another pair?)"
-    return None
+    return str(err.reason or err.strerror or err).replace("_", " ").lower()
 
 
 def _pem_problem(cert: bytes, key: bytes) -> str | None:
