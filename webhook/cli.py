@@ -202,11 +202,6 @@ class Option:
         return (str(short), self.flag) if short else (self.flag,)
 
     @property
-    def former(self) -> tuple[str, ...]:
-        """The option's former names, still taken so that scripts written for them keep working."""
-        return tuple(str(name) for name in self.extra.get("former", ()))
-
-    @property
     def repeatable(self) -> bool:
         return typing.get_origin(_unwrap(self.field.annotation)) is list and not self.extra.get("comma_list")
 
@@ -271,7 +266,8 @@ def add_arguments(parser: argparse.ArgumentParser, model: type[BaseSettings]) ->
             if option.choices:
                 kwargs["choices"] = option.choices
                 kwargs["metavar"] = "|".join(option.choices)
-        parser.add_argument(*option.flags, *option.former, **kwargs)
+        # Former names are still taken, so that scripts written for them keep working.
+        parser.add_argument(*option.flags, *map(str, option.extra.get("former", ())), **kwargs)
 
 
 def load(model: type[SettingsT], arguments: argparse.Namespace) -> SettingsT:

@@ -41,22 +41,11 @@ class Message(str):
     """A sentence (a denial's message) rather than one value: cut at ``MESSAGE_LIMIT``."""
 
 
-def cut(value: str, limit: int) -> str:
-    if len(value) <= limit:
+def _shown(value: object) -> object:
+    limit = MESSAGE_LIMIT if isinstance(value, Message) else VALUE_LIMIT
+    if not isinstance(value, str) or len(value) <= limit:
         return value
     return f"{value[:limit]}...({len(value) - limit} more characters)"
-
-
-def escape(line: str) -> str:
-    return line if line.isprintable() else line.translate(_ESCAPES)
-
-
-def _shown(value: object) -> object:
-    if isinstance(value, Message):
-        return cut(value, MESSAGE_LIMIT)
-    if isinstance(value, str):
-        return cut(value, VALUE_LIMIT)
-    return value
 
 
 class TextFormatter(logging.Formatter):
@@ -71,7 +60,8 @@ class TextFormatter(logging.Formatter):
         return super().format(record)
 
     def formatMessage(self, record: logging.LogRecord) -> str:
-        record.message = escape(record.message)
+        if not record.message.isprintable():
+            record.message = record.message.translate(_ESCAPES)
         return super().formatMessage(record)
 
 

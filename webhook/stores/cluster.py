@@ -86,14 +86,13 @@ class ClusterStore:
         watched = not self.namespaces or namespace in self.namespaces
         if self._objects is None or not name or not watched:
             return None
-        resource = PODCLIQUESETS
         try:
             obj = await asyncio.to_thread(
                 self._objects.get_namespaced_custom_object,
-                resource.group,
-                resource.version,
+                PODCLIQUESETS.group,
+                PODCLIQUESETS.version,
                 namespace,
-                resource.plural,
+                PODCLIQUESETS.plural,
                 name,
                 _request_timeout=self.fetch_timeout,
             )

@@ -124,19 +124,15 @@ class EmbeddedStore:
         self.paths = list(paths)
         self._objects: dict[tuple[str, str], PodCliqueSet] = {}
         """By ``ObjectKey``; looked up by plain (namespace, name) tuples, which equal them."""
-        self._ready = False
+        self.ready = False
 
     @classmethod
     def of(cls, objects: Iterable[PodCliqueSet]) -> EmbeddedStore:
         """A started store holding ``objects`` (keyed by their namespace and name)."""
         store = cls()
         store._objects = {pcs.key: pcs for pcs in objects}
-        store._ready = True
+        store.ready = True
         return store
-
-    @property
-    def ready(self) -> bool:
-        return self._ready
 
     @property
     def size(self) -> int:
@@ -162,7 +158,7 @@ class EmbeddedStore:
                 raise StoreError(f"{where}: PodCliqueSet {key} is already defined in {origin[key]}")
             found[key], origin[key] = pcs, where
         self._objects = found
-        self._ready = True
+        self.ready = True
 
     async def start(self) -> None:
         self.load()
