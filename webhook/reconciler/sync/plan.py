@@ -8,7 +8,6 @@ merged in; ``spec`` is never changed. Stale PerReplica claims are Grove's select
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
@@ -115,11 +114,7 @@ class Defer(NamedTuple):
     seconds: float
 
 
-class Delete(NamedTuple):
-    claim: ClaimRecord
-
-
-Action = Create | Recreate | Adopt | Report | Defer | Delete
+Action = Create | Recreate | Adopt | Report | Defer
 
 
 class ClaimView(Protocol):
@@ -169,7 +164,7 @@ def _missing(owner: Owner, namespace: str, deletions: RecentDeletions, index: in
     return Recreate(desired) if deletions.recent(key) else Create(desired)
 
 
-def adoption(desired: DesiredClaim, existing: ClaimRecord, namespace: str) -> list[Action]:
+def adoption(desired: DesiredClaim, existing: ClaimRecord, namespace: str) -> list[Adopt | Report]:
     change = plan_change(existing.labels, existing.references, desired)
     if change is None:
         return []
@@ -185,11 +180,10 @@ def still_needed(recreated: list[Recreate], replicas: int | None) -> list[Desire
     return [r.claim for r in recreated if r.claim.replica is None or r.claim.replica < replicas]
 
 
-def cleanup(owner: Owner, candidates: StaleCandidates, replicas: int | None = None) -> list[Delete]:
+def cleanup(owner: Owner, candidates: StaleCandidates, replicas: int | None = None) -> list[ClaimRecord]:
     """The owner's stale claims at its cached replicas, or at ``replicas`` read from the API server
     (stale both ways, when the cache is behind)."""
-    count = owner.replicas if replicas is None else max(replicas, owner.replicas)
-    return [Delete(record) for record in candidates.stale(dataclasses.replace(owner, replicas=count), count)]
+    return candidates.stale(owner, owner.replicas if replicas is None else max(replicas, owner.replicas))
 
 
 def owner_reports(owner: Owner, limit: int) -> list[Report]:

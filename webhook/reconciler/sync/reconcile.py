@@ -1,8 +1,8 @@
 """One reconcile of one PodCliqueSet, as controller-runtime's ``Reconcile(key) -> Result``: observe
 the cached PodCliqueSet and its current children as owners (as the pod webhook sees them), plan
-each owner's actions from the caches (``plan``), apply them owner by owner (``Executor``) with the
+each owner's actions from the caches (``plan``), apply them owner by owner (``apply``) with the
 claim writes and owner reads they ask for (``ClaimWrites``). Once it has written for ``budget``
-seconds the executor stops between two chunks, so that one owner of a million claims never holds a
+seconds the reconcile stops between two chunks, so that one owner of a million claims never holds a
 worker for long, and goes on from there next time unless an event in between could have changed
 what it checked. One owner's failure never stops the others.
 """
@@ -27,7 +27,7 @@ from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER, DesiredClaim, claim_count
 from webhook.core.sharing.owners import Owner, live_owners
 from webhook.kube.api import (
-    CONFLICT, EVENTS, NOT_FOUND, PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RESOURCECLAIMS, Objects,
+    CONFLICT, EVENTS, NOT_FOUND, PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RESOURCECLAIMS, Obj, Objects,
     connection_problem, is_connection_error, status_message,
 )
 from webhook.kube.templates import TemplateError, TemplateReads
@@ -156,16 +156,18 @@ class PodCliqueSetReconciler:
     def __init__(self, api: client.ApiClient, caches: Caches, recorder: EventRecorder, metrics: ReconcilerMetrics,
                  stopping: threading.Event, pool: ThreadPoolExecutor, max_claims_per_owner: int = MAX_CLAIMS_PER_OWNER) -> None:
         self._caches = caches
+        self._writes = ClaimWrites(api, caches, metrics, pool, stopping)
+        self._recorder = recorder
         self._metrics = metrics
-        self._stopping = stopping
-        writes = ClaimWrites(api, caches, metrics, pool, self._check_stopping)
-        self.executor = Executor(caches, writes, recorder, metrics, max_claims_per_owner)
+        self._limit = max_claims_per_owner
+        self.budget = BUDGET
+        self._continuations: dict[ObjectKey, Continuation] = {}
         self._orphans: LRUCache[str, bool] = LRUCache(ORPHANS_REMEMBERED)
         self._orphans_lock = threading.Lock()
 
     def reconcile(self, key: ObjectKey) -> Outcome:
         observed = self.observe(key)
-        return Outcome() if observed is None else self.executor.apply(observed)
+        return Outcome() if observed is None else self.apply(observed)
 
     def observe(self, key: ObjectKey) -> Observed | None:
         """The PodCliqueSet and its owners as the caches have them; None when it needs nothing."""
@@ -193,21 +195,6 @@ class PodCliqueSetReconciler:
             collected = any(r.controller for r in metadata.owner_references)
             log.log(logging.DEBUG if collected else logging.INFO, "%s %s/%s names PodCliqueSet %s, which does not exist; ignored%s",
                     kind, metadata.namespace, metadata.name, key.name, " until the garbage collector removes it" if collected else "")
-
-    def _check_stopping(self) -> None:
-        if self._stopping.is_set():
-            raise Interrupted()
-
-
-class Executor:
-    def __init__(self, caches: Caches, writes: ClaimWrites, recorder: EventRecorder, metrics: ReconcilerMetrics, limit: int) -> None:
-        self._caches = caches
-        self._writes = writes
-        self._recorder = recorder
-        self._metrics = metrics
-        self._limit = limit
-        self.budget = BUDGET
-        self._continuations: dict[ObjectKey, Continuation] = {}
 
     def apply(self, observed: Observed) -> Outcome:
         """Every owner's plan applied, from where the last reconcile stopped if that still holds."""
@@ -298,7 +285,7 @@ class Executor:
         if not deletes:
             return
         doing = f"cannot read {owner.level.kind} {owner.name} to delete "
-        replicas = self._writes.owner_replicas(observed.key.namespace, work, deletes[0].claim.name, doing)
+        replicas = self._writes.owner_replicas(observed.key.namespace, work, deletes[0].name, doing)
         if replicas is None:
             return  # gone, re-created, or unreadable: the owner's own event is on its way
         if replicas != owner.replicas:
@@ -361,14 +348,17 @@ def claim_body(namespace: str, desired: DesiredClaim, spec: dict[str, Any]) -> d
 
 
 class ClaimWrites:
-    def __init__(self, api: Any, caches: Caches, metrics: ReconcilerMetrics, pool: ThreadPoolExecutor,
-                 check_stopping: Callable[[], None]) -> None:
+    def __init__(self, api: Any, caches: Caches, metrics: ReconcilerMetrics, pool: ThreadPoolExecutor, stopping: threading.Event) -> None:
         self._api = api
         self._caches = caches
         self._metrics = metrics
         self._pool = pool
-        self._check_stopping = check_stopping
+        self._stopping = stopping
         self.templates = TemplateReads(api)
+
+    def _check_stopping(self) -> None:
+        if self._stopping.is_set():
+            raise Interrupted()
 
     def owner_replicas(self, namespace: str, work: OwnerWork, claim: str, doing: str) -> int | None:
         """The owner's replicas as the API server has them, read once per reconcile: None when it is
@@ -383,28 +373,23 @@ class ClaimWrites:
             work.live = (_replicas(found, reference.uid),)
         return work.live[0]
 
-    def adopt(self, namespace: str, work: OwnerWork, action: plan.Adopt) -> None:
+    def apply_to_existing(self, namespace: str, work: OwnerWork, action: plan.Adopt | plan.Report) -> None:
+        """An ``Adopt`` is written; a ``Report`` is the owner's failure."""
+        if isinstance(action, plan.Report):
+            work.fail(OwnerFailure(action.message, action.reason))
+            return
         self._check_stopping()
         desired, existing, change = action
         try:
             stored = Objects(self._api, RESOURCECLAIMS, namespace).patch(desired.name, change.merge_patch(existing.resource_version))
-        except Exception as err:
-            raise api_failure(err, desired.name) from None
+        except Exception as err:  # noqa: BLE001 - api_failure raises what is not an API answer
+            work.fail(api_failure(err, desired.name))
+            return
         self._caches.wrote(ClaimRecord.from_object(stored))
         work.writes += 1
         if change.adopts:
             work.adopted.append(desired.name)
-        self._metrics.claim_written("adopted" if change.adopts else "labelled")
-
-    def apply_to_existing(self, namespace: str, work: OwnerWork, action: plan.Action) -> None:
-        """An ``Adopt`` is written; a ``Report`` is the owner's failure."""
-        try:
-            if isinstance(action, plan.Adopt):
-                self.adopt(namespace, work, action)
-            elif isinstance(action, plan.Report):
-                raise OwnerFailure(action.message, action.reason)
-        except OwnerFailure as failure:
-            work.fail(failure)
+        self._metrics.claim_writes.labels("adopted" if change.adopts else "labelled").inc()
 
     def create(self, pcs: PodCliqueSet, work: OwnerWork, missing: list[DesiredClaim]) -> bool:
         """Creates ``missing``; False when a batch failed (the owner's other claims wait for a retry)."""
@@ -432,9 +417,7 @@ class ClaimWrites:
             reason = plan.TEMPLATE_NOT_FOUND if err.missing else plan.SYNC_FAILED
             raise OwnerFailure(f'ref "{desired.entry.name}" ({desired.source}): {err}', reason) from None
         except Exception as err:
-            if is_connection_error(err):
-                raise Unreachable(connection_problem(err)) from None
-            raise
+            raise api_failure(err, desired.name) from None  # no answer (Unreachable), or a bug: raised as it is
 
     def _send(self, item: tuple[DesiredClaim, dict[str, Any]]) -> ClaimRecord | None:
         """Creates one claim (in a pool thread); None when one of that name exists already."""
@@ -463,10 +446,10 @@ class ClaimWrites:
         self._caches.wrote(result)
         work.created.append(desired.name)
         work.writes += 1
-        self._metrics.claim_written("created")
+        self._metrics.claim_writes.labels("created").inc()
 
-    def delete(self, work: OwnerWork, deletes: list[plan.Delete]) -> None:
-        for claim, result in slow_start(self._pool, [d.claim for d in deletes], self._delete, self._check_stopping):
+    def delete(self, work: OwnerWork, claims: list[ClaimRecord]) -> None:
+        for claim, result in slow_start(self._pool, claims, self._delete, self._check_stopping):
             if isinstance(result, Exception):
                 work.fail(api_failure(result, claim.name, "failed to delete stale "))
                 continue
@@ -474,7 +457,7 @@ class ClaimWrites:
             if result:
                 work.deleted.append(claim.name)
                 work.writes += 1
-                self._metrics.claim_written("deleted")
+                self._metrics.claim_writes.labels("deleted").inc()
 
     def _delete(self, claim: ClaimRecord) -> bool:
         """Deletes exactly this claim (UID precondition); False when it was gone already."""
@@ -487,15 +470,13 @@ class ClaimWrites:
         return True
 
 
-def _replicas(obj: object, uid: str) -> int | None:
+def _replicas(found: Obj | None, uid: str) -> int | None:
     """The replicas of the object read, if it is the owner of ``uid`` and not being deleted."""
-    metadata = obj.get("metadata") if isinstance(obj, dict) else None
-    spec = obj.get("spec") if isinstance(obj, dict) else None
-    if not isinstance(metadata, dict) or not isinstance(spec, dict):
+    if found is None or not isinstance(found.get("spec"), dict):
         return None
-    if metadata.get("uid") != uid or metadata.get("deletionTimestamp"):
+    if found["metadata"].get("uid") != uid or found["metadata"].get("deletionTimestamp"):
         return None
-    replicas = spec.get("replicas", 0)
+    replicas = found["spec"].get("replicas", 0)
     return replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else None
 
 
