@@ -200,32 +200,21 @@ class PartOfIndex:
         self._lock = threading.Lock()
 
     def update(self, key: ObjectKey, pcs: ObjectKey | None) -> ObjectKey | None:
-        """Records where ``key`` belongs now; where it belonged before, if elsewhere."""
+        """Records where ``key`` belongs now (None: nowhere); where it belonged before, if elsewhere."""
         with self._lock:
             previous = self._pcs_of.get(key)
             if previous == pcs:
                 return None
-            self._unlink(key, previous)
+            if previous is not None:
+                del self._pcs_of[key]
+                self._members[previous].discard(key.name)
+                if not self._members[previous]:
+                    del self._members[previous]
             if pcs is not None:
                 pcs = shared(pcs)  # one key for all its members, which may be a great many claims
                 self._pcs_of[key] = pcs
-                self._members.setdefault(pcs, set()).add(key[1])
+                self._members.setdefault(pcs, set()).add(key.name)
             return previous
-
-    def remove(self, key: ObjectKey) -> ObjectKey | None:
-        with self._lock:
-            previous = self._pcs_of.get(key)
-            self._unlink(key, previous)
-            return previous
-
-    def _unlink(self, key: ObjectKey, pcs: ObjectKey | None) -> None:
-        if pcs is None:
-            return
-        del self._pcs_of[key]
-        members = self._members[pcs]
-        members.discard(key.name)
-        if not members:
-            del self._members[pcs]
 
     def names(self, pcs: ObjectKey) -> list[str]:
         with self._lock:
@@ -280,7 +269,7 @@ class Caches:
         """Queues the PodCliqueSet of a scaling group, PodClique or claim (and the one it left)."""
         key = object_key(obj)
         if kind == "DELETED":
-            pcs = index.remove(key) or pcs_key_of(obj)
+            pcs = index.update(key, None) or pcs_key_of(obj)
             if pcs is not None:
                 self._disturb(pcs)
                 self._notify(pcs, DELETION_DELAY)
