@@ -32,25 +32,14 @@ CREATE_MESSAGE = f"variables.createErrorCount > 1 ? '[' + {rules.MESSAGE} + ']' 
 UPDATE_CHECKED = "request.operation == 'UPDATE' && variables.createErrorCount == 0"
 
 VARIABLES = [*rules.OBJECT_VARIABLES, *rules.VARIABLES, *rules.OLD_VARIABLES, *rules.FOREIGN_VARIABLES]
-VALIDATIONS: list[dict[str, Any]] = [
-    {
-        "expression": f"{rules.REFUSAL} == ''",
-        "messageExpression": _shown(rules.REFUSAL),
-        "message": f"the resourceClaimTemplates cannot be decoded as {PODCLIQUESET} holds them",
-        "reason": "Invalid",
-    },
-    {
-        "expression": "variables.createErrorCount == 0",
-        "messageExpression": _shown(CREATE_MESSAGE),
-        "message": "the PodCliqueSet breaks Grove's resource-sharing rules",
-        "reason": "Forbidden",
-    },
-    {
-        "expression": f"!({UPDATE_CHECKED}) || size({rules.UPDATE_ERRORS}) == 0",
-        "messageExpression": f"{UPDATE_CHECKED} ? {_shown(rules.UPDATE_MESSAGE)} : ''",
-        "message": "resource sharing cannot change after the PodCliqueSet is created",
-        "reason": "Forbidden",
-    },
+VALIDATIONS = [
+    rules.validation(f"{rules.REFUSAL} == ''", _shown(rules.REFUSAL), f"the resourceClaimTemplates cannot be decoded as {PODCLIQUESET} holds them", "Invalid"),
+    rules.validation("variables.createErrorCount == 0", _shown(CREATE_MESSAGE), "the PodCliqueSet breaks Grove's resource-sharing rules"),
+    rules.validation(
+        f"!({UPDATE_CHECKED}) || size({rules.UPDATE_ERRORS}) == 0",
+        f"{UPDATE_CHECKED} ? {_shown(rules.UPDATE_MESSAGE)} : ''",
+        "resource sharing cannot change after the PodCliqueSet is created",
+    ),
     *rules.TEMPLATE_VALIDATIONS,
 ]
 

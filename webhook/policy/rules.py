@@ -324,27 +324,29 @@ ASKED = "request.operation != 'CREATE' || variables.createErrorCount > 0"
 read is denied by the first validation)."""
 
 
-def _slot(k: int) -> dict[str, Any]:
+def validation(expression: str, message_expression: str, message: str, reason: str = "Forbidden") -> dict[str, str]:
+    """One of the policy's validations: it denies when ``expression`` is false, with the text
+    ``message_expression`` evaluates to (``message`` when that fails or is empty) and ``reason``."""
+    return {"expression": expression, "messageExpression": message_expression, "message": message, "reason": reason}
+
+
+def _slot(k: int) -> dict[str, str]:
     allowed = (
         "authorizer.group('resource.k8s.io').resource('resourceclaimtemplates')"
         ".namespace(e.namespace).name(e.name).check('get').allowed()"
     )
-    return {
-        "expression": f"{ASKED} || size(variables.foreign) <= {k} || {_at(f'variables.foreign[{k}]', allowed)}",
-        "messageExpression": f"size(variables.foreign) > {k} ? {_at(f'variables.foreign[{k}]', _template_refusal())} : ''",
-        "message": "a template of another namespace may be used only by users who may read it",
-        "reason": "Forbidden",
-    }
+    return validation(
+        f"{ASKED} || size(variables.foreign) <= {k} || {_at(f'variables.foreign[{k}]', allowed)}",
+        f"size(variables.foreign) > {k} ? {_at(f'variables.foreign[{k}]', _template_refusal())} : ''",
+        "a template of another namespace may be used only by users who may read it",
+    )
 
 
-TOO_MANY = {
-    "expression": f"{ASKED} || size(variables.foreign) <= {SLOTS}",
-    "messageExpression": (
-        f"'{TEMPLATE}: Forbidden: names ' + string(size(variables.foreign)) + ' ResourceClaimTemplates of"
-        f" other namespaces; the ValidatingAdmissionPolicy checks at most {SLOTS}'"
-    ),
-    "message": f"the ValidatingAdmissionPolicy checks at most {SLOTS} ResourceClaimTemplates of other namespaces",
-    "reason": "Forbidden",
-}
+TOO_MANY = validation(
+    f"{ASKED} || size(variables.foreign) <= {SLOTS}",
+    f"'{TEMPLATE}: Forbidden: names ' + string(size(variables.foreign)) + ' ResourceClaimTemplates of"
+    f" other namespaces; the ValidatingAdmissionPolicy checks at most {SLOTS}'",
+    f"the ValidatingAdmissionPolicy checks at most {SLOTS} ResourceClaimTemplates of other namespaces",
+)
 
-TEMPLATE_VALIDATIONS: list[dict[str, Any]] = [*(_slot(k) for k in range(SLOTS)), TOO_MANY]
+TEMPLATE_VALIDATIONS = [*(_slot(k) for k in range(SLOTS)), TOO_MANY]
