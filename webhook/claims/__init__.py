@@ -79,11 +79,11 @@ def write(document: dict[str, Any], output: str, text: Callable[[], str]) -> Non
     sys.stdout.flush()
 
 
-def _claim(listed: ListedClaim) -> dict[str, Any]:
+def _claim(listed: ListedClaim, namespace: str) -> dict[str, Any]:
     claim, template = listed.claim, listed.template
     return {
         "name": claim.name,
-        "namespace": listed.namespace,
+        "namespace": namespace,
         "scope": claim.entry.scope,
         "replica": claim.replica,
         "owner": {"kind": claim.owner.kind, "name": claim.owner.name},
@@ -93,10 +93,10 @@ def _claim(listed: ListedClaim) -> dict[str, Any]:
 
 def document(listings: Sequence[Listing]) -> dict[str, Any]:
     return {
-        "claims": [_claim(listed) for item in listings for listed in item.claims],
+        "claims": [_claim(listed, item.pcs.namespace) for item in listings for listed in item.claims],
         "pods": [{"podClique": pod.clique, "podIndex": pod.index, "claims": pod.claims} for item in listings for pod in item.pods],
         "podCliqueSets": [
-            {"namespace": item.namespace, "name": item.name, "warnings": item.warnings, "denial": item.denial, "notes": item.notes}
+            {"namespace": item.pcs.namespace, "name": item.pcs.name, "warnings": item.warnings, "denial": item.denial, "notes": item.notes}
             for item in listings
         ],
     }
@@ -131,7 +131,7 @@ def as_table(listings: Sequence[Listing]) -> str:
         if lines:
             lines.append("")
         lines.append(
-            f"PodCliqueSet {listing.namespace}/{listing.name}: {len(listing.claims)} ResourceClaims, "
+            f"PodCliqueSet {listing.pcs.key}: {len(listing.claims)} ResourceClaims, "
             f"{len(listing.pods)} pods (replica counts of {counts})"
         )
         if listing.claims:
@@ -144,7 +144,7 @@ def as_table(listings: Sequence[Listing]) -> str:
 def diagnostics(listings: Sequence[Listing]) -> list[str]:
     lines = []
     for listing in listings:
-        pcs = f"PodCliqueSet {listing.namespace}/{listing.name}"
+        pcs = f"PodCliqueSet {listing.pcs.key}"
         lines += [f"Note: {note}" for note in listing.notes]
         lines += [f"Warning: {pcs}: {warning}" for warning in listing.warnings]
         if listing.denial:

@@ -12,14 +12,14 @@ its counts instead of being listed.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from webhook.core.gocompat.fielderrors import aggregate
 from webhook.core.model import labels
-from webhook.core.model.meta import ObjectKey, ObjectMeta, controller_of
+from webhook.core.model.meta import ObjectKey, controller_of
 from webhook.core.model.podcliqueset import (
     PodClique, PodCliqueScalingGroup, PodCliqueSet, read_podclique, read_podcliqueset, read_scaling_group,
 )
@@ -34,7 +34,9 @@ from webhook.stores import StoreError
 from webhook.stores.manifests import is_grove_object, manifest_objects, read_object
 
 UNUSABLE = 2
-READERS: dict[str, Callable[[Any], PodCliqueSet | PodCliqueScalingGroup | PodClique]] = {"PodCliqueSet": read_podcliqueset, "PodCliqueScalingGroup": read_scaling_group, "PodClique": read_podclique}
+Child = PodCliqueScalingGroup | PodClique
+Parent = PodCliqueSet | PodCliqueScalingGroup
+READERS: dict[str, Callable[[Any], PodCliqueSet | Child]] = {"PodCliqueSet": read_podcliqueset, "PodCliqueScalingGroup": read_scaling_group, "PodClique": read_podclique}
 
 
 @dataclass(slots=True)
@@ -46,10 +48,6 @@ class Workload:
     cliques: list[PodClique] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """Children set aside, one sentence each."""
-
-    @property
-    def key(self) -> ObjectKey:
-        return self.pcs.key
 
     @property
     def live(self) -> bool:
@@ -69,7 +67,7 @@ def gather(objects: Iterable[tuple[str, dict[str, Any]]]) -> list[Workload]:
     ``claims`` reads them from files and ``status`` from the API server."""
     workloads: dict[ObjectKey, Workload] = {}
     origin: dict[ObjectKey, str] = {}
-    children: list[tuple[str, PodCliqueScalingGroup | PodClique]] = []
+    children: list[tuple[str, Child]] = []
     try:
         for where, obj in objects:
             kind = next((kind for kind in READERS if is_grove_object(obj, kind)), None)
@@ -91,20 +89,19 @@ def gather(objects: Iterable[tuple[str, dict[str, Any]]]) -> list[Workload]:
     return list(workloads.values())
 
 
-def _describe(kind: str, metadata: ObjectMeta) -> str:
-    return f"{kind} {metadata.namespace}/{metadata.name}"
+def _describe(obj: PodCliqueSet | Child) -> str:
+    return f"{type(obj).__name__} {obj.metadata.namespace}/{obj.metadata.name}"
 
 
-def _adopt(workloads: dict[ObjectKey, Workload], where: str, child: PodCliqueScalingGroup | PodClique) -> None:
+def _adopt(workloads: dict[ObjectKey, Workload], where: str, child: Child) -> None:
     metadata = child.metadata
-    what = _describe(type(child).__name__, metadata)
     part_of = metadata.labels.get(labels.PART_OF)
     if not part_of:
-        raise CommandError(f"{where}: {what} has no label {labels.PART_OF} naming its PodCliqueSet", UNUSABLE)
+        raise CommandError(f"{where}: {_describe(child)} has no label {labels.PART_OF} naming its PodCliqueSet", UNUSABLE)
     workload = workloads.get(ObjectKey(metadata.namespace, part_of))
     if workload is None:
         raise CommandError(
-            f"{where}: {what} belongs to PodCliqueSet {metadata.namespace}/{part_of} (label {labels.PART_OF}), "
+            f"{where}: {_describe(child)} belongs to PodCliqueSet {metadata.namespace}/{part_of} (label {labels.PART_OF}), "
             "which none of the files defines",
             UNUSABLE,
         )
@@ -115,53 +112,47 @@ def _adopt(workloads: dict[ObjectKey, Workload], where: str, child: PodCliqueSca
 
 
 def _keep_current(workload: Workload) -> None:
-    """Sets aside the children ``reconciler.cluster.current_children`` would not count."""
-    pcs = workload.pcs
-    owner, replicas = f"PodCliqueSet {pcs.key}", max(pcs.spec.replicas, 0)
-    groups = [g for g in workload.groups if not _noted(workload, g, _not_current(g.metadata, pcs.uid, labels.PCS_REPLICA_INDEX, replicas, owner))]
-    by_name = {g.metadata.name: g for g in groups}
-    cliques = []
-    for clique in workload.cliques:
-        group_name = clique.metadata.labels.get(labels.PCSG)
-        parent = by_name.get(group_name or "")
-        if group_name is None:
-            why = _not_current(clique.metadata, pcs.uid, labels.PCS_REPLICA_INDEX, replicas, owner)
-        elif parent is None:
-            why = f"its PodCliqueScalingGroup {clique.metadata.namespace}/{group_name} is not among the objects counted"
-        else:
-            group = _describe("PodCliqueScalingGroup", parent.metadata)
-            why = _not_current(clique.metadata, parent.metadata.uid, labels.PCSG_REPLICA_INDEX, max(parent.spec.replicas or 0, 0), group)
-        if not _noted(workload, clique, why):
-            cliques.append(clique)
-    workload.groups, workload.cliques = groups, cliques
+    """Sets aside, each with a note, the children ``reconciler.cluster.current_children`` would not
+    count: a standalone PodClique's parent is the PodCliqueSet, a member's its scaling group."""
+    workload.groups = [g for g in workload.groups if not _noted(workload, g, workload.pcs)]
+    groups = {g.metadata.name: g for g in workload.groups}
+    cliques, workload.cliques = workload.cliques, []
+    for clique in cliques:
+        group = clique.metadata.labels.get(labels.PCSG)
+        if not _noted(workload, clique, workload.pcs if group is None else groups.get(group)):
+            workload.cliques.append(clique)
 
 
-def _noted(workload: Workload, child: PodCliqueScalingGroup | PodClique, why: str | None) -> bool:
-    """Whether ``child`` is set aside, ``why`` noted."""
+def _noted(workload: Workload, child: Child, parent: Parent | None) -> bool:
+    """Whether ``child`` is set aside, why noted."""
+    why = _not_current(child, parent)
     if why:
-        workload.notes.append(f"{_describe(type(child).__name__, child.metadata)} is not counted: {why}")
+        workload.notes.append(f"{_describe(child)} is not counted: {why}")
     return bool(why)
 
 
-def _not_current(metadata: ObjectMeta, parent_uid: str, index_label: str, replicas: int, parent: str) -> str | None:
-    """Why a child is not counted, or None: being deleted, controlled by another object than its
-    parent (taken as its parent's when either UID is unknown, as in manifests written by hand), or
-    of a replica index the parent no longer has."""
+def _not_current(child: Child, parent: Parent | None) -> str | None:
+    """Why a child is not counted, or None: its scaling group not counted (``parent`` None), being
+    deleted, controlled by another object than its parent (taken as its parent's when either UID is
+    unknown, as in manifests written by hand), or of a replica index the parent no longer has."""
+    metadata = child.metadata
+    if parent is None:
+        return f"its PodCliqueScalingGroup {metadata.namespace}/{metadata.labels[labels.PCSG]} is not among the objects counted"
     controller = controller_of(metadata.owner_references)
     if metadata.deletion_timestamp:
         return "it is being deleted"
-    if parent_uid and controller is not None and controller.uid and controller.uid != parent_uid:
-        return f"its controller is not {parent}"
-    index = metadata.labels.get(index_label, "")
+    if parent.metadata.uid and controller is not None and controller.uid and controller.uid != parent.metadata.uid:
+        return f"its controller is not {_describe(parent)}"
+    index_label = labels.PCS_REPLICA_INDEX if isinstance(parent, PodCliqueSet) else labels.PCSG_REPLICA_INDEX
+    index, replicas = metadata.labels.get(index_label, ""), max(parent.spec.replicas or 0, 0)
     if not index_below(index, replicas):
-        return f"its label {index_label}={index!r} is not a replica index of {parent}, which has {replicas} replicas"
+        return f"its label {index_label}={index!r} is not a replica index of {_describe(parent)}, which has {replicas} replicas"
     return None
 
 
 @dataclass(frozen=True, slots=True)
 class ListedClaim:
     claim: DesiredClaim
-    namespace: str
     template: InternalTemplate | ObjectKey
 
 
@@ -174,12 +165,12 @@ class ListedPod:
 
 @dataclass(frozen=True, slots=True)
 class Listing:
-    """One PodCliqueSet's claims and pods, in owner order, and what the validating webhook says."""
+    """One PodCliqueSet's owners, claims and pods, in owner order, and what the validating webhook says."""
 
-    namespace: str
-    name: str
+    pcs: PodCliqueSet
     live: bool
     """Whether the replica counts are the objects' (else the spec's)."""
+    owners: list[Owner]
     claims: list[ListedClaim]
     pods: list[ListedPod]
     warnings: list[str]
@@ -222,35 +213,29 @@ def check_sizes(workloads: list[Workload], limit: int) -> None:
             across = f" across {count} owners" if used + claims + pods <= limit else ""
             before = f" besides the {used} of the PodCliqueSets before it" if used else ""
             raise CommandError(
-                f"PodCliqueSet {workload.key} makes {claims} ResourceClaims for {pods} pods{across} (with {counts}){before}: "
+                f"PodCliqueSet {workload.pcs.key} makes {claims} ResourceClaims for {pods} pods{across} (with {counts}){before}: "
                 f"more than the limit of {limit} items (--max-items)",
                 UNUSABLE,
             )
         used += claims + pods
 
 
-def _pods(pcs: PodCliqueSet, identity: CliqueIdentity, replicas: int) -> Iterator[ListedPod]:
+def _pods(pcs: PodCliqueSet, identity: CliqueIdentity, replicas: int) -> list[ListedPod]:
     """One per replica, each with the claims the pod webhook gives it."""
-    for index in range(max(replicas, 0)):
-        try:
-            names = pod_claims(pcs, identity, lambda: index)  # noqa: B023 - called before the loop moves on
-        except IdentityError as err:
-            raise CommandError(f"{identity.key}: its pods cannot be placed: {err}", UNUSABLE) from None
-        yield ListedPod(identity.clique_fqn, index, names)
+    try:
+        return [ListedPod(identity.clique_fqn, i, pod_claims(pcs, identity, lambda: i)) for i in range(max(replicas, 0))]  # noqa: B023
+    except IdentityError as err:
+        raise CommandError(f"{identity.key}: its pods cannot be placed: {err}", UNUSABLE) from None
 
 
 def listing(workload: Workload, limit: int, strict: bool = False) -> Listing:
     """An owner needing more than ``limit`` claims has its first ``limit`` listed, as the reconciler
     makes no more, and the webhook's warning. Under ``strict`` the warnings about claim names and
     filters are part of the denial, as ``serve --strict`` makes them."""
-    pcs = workload.pcs
-    claims: list[ListedClaim] = []
-    pods: list[ListedPod] = []
-    for owner in owners(workload):
-        claims.extend(ListedClaim(c, pcs.namespace, template_source(pcs, c.entry)) for c in desired_claims(owner, stop=limit))
-        if owner.identity is not None:
-            pods.extend(_pods(pcs, owner.identity, owner.replicas))
+    pcs, found = workload.pcs, owners(workload)
+    claims = [ListedClaim(c, template_source(pcs, c.entry)) for owner in found for c in desired_claims(owner, stop=limit)]
+    pods = [pod for owner in found if owner.identity is not None for pod in _pods(pcs, owner.identity, owner.replicas)]
     errors, warnings = [str(e) for e in validate_create(pcs.spec)], claim_warnings(pcs)
     if strict:
         errors, warnings = errors + warnings, []
-    return Listing(pcs.namespace, pcs.name, workload.live, claims, pods, [*warnings, *limit_warnings(pcs, limit)], aggregate(errors), workload.notes)
+    return Listing(pcs, workload.live, found, claims, pods, [*warnings, *limit_warnings(pcs, limit)], aggregate(errors), workload.notes)

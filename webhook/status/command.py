@@ -16,7 +16,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from webhook.claims import write
-from webhook.claims.listing import UNUSABLE, Workload, check_sizes, gather, listing, owners
+from webhook.claims.listing import UNUSABLE, Workload, check_sizes, gather, listing
 from webhook.core.model import labels
 from webhook.core.model.meta import ObjectKey
 from webhook.errors import CommandError
@@ -68,10 +68,7 @@ def _reports(
     if None not in namespaces:
         elsewhere = {c.template.namespace for item in listings for c in item.claims if isinstance(c.template, ObjectKey)}
         read_templates(api, cluster, sorted(elsewhere - set(namespaces)))
-    return [
-        report(item, workload.pcs, owners(workload), cluster, settings.max_claims_per_owner)
-        for item, workload in zip(listings, workloads, strict=True)
-    ]
+    return [report(item, cluster, settings.max_claims_per_owner) for item in listings]
 
 
 def document(reports: Sequence[Report]) -> dict[str, Any]:
