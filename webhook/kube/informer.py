@@ -74,7 +74,7 @@ class Informer(Generic[T]):
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._response: urllib3.BaseHTTPResponse | None = None
-        self._thread: threading.Thread | None = None
+        self._thread = threading.Thread(target=self._run, name=f"informer-{resource.plural}", daemon=True)
         self.attempts = Attempts(f"list/watch of {resource}", on_recovered)
 
     def get(self, namespace: str, name: str) -> T | None:
@@ -92,7 +92,6 @@ class Informer(Generic[T]):
         return self._synced.is_set()
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=f"informer-{self.resource.plural}", daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -102,8 +101,7 @@ class Informer(Generic[T]):
             if self._response is not None:
                 with contextlib.suppress(OSError):
                     self._response.shutdown()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        self._thread.join(timeout)
 
     def _run(self) -> None:
         while not self._stopping.is_set():
@@ -126,8 +124,7 @@ class Informer(Generic[T]):
 
     def _call(self, **kwargs: Any) -> Any:
         group, version, plural = self.resource.group, self.resource.version, self.resource.plural
-        if self.label_selector:
-            kwargs["label_selector"] = self.label_selector
+        kwargs["label_selector"] = self.label_selector  # None: not sent
         if self.namespace:
             return self._api.list_namespaced_custom_object(group, version, self.namespace, plural, **kwargs)
         return self._api.list_cluster_custom_object(group, version, plural, **kwargs)
@@ -151,15 +148,14 @@ class Informer(Generic[T]):
             if kind is not None:
                 self._notify(kind, item)
 
-        token = ""
+        token = None  # not sent
         while True:
-            page = {"_continue": token} if token else {}
-            response = self._call(limit=LIST_PAGE_SIZE, _preload_content=False, _request_timeout=self._request_timeout, **page)
+            response = self._call(limit=LIST_PAGE_SIZE, _continue=token, _preload_content=False, _request_timeout=self._request_timeout)
             try:
                 metadata = read_list(response.data, take).get("metadata") or {}
             finally:
                 response.release_conn()
-            token = metadata.get("continue") or ""
+            token = metadata.get("continue") or None
             if not token:
                 break
         self._resource_version = metadata.get("resourceVersion", "")
@@ -199,7 +195,7 @@ class Informer(Generic[T]):
             response.release_conn()
 
     def _apply(self, event: dict[str, Any]) -> None:
-        kind, obj = event.get("type"), event.get("object") or {}
+        kind, obj = event["type"], event.get("object") or {}
         if kind == "ERROR":
             raise ApiException(status=obj.get("code", 500), reason=f"{obj.get('reason')}: {obj.get('message')}")
         version = _version(obj)
@@ -214,8 +210,7 @@ class Informer(Generic[T]):
         else:
             self._cache[key], self._known[key] = value, version
         self._resource_version = version or self._resource_version
-        if kind in ("ADDED", "MODIFIED", "DELETED"):
-            self._notify(kind, obj)
+        self._notify(kind, obj)  # ADDED, MODIFIED or DELETED: a watch sends no other type
 
     def _safe_transform(self, obj: dict[str, Any]) -> T | None:
         try:
