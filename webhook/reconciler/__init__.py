@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import Field, field_validator, model_validator
 from pydantic.json_schema import JsonDict
 
-from webhook.settings import ClaimLimitSettings, ContextSettings, LoggingSettings, Namespaces, namespace_name
+from webhook.settings import ClaimLimitSettings, ContextSettings, LoggingSettings, Namespaces, Seconds, namespace_name
 
 SECONDS: JsonDict = {"metavar": "SECONDS"}
 
@@ -33,15 +33,13 @@ class ReconcileSettings(ClaimLimitSettings, LoggingSettings, ContextSettings):
         2, ge=1, le=64, json_schema_extra={"metavar": "N"},
         description="PodCliqueSets reconciled at the same time (one worker per PodCliqueSet at a time).",
     )
-    resync_period: float = Field(
-        300.0, gt=0, json_schema_extra=SECONDS,
-        description="Seconds between re-queues of every PodCliqueSet; repairs what no watch event reported.",
+    resync_period: Seconds = Field(
+        300.0, description="Seconds between re-queues of every PodCliqueSet; repairs what no watch event reported."
     )
-    backoff_base: float = Field(
-        0.5, gt=0, json_schema_extra=SECONDS,
-        description="Seconds before the first retry of a failed PodCliqueSet; doubles on each failure.",
+    backoff_base: Seconds = Field(
+        0.5, description="Seconds before the first retry of a failed PodCliqueSet; doubles on each failure."
     )
-    backoff_max: float = Field(300.0, gt=0, description="Longest delay between retries.", json_schema_extra=SECONDS)
+    backoff_max: Seconds = Field(300.0, description="Longest delay between retries.")
     health_host: str = Field(
         "127.0.0.1", json_schema_extra={"metavar": "HOST"},
         description="Address of the plain-HTTP /healthz, /readyz and /metrics endpoints (0.0.0.0 in a pod).",

@@ -32,9 +32,7 @@ from webhook.reconciler.cluster import Caches
 from webhook.reconciler.leader import LeaderElector
 from webhook.reconciler.metrics import ReconcilerMetrics
 from webhook.reconciler.queue import WorkQueue
-from webhook.reconciler.sync.reconcile import (
-    EventRecorder, Interrupted, Outcome, PodCliqueSetReconciler, Unreachable, write_pool,
-)
+from webhook.reconciler.sync.reconcile import EventRecorder, Interrupted, Outcome, PodCliqueSetReconciler, Unreachable
 
 log = logging.getLogger(__name__)
 
@@ -99,9 +97,8 @@ class Controller:
         for informers in self.caches.informers:
             self.metrics.cached.labels(informers.resource.plural).set_function(informers.__len__)
         self.stopping = threading.Event()  # no new write may start: workers stop between two writes
-        self.writes = write_pool()
         recorder = EventRecorder(api, COMPONENT, identity)
-        self.reconciler = PodCliqueSetReconciler(api, self.caches, recorder, self.metrics, self.stopping, self.writes, settings.max_claims_per_owner)
+        self.reconciler = PodCliqueSetReconciler(api, self.caches, recorder, self.metrics, self.stopping, settings.max_claims_per_owner)
         self.elector = LeaderElector(api, settings, own_namespace, identity, self._activate, self._lose) if settings.leader_elect else None
         self.health = HealthServer(settings.health_host, settings.health_port, self.readiness, self.metrics.registry)
         self._stop = threading.Event()
@@ -233,7 +230,7 @@ class Controller:
             workers = list(self._workers)
         for worker in workers:
             worker.join(JOIN_TIMEOUT)
-        self.writes.shutdown(wait=True)
+        self.reconciler.pool.shutdown(wait=True)
         self._active.clear()
         if self.elector is not None:
             self.elector.release()

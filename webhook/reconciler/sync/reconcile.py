@@ -154,9 +154,10 @@ class Continuation(NamedTuple):
 
 class PodCliqueSetReconciler:
     def __init__(self, api: client.ApiClient, caches: Caches, recorder: EventRecorder, metrics: ReconcilerMetrics,
-                 stopping: threading.Event, pool: ThreadPoolExecutor, max_claims_per_owner: int = MAX_CLAIMS_PER_OWNER) -> None:
+                 stopping: threading.Event, max_claims_per_owner: int = MAX_CLAIMS_PER_OWNER) -> None:
         self._caches = caches
-        self._writes = ClaimWrites(api, caches, metrics, pool, stopping)
+        self.pool = ThreadPoolExecutor(max_workers=LIMIT, thread_name_prefix="claim-write")
+        self._writes = ClaimWrites(api, caches, metrics, self.pool, stopping)
         self._recorder = recorder
         self._metrics = metrics
         self._limit = max_claims_per_owner
@@ -310,10 +311,6 @@ class PodCliqueSetReconciler:
                 over += report.reason == plan.LIMIT_EXCEEDED
                 self._recorder.record(observed.key.namespace, owner.reference, "Warning", report.reason, report.message)
         self._metrics.owners_over_limit(observed.key, over)
-
-
-def write_pool() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=LIMIT, thread_name_prefix="claim-write")
 
 
 def slow_start(
