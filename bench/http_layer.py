@@ -6,8 +6,8 @@ POSTing a small pod review; the server's CPU time (``/proc/<pid>/stat``) over th
 completed is the figure. The servers:
 
 - *bare*: uvicorn with httptools and a trivial ASGI app that reads the body and answers ``{}``;
-- *guarded*: the same app behind the connection guard and the request limits (``webhook.server.guard``,
-  ``webhook.server.limits``): what the server's own limits cost;
+- *guarded*: the same app behind the connection guard and the request limits
+  (``webhook.server.limits``): what the server's own limits cost;
 - *production, dispatched*: ``create_app`` deciding a pod that is not Grove's (read no further than
   its labels, so the HTTP work weighs most), a webhook POST going straight to its endpoint;
 - *production, FastAPI's router*: the same app with the webhook POSTs routed by FastAPI instead.
@@ -37,10 +37,7 @@ import uvloop
 
 from webhook.certs import ensure
 from webhook.server.app import create_app
-from webhook.server.budget import Budget
-from webhook.server.guard import Connections
-from webhook.server.lifecycle import Lifecycle
-from webhook.server.limits import RequestLimits
+from webhook.server.limits import Budget, Connections, Lifecycle, RequestLimits
 from webhook.server.run import uvicorn_config
 from webhook.settings import ServeSettings
 from webhook.stores import EmbeddedStore

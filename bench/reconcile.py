@@ -37,9 +37,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from fakeapi import CuttableProxy, FakeApiServer, wait_until  # noqa: E402 (reconciling set the path)
+from reconciling import ROOT, Reconciler, calls, quiet, timed  # first: puts tests/ on the path
+
+from fakeapi import CuttableProxy, FakeApiServer, wait_until  # noqa: E402
 from reconciler.grove import GroveOperator, ext_ns_template, workload  # noqa: E402
-from reconciling import ROOT, Reconciler, calls, quiet, timed
 from serving import machine
 
 SPEC = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}

@@ -30,9 +30,7 @@ import uvloop
 
 from webhook.certs import ensure
 from webhook.core.admission import Answer, Handler, answer
-from webhook.server.budget import Budget
-from webhook.server.guard import Connections
-from webhook.server.lifecycle import Lifecycle
+from webhook.server.limits import Budget, Connections, Lifecycle
 from webhook.server.run import Server, listen, serve, uvicorn_config
 from webhook.settings import ServeSettings
 

@@ -1,7 +1,5 @@
 """``python -m webhook``: the command line."""
 
-import sys
-
 from webhook.cli import main
 
-sys.exit(main())
+raise SystemExit(main())

@@ -1,9 +1,6 @@
 """``webhook certs``: a development CA and a serving certificate it signs, for ``make run`` and tests.
-
-Existing files are kept while they still serve (they parse, have not expired, cover the requested
-hosts, the serving certificate is signed by the CA and each key matches its certificate), so clients
-that trust ``ca.crt`` keep working across runs. A CA that is still good is kept even when the serving
-certificate has to be replaced (e.g. for new hosts).
+Files that still serve are kept, and a good CA even when the serving certificate is replaced (for
+new hosts, say), so that clients that trust ``ca.crt`` keep working across runs.
 """
 
 from __future__ import annotations
@@ -13,25 +10,13 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from webhook.certificate_settings import CertsSettings
 from webhook.certificates.pki import (
-    CLOCK_SKEW,
-    KeyType,
-    Pair,
-    Unusable,
-    cert_pem,
-    is_ca,
-    key_pem,
-    load_cert,
-    load_key,
-    new_ca,
-    new_serving,
-    uncovered,
-    write_pair,
+    CLOCK_SKEW, KeyType, Pair, Unusable, cert_pem, is_ca, key_pem, load_cert, load_key, new_ca, new_serving,
+    uncovered, write_pair,
 )
 from webhook.errors import CommandError
+from webhook.settings import CertsSettings
 
 CA, TLS = ("ca.crt", "ca.key"), ("tls.crt", "tls.key")
 
@@ -83,8 +68,7 @@ def _load(directory: Path, names: tuple[str, str], now: datetime.datetime) -> Pa
     key = load_key(_read(directory / key_name), key_name)
     if key is None:
         raise Unusable(f"{key_name} is neither an ECDSA nor an RSA key")
-    public = cert.public_key()
-    if not isinstance(public, (ec.EllipticCurvePublicKey, rsa.RSAPublicKey)) or key.public_key().public_numbers() != public.public_numbers():
+    if key.public_key() != cert.public_key():
         raise Unusable(f"{key_name} does not match {cert_name}")
     if cert.not_valid_after_utc <= now:
         raise Unusable(f"{cert_name} expired on {cert.not_valid_after_utc:%Y-%m-%d}")

@@ -1,10 +1,8 @@
-"""The ``webhook`` command line: one subcommand per part, each with its settings model.
-
-A subcommand is a row of ``COMMANDS``: its name, a one-line summary, the settings model its options
-are generated from (``webhook.options``) and the function that runs it, given as ``module:function``
-so that ``--help`` and the other commands do not import the web server or the Kubernetes client.
-The function takes the loaded settings and returns the exit code; a ``CommandError`` ends the
-command with one line on stderr.
+"""The ``webhook`` command line: one subcommand per row of ``COMMANDS``, its options generated from
+its settings model so that each is declared once (the argparse arguments, their help with the
+environment variable and the default, the loading over the environment, the documented option
+tables). A command's function is named ``module:function``, so that ``--help`` and the other
+commands do not import the web server or the Kubernetes client.
 """
 
 from __future__ import annotations
@@ -13,23 +11,26 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+import types
+import typing
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn, TypeVar
 
+from pydantic import ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings
 
-from webhook import __version__, options
-from webhook.errors import CommandError
-from webhook.policy.settings import PolicySettings
-from webhook.reconciler.settings import ReconcileSettings
-from webhook.registration.settings import UnregisterSettings
-from webhook.certificate_settings import CertsSettings
-from webhook.claims.settings import ClaimsSettings
-from webhook.settings import ReviewSettings, ServeSettings
-from webhook.status.settings import StatusSettings
+from webhook import __version__
+from webhook.errors import USAGE_EXIT, CommandError
+from webhook.policy import PolicySettings
+from webhook.reconciler import ReconcileSettings
+from webhook.registration import UnregisterSettings
+from webhook.claims import ClaimsSettings
+from webhook.settings import CertsSettings, ReviewSettings, ServeSettings
+from webhook.status import StatusSettings
 
-USAGE_EXIT = 2
+SettingsT = TypeVar("SettingsT", bound=BaseSettings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,11 +39,7 @@ class Command:
     summary: str
     settings: type[BaseSettings]
     run: str
-
-    def function(self) -> Callable[[Any], int]:
-        module, _, name = self.run.partition(":")
-        function: Callable[[Any], int] = getattr(importlib.import_module(module), name)
-        return function
+    """``module:function``: the function takes the loaded settings and returns the exit code."""
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -92,7 +89,7 @@ COMMANDS: tuple[Command, ...] = (
         "Delete the release's ValidatingWebhookConfiguration and MutatingWebhookConfiguration (the "
         "chart's pre-delete hook), so that no webhook is left pointing at pods that are gone.",
         UnregisterSettings,
-        "webhook.registration.unregister:unregister",
+        "webhook.registration.configurations:unregister",
     ),
 )
 
@@ -117,8 +114,7 @@ PLUGIN_PREFIX = "kubectl-"
 
 def program(argv0: str) -> str:
     """The program as it was run, for usage lines: ``python -m webhook``, ``kubectl grove-sharing``
-    (kubectl runs a plugin ``kubectl-grove_sharing`` for ``kubectl grove-sharing``) or the
-    executable's name."""
+    (the plugin ``kubectl-grove_sharing``) or the executable's name."""
     name = os.path.basename(argv0)
     if name == "__main__.py":
         return f"python -m {os.path.basename(os.path.dirname(argv0)) or 'webhook'}"
@@ -128,15 +124,13 @@ def program(argv0: str) -> str:
 
 
 def build_parser(prog: str = "webhook") -> Parser:
-    parser = Parser(
-        prog=prog,
-        description="Admission webhooks and tools for Grove's hierarchical DRA resource sharing.",
-    )
+    description = "Admission webhooks and tools for Grove's hierarchical DRA resource sharing."
+    parser = Parser(prog=prog, description=description)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subcommands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         sub = subcommands.add_parser(command.name, help=command.summary, description=command.summary)
-        options.add_arguments(sub, command.settings)
+        add_arguments(sub, command.settings)
     return parser
 
 
@@ -146,7 +140,7 @@ def _before_the_command(prog: str, argv: Sequence[str]) -> None:
         if not token.startswith("-") or token in ("-h", "--help", "--version"):
             return
         flag = token.split("=", 1)[0]
-        owners = [c.name for c in COMMANDS if flag in {f for o in options.options(c.settings) for f in o.flags}]
+        owners = [c.name for c in COMMANDS if flag in {f for o in options(c.settings) for f in o.flags}]
         if not owners:
             raise UsageError(prog, f"unrecognized arguments: {token} (see '{prog} --help')")
         raise UsageError(
@@ -167,17 +161,135 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog = f"{prog} {command.name}"
         if unknown:
             raise UsageError(prog, f"unrecognized arguments: {' '.join(unknown)} (see '{prog} --help')")
-        try:
-            settings = options.load(command.settings, arguments)
-        except options.OptionError as err:
-            raise CommandError(str(err), USAGE_EXIT) from None
-        return command.function()(settings)
-    except UsageError as err:
-        print(f"{err.prog}: error: {err.line()}", file=sys.stderr)
-        return err.exit_code
+        settings = load(command.settings, arguments)
+        module, _, function = command.run.partition(":")
+        exit_code: int = getattr(importlib.import_module(module), function)(settings)
+        return exit_code
     except CommandError as err:
-        print(f"{prog}: error: {err.line()}", file=sys.stderr)
+        print(f"{err.prog if isinstance(err, UsageError) else prog}: error: {err.line()}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         return 130
 
+
+# --- options generated from a settings model ------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One field of a settings model, seen as a command-line option."""
+
+    name: str
+    field: FieldInfo
+    env: str
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        extra = self.field.json_schema_extra
+        return extra if isinstance(extra, dict) else {}
+
+    @property
+    def positional(self) -> bool:
+        return bool(self.extra.get("positional"))
+
+    @property
+    def flag(self) -> str:
+        return str(self.extra.get("metavar")) if self.positional else "--" + self.name.replace("_", "-")
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """The option's spellings: a short one first where kubectl has it (``-n``, ``-o``, ``-A``)."""
+        short = self.extra.get("short")
+        return (str(short), self.flag) if short else (self.flag,)
+
+    @property
+    def repeatable(self) -> bool:
+        return typing.get_origin(_unwrap(self.field.annotation)) is list and not self.extra.get("comma_list")
+
+    @property
+    def is_bool(self) -> bool:
+        return _unwrap(self.field.annotation) is bool
+
+    @property
+    def choices(self) -> tuple[str, ...] | None:
+        annotation = _unwrap(self.field.annotation)
+        return typing.get_args(annotation) if typing.get_origin(annotation) is Literal else None
+
+    @property
+    def default_text(self) -> str:
+        if "default_text" in self.extra:
+            return str(self.extra["default_text"])
+        default = self.field.get_default(call_default_factory=True)
+        if isinstance(default, bool):
+            return str(default).lower()
+        if isinstance(default, list):
+            return ",".join(str(item) for item in default)
+        if isinstance(default, float) and default.is_integer():
+            return str(int(default))
+        return str(default)
+
+
+def _unwrap(annotation: Any) -> Any:
+    """``X | None`` as ``X``: optional options are simply not given."""
+    args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        return args[0]
+    return annotation
+
+
+def options(model: type[BaseSettings]) -> Iterator[Option]:
+    """The model's options, a class's own before those it inherits (``serve`` starts with --host)."""
+    prefix = str(model.model_config.get("env_prefix", ""))
+    names = dict.fromkeys(
+        name for cls in model.__mro__ for name in vars(cls).get("__annotations__", {}) if name in model.model_fields
+    )
+    for name in names:
+        yield Option(name, model.model_fields[name], (prefix + name).upper())
+
+
+def add_arguments(parser: argparse.ArgumentParser, model: type[BaseSettings]) -> None:
+    """Arguments whose absence leaves the field to the environment or its default."""
+    for option in options(model):
+        if option.positional:
+            nargs = ("+" if option.field.is_required() else "*") if option.repeatable else (None if option.field.is_required() else "?")
+            parser.add_argument(
+                option.name, metavar=option.flag, nargs=nargs, default=argparse.SUPPRESS, help=option.field.description
+            )
+            continue
+        help = f"{option.field.description} [env {option.env}; default {option.default_text}]"
+        kwargs: dict[str, Any] = {"dest": option.name, "default": argparse.SUPPRESS, "help": help}
+        if option.is_bool:
+            kwargs["action"] = argparse.BooleanOptionalAction
+        else:
+            kwargs["metavar"] = option.extra.get("metavar", option.name.upper())
+            if option.repeatable:
+                kwargs["action"] = "append"
+            if option.choices:
+                kwargs["choices"] = option.choices
+                kwargs["metavar"] = "|".join(option.choices)
+        # Former names are still taken, so that scripts written for them keep working.
+        parser.add_argument(*option.flags, *map(str, option.extra.get("former", ())), **kwargs)
+
+
+def load(model: type[SettingsT], arguments: argparse.Namespace) -> SettingsT:
+    """The settings from the parsed arguments over the environment, or one line naming the option
+    (or its variable) and what is wrong."""
+    given = {name: value for name, value in vars(arguments).items() if name in model.model_fields}
+    try:
+        return model(**given)
+    except ValidationError as err:
+        raise CommandError(_first_problem(model, err, given), USAGE_EXIT) from None
+
+
+def _first_problem(model: type[BaseSettings], err: ValidationError, given: dict[str, Any]) -> str:
+    problem = err.errors(include_url=False)[0]
+    by_name = {option.name: option for option in options(model)}
+    option = by_name.get(str(problem["loc"][0])) if problem["loc"] else None
+    message = str(problem["msg"])
+    if problem["type"] == "value_error":
+        message = message.removeprefix("Value error, ")
+    if option is None:
+        return message
+    source = option.flag if option.name in given or option.positional else option.env
+    value = problem.get("input")
+    shown = "" if value is None or isinstance(value, (dict, list)) else f" {str(value)!r}"
+    return f"invalid value{shown} for {source}: {message}"

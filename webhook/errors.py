@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+USAGE_EXIT = 2
+"""The exit code of a usage mistake (an unknown option, a bad value), as argparse's."""
+
 
 class CommandError(Exception):
     """A failure the user can act on; its message is one line, never a traceback."""
@@ -11,9 +14,5 @@ class CommandError(Exception):
         self.exit_code = exit_code
 
     def line(self) -> str:
-        """The message with line breaks and other unprintable characters escaped: it often quotes
-        the input (a label key holding a line break, say), and stays one line on stderr anyway."""
-        message = str(self)
-        if message.isprintable():
-            return message
-        return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in message)
+        """The message on one line, whatever it quotes (a label key with a line break, say)."""
+        return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(self))

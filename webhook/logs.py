@@ -1,13 +1,9 @@
 """Process-wide logging as ``--log-format`` asks: plain text for people, JSON lines for collectors.
 
-Every line carries a logger name of the project (``webhook.*``): the lines uvicorn writes under its
-own names (its start and stop, and ``--access-log``) are renamed on their way out, so a collector can
-select the project's lines by one prefix, and the access lines carry their request as fields.
-
-A text line is one line whatever a request holds: the values a line is made of (its arguments: a
-uid, a name, a path) are cut to a bounded length, and control characters in the line are escaped,
-so that a request cannot forge a line of its own or make one as long as itself. JSON lines need
-neither: the encoding escapes, and a collector keeps whole values as fields.
+Every line carries a logger name of the project (``webhook.*``, uvicorn's renamed), so that a
+collector selects the project's lines by one prefix. A text line is one line whatever a request
+holds: its arguments are cut and control characters escaped, so that a request can neither forge a
+line nor make one as long as itself; JSON's encoding escapes, and collectors keep whole values.
 """
 
 from __future__ import annotations
@@ -27,7 +23,6 @@ RENAMED = {
 }
 """Loggers of libraries the project runs, by the project's name for them."""
 
-
 VALUE_LIMIT = 256
 """Characters a text line shows of one value (a Kubernetes name has at most 253)."""
 
@@ -38,36 +33,23 @@ _ESCAPES = {
     code: repr(chr(code))[1:-1]
     for code in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 }
-"""Control characters (C0, DEL, C1), the Unicode line and paragraph separators and the
-bidirectional overrides, each as Python's ``repr`` writes it (``\\n``, ``\\x1b``, ``\\u2028``)."""
+"""Control characters, line and paragraph separators and bidirectional overrides, each as ``repr``
+writes it."""
 
 
 class Message(str):
-    """An argument that is a sentence rather than one value (a denial's message): cut at
-    ``MESSAGE_LIMIT`` rather than ``VALUE_LIMIT`` in text lines."""
+    """A sentence (a denial's message) rather than one value: cut at ``MESSAGE_LIMIT``."""
 
 
-def cut(value: str, limit: int) -> str:
-    if len(value) <= limit:
+def _shown(value: object) -> object:
+    limit = MESSAGE_LIMIT if isinstance(value, Message) else VALUE_LIMIT
+    if not isinstance(value, str) or len(value) <= limit:
         return value
     return f"{value[:limit]}...({len(value) - limit} more characters)"
 
 
-def escape(line: str) -> str:
-    return line if line.isprintable() else line.translate(_ESCAPES)
-
-
-def _shown(value: object) -> object:
-    if isinstance(value, Message):
-        return cut(value, MESSAGE_LIMIT)
-    if isinstance(value, str):
-        return cut(value, VALUE_LIMIT)
-    return value
-
-
 class TextFormatter(logging.Formatter):
-    """``time LEVEL logger: message`` with the message's arguments cut and its control characters
-    escaped (a traceback that follows keeps its lines)."""
+    """``time LEVEL logger: message``; a traceback that follows keeps its lines."""
 
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -78,9 +60,9 @@ class TextFormatter(logging.Formatter):
         return super().format(record)
 
     def formatMessage(self, record: logging.LogRecord) -> str:
-        record.message = escape(record.message)
+        if not record.message.isprintable():
+            record.message = record.message.translate(_ESCAPES)
         return super().formatMessage(record)
-
 
 
 class JsonFormatter(logging.Formatter):
@@ -100,8 +82,7 @@ class JsonFormatter(logging.Formatter):
 
 
 class ProjectNames(logging.Filter):
-    """Renames the records of ``RENAMED`` loggers; uvicorn's access lines get their request as
-    fields (``client``, ``method``, ``path``, ``status``)."""
+    """Renames ``RENAMED`` loggers' records; uvicorn's access lines get their request as fields."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         name = RENAMED.get(record.name)
@@ -114,21 +95,13 @@ class ProjectNames(logging.Filter):
         return True
 
 
-class ProjectHandler(logging.StreamHandler):
-    """The handler ``configure`` installs: standard error, in the format asked for, the project's
-    names on every line."""
-
-    def __init__(self, formatter: TextFormatter | JsonFormatter) -> None:
-        super().__init__()
-        self.setFormatter(formatter)
-        self.addFilter(ProjectNames())
-
-
 def configure(level: str, log_format: str) -> None:
-    """One handler on the root logger. Records carry no thread or process names: no format shows
-    them, and the standard library documents turning them off to make records cheaper."""
+    """One handler on the root logger, to standard error. Records carry no thread or process names,
+    which no format shows: the standard library documents turning them off for cheaper records."""
     logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
-    handler = ProjectHandler(JsonFormatter() if log_format == "json" else TextFormatter())
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
+    handler.addFilter(ProjectNames())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -1,8 +1,6 @@
-"""``webhook review``: one AdmissionReview decided offline by the webhook the server would route it to.
-
-The review is decoded once, dispatched on ``request.kind.kind`` (or the object's own kind) through
-the same table of webhooks the server mounts, and answered through the same seam
-(``admission.handling``), so the printed response is byte for byte the server's body.
+"""``webhook review``: one AdmissionReview decided offline by the webhook the server would route it
+to (by ``request.kind.kind``, or the object's own kind), through the same table and the same
+``answer``, so that the printed response is byte for byte the server's body.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ import yaml
 from webhook.core.admission import AdmissionReview, Answer, Rejection, answer, decode
 from webhook.errors import CommandError
 from webhook.settings import ReviewSettings
-from webhook.stores.base import StoreError
+from webhook.stores import StoreError, build_store
 from webhook.webhooks import WEBHOOKS, Webhook
 
 UNUSABLE = 2
@@ -35,8 +33,7 @@ def review(settings: ReviewSettings) -> int:
     else:
         sys.stdout.buffer.write(content + b"\n")
     sys.stdout.flush()
-    if decided.error is not None:
-        err = decided.error
+    if (err := decided.error) is not None:
         raise CommandError(f"{settings.file}: internal error in the {webhook.name} webhook: {type(err).__name__}: {err}", UNUSABLE)
     response = decided.body["response"]
     if response["allowed"]:
@@ -95,8 +92,6 @@ def _webhook_for(review: AdmissionReview) -> Webhook:
 
 
 async def _decide(settings: ReviewSettings, webhook: Webhook, body: bytes) -> Answer:
-    from webhook.stores import build_store
-
     try:
         store = build_store(settings)
         await store.start()

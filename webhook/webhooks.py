@@ -1,14 +1,8 @@
 """The admission webhooks this server offers: one row each, read by the server and by ``review``.
 
-A row names the webhook (the ``webhook`` label in metrics and logs), its HTTP path, and how to
-build its handler from the settings and the object store. ``review`` finds the row by the kind the
-handler decides (``request.kind.kind``).
-
-The validating webhook asks the API server whether a user may read the templates of other
-namespaces a PodCliqueSet names (DECISIONS.md §3.1) when there is one to ask: with the cluster
-store, under ``serve --template-authorization enforce`` (the default) or ``warn``; with the
-cluster store it also warns about external templates that do not exist. The scale
-webhook (DECISIONS.md §3.3) finds the PodCliqueSet of a scaled object in the store.
+A row names the webhook (the ``webhook`` label in metrics and logs), its HTTP path, the kind it
+decides (``review`` finds the row by it) and how to build its handler from the settings and the
+object store.
 """
 
 from __future__ import annotations
@@ -23,13 +17,12 @@ from webhook.core.pcs.scale import ScaleValidator
 from webhook.core.pcs.validator import PodCliqueSetValidator
 from webhook.core.pod.mutator import PodMutator
 from webhook.settings import DecisionSettings, ServeSettings
-from webhook.stores.base import AuthorizingStore, ObjectStore
+from webhook.stores import AuthorizingStore, ObjectStore
 
 Respond = Callable[[bytes], Awaitable[Answer]]
-"""A webhook's answer to a request body. The server reaches the core through this module only:
-``WEBHOOKS``, ``Respond`` and ``Answer``."""
+"""A webhook's answer to a request body: the server reaches the core through this module only."""
 
-__all__ = ["WEBHOOKS", "Answer", "Respond", "Webhook", "template_authorization"]
+__all__ = ["WEBHOOKS", "Answer", "Respond", "Webhook"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,41 +37,22 @@ class Webhook:
         return functools.partial(answer, self.build(settings, store), self.name)
 
 
-def template_authorization(settings: DecisionSettings, store: ObjectStore) -> TemplateAuthorization | None:
-    """The check of templates of other namespaces, or None where it is off."""
-    if not isinstance(settings, ServeSettings) or settings.template_authorization == "off":
-        return None
-    if not isinstance(store, AuthorizingStore):
-        return None
-    return TemplateAuthorization(store.template_access(), warn=settings.template_authorization == "warn")
-
-
 def _validator(settings: DecisionSettings, store: ObjectStore) -> PodCliqueSetValidator:
+    """With the cluster store, a PodCliqueSet naming templates of other namespaces needs its user to
+    be allowed to read them (DECISIONS.md §3.1), unless ``--template-authorization off``."""
+    if not isinstance(store, AuthorizingStore):
+        return PodCliqueSetValidator(strict=settings.strict, max_claims_per_owner=settings.max_claims_per_owner)
+    mode = settings.template_authorization if isinstance(settings, ServeSettings) else "off"
     return PodCliqueSetValidator(
         strict=settings.strict,
-        templates=template_authorization(settings, store),
+        templates=None if mode == "off" else TemplateAuthorization(store.template_access(), warn=mode == "warn"),
         max_claims_per_owner=settings.max_claims_per_owner,
-        lookup=store.template_lookup() if isinstance(store, AuthorizingStore) else None,
+        lookup=store.template_lookup(),
     )
 
 
 WEBHOOKS: tuple[Webhook, ...] = (
-    Webhook(
-        "validate-podcliqueset",
-        "/webhooks/validate-podcliqueset",
-        "PodCliqueSet",
-        _validator,
-    ),
-    Webhook(
-        "validate-scale",
-        "/webhooks/validate-scale",
-        "Scale",
-        lambda settings, store: ScaleValidator(store, strict=settings.strict),
-    ),
-    Webhook(
-        "mutate-pod",
-        "/webhooks/mutate-pod",
-        "Pod",
-        lambda settings, store: PodMutator(store, on_missing_pcs=settings.on_missing_pcs),
-    ),
+    Webhook("validate-podcliqueset", "/webhooks/validate-podcliqueset", "PodCliqueSet", _validator),
+    Webhook("validate-scale", "/webhooks/validate-scale", "Scale", lambda settings, store: ScaleValidator(store, strict=settings.strict)),
+    Webhook("mutate-pod", "/webhooks/mutate-pod", "Pod", lambda settings, store: PodMutator(store, on_missing_pcs=settings.on_missing_pcs)),
 )

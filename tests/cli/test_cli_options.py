@@ -11,15 +11,14 @@ from pathlib import Path
 import pytest
 from pydantic_settings import BaseSettings
 
-from webhook import options
-from webhook.cli import COMMANDS, build_parser, main
+from webhook.cli import COMMANDS, build_parser, load, main, options
 from webhook.settings import ServeSettings
 
 
 def markdown_table(model: type[BaseSettings]) -> str:
     """The model's options as a Markdown table, as docs/configuration.md shows them."""
     rows = ["| option | environment | default | what |", "|---|---|---|---|"]
-    for option in options.options(model):
+    for option in options(model):
         if option.positional:
             continue
         flag = f"--[no-]{option.flag[2:]}" if option.is_bool else option.flag
@@ -39,7 +38,7 @@ CONFIGURATION = Path(__file__).resolve().parents[2] / "docs" / "configuration.md
 
 def serve_settings(*argv: str) -> ServeSettings:
     arguments = build_parser().parse_args(["serve", *argv])
-    return options.load(ServeSettings, arguments)
+    return load(ServeSettings, arguments)
 
 
 def test_help_lists_the_subcommands() -> None:
@@ -53,7 +52,7 @@ def test_serve_help_shows_every_option_with_its_variable_and_default(capsys: pyt
         main(["serve", "--help"])
     assert exit.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
-    for option in options.options(ServeSettings):
+    for option in options(ServeSettings):
         assert option.flag in text
         assert f"[env {option.env}; default {option.default_text}]" in text
     assert "[env WEBHOOK_PORT; default 8443]" in text

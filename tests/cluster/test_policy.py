@@ -23,7 +23,7 @@ from cluster.release import DECIDED_BY, Release
 from core.answers import validated
 from core.podcliquesets import workload
 from webhook.policy.command import documents
-from webhook.policy.settings import PolicySettings
+from webhook.policy import PolicySettings
 
 POLICY_NAMESPACE = "decided-by-policy"
 UNCHECKED_NAMESPACE = "decided-by-nobody"

@@ -10,7 +10,7 @@ import pytest
 
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
-from webhook.stores.embedded import EmbeddedStore
+from webhook.stores import EmbeddedStore
 
 
 def settings_from_env(container: dict[str, Any], model: type, monkeypatch: pytest.MonkeyPatch) -> Any:

@@ -22,11 +22,10 @@ import yaml
 
 from deploy.chart import CHART, ROOT
 from webhook.reconciler.metrics import ReconcilerMetrics
-from webhook.server.budget import Budget
-from webhook.server.lifecycle import Lifecycle
+from webhook.server.limits import Budget, Lifecycle
 from webhook.server.metrics import ServerMetrics
 from webhook.settings import ServeSettings
-from webhook.stores.embedded import EmbeddedStore
+from webhook.stores import EmbeddedStore
 
 NAMESPACE = "grove-system"
 CASES = Path(__file__).with_name("alert_cases.yaml")

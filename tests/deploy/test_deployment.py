@@ -10,10 +10,9 @@ from prometheus_client import CollectorRegistry
 from deploy.chart import values
 from deploy.helm import HelmError
 from deploy.served import call, settings_from_env
-from webhook.cli import COMMANDS
-from webhook.options import options
-from webhook.reconciler.health import HealthServer
-from webhook.reconciler.settings import ReconcileSettings
+from webhook.cli import COMMANDS, options
+from webhook.reconciler import ReconcileSettings
+from webhook.reconciler.command import HealthServer
 from webhook.settings import ServeSettings
 
 SETTINGS = {command.name: command.settings for command in COMMANDS}

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from webhook.kube.access import ACCESS, IN_CHART, Component, Reach
+from webhook.kube.access import ACCESS, Component, Reach
 
 FULLNAME = "sharing-grove-sharing-webhook"
 RELEASE_NAMESPACE = "grove-system"
 NAMES = {Component.CERTIFICATES: {"secrets": [f"{FULLNAME}-certificate"], None: [FULLNAME]}, Component.UNREGISTER: {None: [FULLNAME]}}
 """The objects a component's named rules are about (by resource; None: any other)."""
 Grant = tuple[str, str, str, tuple[str, ...]]
+IN_CHART = tuple(component for component in Component if component is not Component.STATUS)
+"""The components the chart runs and writes RBAC for: all but ``webhook status``, run by a person."""
 
 
 def declared(component: Component, *reaches: Reach) -> set[Grant]:

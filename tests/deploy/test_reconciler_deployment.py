@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from deploy.served import settings_from_env
-from webhook.reconciler.settings import ReconcileSettings
+from webhook.reconciler import ReconcileSettings
 
 FULLNAME = "sharing-grove-sharing-webhook"
 RECONCILER = f"{FULLNAME}-reconciler"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from deploy.served import settings_from_env
 from webhook.cli import COMMANDS
-from webhook.registration.settings import UnregisterSettings
+from webhook.registration import UnregisterSettings
 
 FULLNAME = "sharing-grove-sharing-webhook"
 HOOK = f"{FULLNAME}-unregister"

@@ -11,7 +11,7 @@ import yaml
 from deploy.chart import CHART
 from deploy.helm import HelmError
 from webhook.policy.command import documents
-from webhook.policy.settings import PolicySettings
+from webhook.policy import PolicySettings
 
 NAMESPACE = "grove-system"
 RELEASE = "sharing"

@@ -94,6 +94,22 @@ def test_the_same_question_asked_at_once_is_one_review(fake_api: FakeApiServer, 
     assert len(fake_api.authorization.reviews) == 1
 
 
+def test_an_asker_that_gives_up_leaves_the_review_to_the_others(fake_api: FakeApiServer, reviews: SubjectAccessReviews) -> None:
+    fake_api.authorization.allow(user="alice", namespace="shared", name="gpu")
+    fake_api.hold_next("POST", "subjectaccessreviews", 0.2)
+
+    async def asking() -> list[bool]:
+        impatient = asyncio.ensure_future(reviews.may_get(ALICE, "shared", "gpu"))
+        patient = [asyncio.ensure_future(reviews.may_get(ALICE, "shared", "gpu")) for _ in range(3)]
+        await asyncio.sleep(0)
+        impatient.cancel()
+        answers = list(await asyncio.gather(*patient))
+        return answers + [await reviews.may_get(ALICE, "shared", "gpu")]
+
+    assert asyncio.run(asking()) == [True] * 4
+    assert len(fake_api.authorization.reviews) == 1
+
+
 def test_several_templates_are_asked_about_at_once(fake_api: FakeApiServer, kube_api_client: Any) -> None:
     reviews = SubjectAccessReviews(single_attempt(kube_api_client), timeout=10)
     fake_api.hold_next("POST", "subjectaccessreviews", 1.0, times=4)

@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from webhook.kube.lists import ListError, read_list
+from webhook.kube.informer import read_list
 
 
 def read(data: bytes) -> tuple[dict[str, Any], list[Any]]:
@@ -41,7 +41,7 @@ def test_each_item_is_handed_over_before_the_next_is_read() -> None:
     """So a page never lives in memory parsed whole: the second item is malformed, and the first
     has been handed over by the time that is found."""
     items: list[Any] = []
-    with pytest.raises(ListError):
+    with pytest.raises(ValueError):
         read_list(b'{"items": [{"a": 1}, {"b": ]}', items.append)
     assert items == [{"a": 1}]
 

@@ -9,8 +9,9 @@ import pytest
 
 from webhook.core.pcs import rules as groves_rules
 from webhook.core.pcs.authorization import TEMPLATE_REFUSED
-from webhook.policy import authorization, cel
+from webhook.policy import cel
 from webhook.policy.command import policy
+from webhook.policy.rules import SLOTS
 
 SPEC = policy("grove-sharing-webhook", "Fail")["spec"]
 READ = re.compile(r"variables\.([A-Za-z]\w*)")
@@ -39,7 +40,7 @@ def test_the_checks_come_in_the_webhooks_order() -> None:
     assert rules == "variables.createErrorCount == 0"
     assert update.startswith("!(request.operation == 'UPDATE' && variables.createErrorCount == 0) ||")
     slots = SPEC["validations"][3:]
-    assert len(slots) == authorization.SLOTS + 1
+    assert len(slots) == SLOTS + 1
     assert all("authorizer." in slot["expression"] for slot in slots[:-1])
 
 

@@ -12,8 +12,8 @@ import pytest
 from fakeapi import FakeApiServer, new_api_client, wait_until
 from fakeapi.fixtures import fake_api, fake_api_server, kube_api_client, kubeconfig_path  # noqa: F401
 
+from webhook.reconciler import ReconcileSettings
 from webhook.reconciler.command import Controller, reconciler_client
-from webhook.reconciler.settings import ReconcileSettings
 
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
 FAST = {"backoff_base": 0.05, "backoff_max": 0.5, "health_port": 0, "resync_period": 60.0}

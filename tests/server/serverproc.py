@@ -76,15 +76,16 @@ def _healthy(url: str, ca: Path | None, process: subprocess.Popen[bytes], log: P
 
 @contextmanager
 def serve(tmp_path: Path, *args: str, cert: Path | None = None, key: Path | None = None, ca: Path | None = None,
-          verify: bool = True) -> Iterator[Served]:
+          verify: bool = True, program: tuple[str, ...] = ("-m", "webhook")) -> Iterator[Served]:
     """The server with certificates made in ``tmp_path`` (or the given ones) and ``args``; with
-    ``verify`` false, alive once it answers whatever its certificate (a placeholder's, say)."""
+    ``verify`` false, alive once it answers whatever its certificate (a placeholder's, say).
+    ``program``: what Python runs, e.g. ``("-c", script)`` for a script calling ``webhook.cli.main``."""
     if cert is None or key is None or ca is None:
         certs = make_certs(tmp_path / "certs")
         cert, key, ca = certs / "tls.crt", certs / "tls.key", certs / "ca.crt"
     port = free_port()
     log = tmp_path / "server.log"
-    command = [sys.executable, "-m", "webhook", "serve", "--port", str(port), "--tls-cert", str(cert), "--tls-key", str(key), *args]
+    command = [sys.executable, *program, "serve", "--port", str(port), "--tls-cert", str(cert), "--tls-key", str(key), *args]
     env = {k: v for k, v in os.environ.items() if not k.startswith("WEBHOOK_") and k != "KUBERNETES_SERVICE_HOST"}
     with log.open("wb") as output:
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env)

@@ -10,6 +10,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 
 from webhook.core.admission import Answer
 from webhook.exposition import new_registry
+from webhook.server.limits import Budget, Lifecycle
 from webhook.server.metrics import LATENCY_BUCKETS, OPERATIONS, UNKNOWN, ServerMetrics
 from webhook.stores import EmbeddedStore
 
@@ -51,7 +52,7 @@ def reference(observed: list[tuple[str, str, str, float]]) -> bytes:
 @settings(max_examples=100, deadline=None)
 @given(observed=st.lists(answers, max_size=30))
 def test_answers_are_exported_as_prometheus_clients_counter_and_histogram(observed: list[tuple[str, str, str, float]]) -> None:
-    metrics = ServerMetrics(EmbeddedStore.of([]))
+    metrics = ServerMetrics(EmbeddedStore.of([]), Lifecycle(), Budget(1024))
     for webhook, operation, decision, seconds in observed:
         metrics.observe(webhook, Answer(200, {}, operation, decision), seconds)
     assert answer_lines(metrics.exposition()) == answer_lines(reference(observed))

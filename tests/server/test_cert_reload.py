@@ -161,13 +161,14 @@ def test_a_pair_of_another_key_type_replaces_the_served_one_and_back(tmp_path: P
 
 
 def test_changed_files_that_cannot_serve_keep_the_certificate_and_say_why(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from webhook.server.limits import Budget, Lifecycle
     from webhook.server.metrics import ServerMetrics
-    from webhook.server.tls import CertificateReloader, _load
+    from webhook.server.run import CertificateReloader, _load
     from webhook.stores import EmbeddedStore
 
     ensure(tmp_path, ["localhost"])
     cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
-    metrics = ServerMetrics(EmbeddedStore.of([]))
+    metrics = ServerMetrics(EmbeddedStore.of([]), Lifecycle(), Budget(1024))
     reloader = CertificateReloader(_load(cert, key), cert, key, metrics, 1.0)
     key.write_bytes(cert.read_bytes() + b"\n")  # the certificate written where the key goes
     with caplog.at_level(logging.WARNING):

@@ -18,7 +18,7 @@ from core.workload import grove_pod, pod_review, workload_pcs_raw
 from webhook import logs
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.podcliqueset import read_podcliqueset
-from webhook.server import decisions
+from webhook.server import app as server_app
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
 
@@ -29,7 +29,7 @@ FIELDS = ("uid", "webhook", "operation", "object", "decision", "code")
 def decided(caplog: pytest.LogCaptureFixture, path: str, content: bytes, level: int = logging.DEBUG) -> list[logging.LogRecord]:
     app = create_app(ServeSettings(), MemoryStore(read_podcliqueset(workload_pcs_raw())))
     caplog.clear()
-    with caplog.at_level(level, logger=decisions.log.name):
+    with caplog.at_level(level, logger=server_app.decisions.name):
         call(app, "POST", path, content)
     return [r for r in caplog.records if r.name == "webhook.server.decisions"]
 
@@ -87,7 +87,7 @@ def test_a_rejected_body_is_logged_at_info_with_an_unknown_operation(caplog: pyt
 
 def test_nothing_is_built_for_a_line_that_is_not_written(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[str] = []
-    monkeypatch.setattr(decisions, "fields", lambda webhook, decision, seconds: built.append(decision.outcome))
+    monkeypatch.setattr(server_app, "fields", lambda webhook, decision, seconds: built.append(decision.outcome))
     decided(caplog, VALIDATE, body(review(workload_pcs())), logging.INFO)
     assert built == []
 

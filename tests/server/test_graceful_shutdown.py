@@ -20,10 +20,8 @@ from server.goclient import Answer, GoLikeClient, Lost, NotSent
 from server.reviews import VALIDATE, WORKLOAD, body, review, workload_pcs
 from server.serverproc import Served, poll, serve
 
-from webhook.server.budget import Budget
-from webhook.server.endpoint import WebhookEndpoint
-from webhook.server.lifecycle import Lifecycle
-from webhook.server.limits import RequestLimits
+from webhook.server.app import WebhookEndpoint
+from webhook.server.limits import Budget, Lifecycle, RequestLimits
 from webhook.server.metrics import ServerMetrics
 from webhook.settings import ServeSettings
 from webhook.stores import EmbeddedStore
@@ -209,7 +207,7 @@ def cancelled_while_deciding(closed: bool) -> tuple[BaseException | None, int, i
         await asyncio.Event().wait()
 
     lifecycle, budget = Lifecycle(closed=closed), Budget(1024 * 1024)
-    metrics = ServerMetrics(EmbeddedStore.of([]))
+    metrics = ServerMetrics(EmbeddedStore.of([]), lifecycle, budget)
     endpoint = WebhookEndpoint("validate-podcliqueset", waits, metrics)
     app = RequestLimits(endpoint, ServeSettings(), budget, lifecycle)
     scope = {"type": "http", "method": "POST", "path": VALIDATE, "headers": [(b"content-length", b"2")]}

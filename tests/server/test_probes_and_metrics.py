@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from server.reviews import VALIDATE, bad_scope_pcs, body, review, workload_pcs
 
 from webhook.server.app import create_app
-from webhook.server.lifecycle import Lifecycle
+from webhook.server.limits import Lifecycle
 from webhook.settings import ServeSettings
 
 

@@ -11,10 +11,8 @@ import pytest
 import yaml
 
 from reconciler.grove import WORKLOAD
-from webhook.claims.listing import listing, owners
-from webhook.claims.workloads import Workload, read
-from webhook.status.compare import Problem, Report, report
-from webhook.status.observed import Cluster, EventText
+from webhook.claims.listing import Workload, listing, read
+from webhook.status.compare import Cluster, EventText, Problem, Report, report
 
 Obj = dict[str, Any]
 LIMIT = 10_000
@@ -48,7 +46,7 @@ def made(workload: Workload) -> Cluster:
 
 
 def compared(workload: Workload, cluster: Cluster, limit: int = LIMIT) -> Report:
-    return report(listing(workload, limit), workload.pcs, owners(workload), cluster, limit)
+    return report(listing(workload, limit), cluster, limit)
 
 
 def problems(result: Report) -> list[tuple[str, str]]:

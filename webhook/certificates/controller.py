@@ -1,23 +1,14 @@
-"""The certificate controller of ``webhook serve --cert-secret`` (DECISIONS.md §6.1): every replica
-keeps the Secret's serving certificate, the webhook configurations' trust in its CA, and the
-certificate it serves, up to date by itself.
-
-Every ``--cert-check-interval`` each replica renews the Secret when it needs it (``secret``: one
-replica's write wins, the others find it made), writes the Secret's CAs into both configurations
-(``trust``), and serves the Secret's certificate once its CA has been trusted for ``TRUST_DELAY``:
-the PEM files are written (into an emptyDir in the chart: the root filesystem is read-only) and
-loaded into a new TLS context, without a restart. Until then it serves the certificate it had,
-which the configurations still trust. A replica starts with a throwaway self-signed certificate,
-so that it answers probes and takes signals whatever the API server does, and is ready only once it
-serves the Secret's; while a check fails, the next comes sooner.
+"""The certificate controller of ``webhook serve --cert-secret`` (DECISIONS.md §6.1): every
+``--cert-check-interval`` each replica renews the Secret when it needs it (``secret``), writes its
+CAs into both webhook configurations (``trust``), and serves its certificate, without a restart,
+once its CA has been trusted for ``TRUST_DELAY``; until then it serves the one it had.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import concurrent.futures
 import datetime
-import functools
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -32,10 +23,9 @@ from webhook.certificates.pki import bundle_pem, cert_pem, key_pem, new_ca, new_
 from webhook.certificates.secret import CertificateError, CertificateSecret, ServingPair
 from webhook.certificates.trust import TRUST_DELAY, PublishError, Trust
 from webhook.errors import CommandError
-from webhook.kube.access import Component, guarded
+from webhook.kube.access import Component, KubeConfigError, api_client, guarded, own_namespace
+from webhook.kube.api import CONNECTION_ERRORS, connection_problem
 from webhook.kube.attempts import Attempts
-from webhook.kube.config import KubeConfigError, api_client, own_namespace
-from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
 from webhook.registration.configurations import KINDS, WebhookConfigurations
 from webhook.settings import ServeSettings
 
@@ -50,8 +40,8 @@ T = TypeVar("T")
 
 
 class ServedFiles:
-    """Where the served pair is written for the TLS stack: ``--tls-cert``, ``--tls-key``, and the
-    CA bundle beside them as ``ca.crt`` (for clients on the same machine, such as a probe)."""
+    """``--tls-cert``, ``--tls-key`` (an emptyDir in the chart: the root filesystem is read-only),
+    and the CA bundle beside them as ``ca.crt`` for clients on the same machine, such as a probe."""
 
     def __init__(self, cert: Path, key: Path) -> None:
         self.cert, self.key, self.ca = cert, key, cert.with_name("ca.crt")
@@ -76,8 +66,8 @@ class CertificateController:
         self._publishing = Attempts(f"writing the CA of {secret} into the webhook configurations", initial=SOONEST, cap=interval)
 
     def prepare(self) -> None:
-        """Writes a self-signed pair nobody trusts, for the listener to start with before the
-        Secret's can be had; the first check (``run``) follows at once."""
+        """A self-signed pair nobody trusts, so that the listener starts, and answers probes,
+        whatever the API server does."""
         now = datetime.datetime.now(datetime.timezone.utc)
         ca = new_ca("grove-sharing-webhook placeholder", now, now + datetime.timedelta(days=1))
         cert, key = new_serving(ca, self.secret.hosts, now, now + datetime.timedelta(days=1))
@@ -93,9 +83,8 @@ class CertificateController:
             delay = self._next_check()
 
     async def check(self) -> ServingPair | None:
-        """One check, in a daemon thread of its own rather than the loop's executor (whose threads
-        the exit waits for): a check waiting on an API server that does not answer must not hold
-        the process's exit. The pair to serve now, if there is a new one that may be."""
+        """The new pair to serve now, if any. Run in a daemon thread, not the loop's executor, whose
+        threads the exit waits for: a check hung on a silent API server must not hold the exit."""
         try:
             return await _in_daemon_thread(self._sync)
         except FAILURES as err:
@@ -127,7 +116,7 @@ class CertificateController:
         log.info("%s the certificate of %s (%s)", "serving" if first else "now serving", self.secret, pair)
 
     def _next_check(self) -> float:
-        """The interval, or sooner when a certificate waits for its CA's trust or the last check failed."""
+        """Sooner when a certificate waits for its CA's trust or the last check failed."""
         if self._reading.failures or self._publishing.failures:
             return max(SOONEST, min(self._reading.delay, self._publishing.delay, self.interval))
         waiting = [p.issuer for p in (self.served, self.latest) if p is not None and not self.trust.trusted(p.issuer)]
@@ -136,8 +125,8 @@ class CertificateController:
         return self.interval
 
     def readiness(self) -> str | None:
-        """None when the API server can call this replica: it serves the Secret's certificate, and
-        both webhook configurations trust its CA."""
+        """None once the API server can call this replica: it serves the Secret's certificate, which
+        both webhook configurations trust."""
         if self.served is None:
             return f"no serving certificate from {self.secret} yet"
         if not self.trust.trusted(self.served.issuer):
@@ -146,23 +135,19 @@ class CertificateController:
 
 
 def _in_daemon_thread(function: Callable[[], T]) -> asyncio.Future[T]:
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def settle(outcome: Callable[[], None]) -> None:
-        if not future.done():
-            outcome()
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
 
     def work() -> None:
+        if not future.set_running_or_notify_cancel():
+            return  # cancelled before it started
         try:
-            done = functools.partial(future.set_result, function())
+            future.set_result(function())
         except BaseException as err:  # noqa: BLE001 - handed to the awaiting coroutine
-            done = functools.partial(future.set_exception, err)
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
-            loop.call_soon_threadsafe(settle, done)
+            future.set_exception(err)
 
     threading.Thread(target=work, name="certificate-check", daemon=True).start()
-    return future
+    # Once the awaiting coroutine is cancelled, or the loop closed, the outcome is dropped.
+    return asyncio.wrap_future(future)
 
 
 def _problem(err: BaseException) -> str:
@@ -170,7 +155,7 @@ def _problem(err: BaseException) -> str:
 
 
 class CertificateCollector(Collector):
-    """The controller's state, read when scraped. The certificate's expiry is the reloader's
+    """Read when scraped. The certificate's expiry is the reloader's
     (``webhook_certificate_expiry_timestamp_seconds``), in every mode."""
 
     def __init__(self, controller: CertificateController) -> None:
@@ -184,8 +169,8 @@ class CertificateCollector(Collector):
 
 
 def controller_for(settings: ServeSettings) -> CertificateController:
-    """The controller ``serve --cert-secret`` runs, its client allowed only the Secret and the two
-    configurations (``webhook.kube.access``); a CommandError when there is no cluster to talk to."""
+    """Its client allowed only the Secret and the two configurations (``webhook.kube.access``); a
+    CommandError when there is no cluster to talk to."""
     assert settings.cert_secret is not None and settings.webhook_configuration is not None
     try:
         api = api_client(str(settings.kubeconfig) if settings.kubeconfig else None, settings.context)

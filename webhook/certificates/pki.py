@@ -1,17 +1,13 @@
 """Certificates and keys: a CA and a serving certificate it signs, made, read back, checked, and
-written as files, for ``webhook certs`` (development certificates) and the certificate controller
-of ``webhook serve``.
-
-ECDSA P-256 by default: a new TLS connection costs much less than with RSA-2048
-(docs/PERFORMANCE.md). Files are written where the TLS stack loads them from (Python's ``ssl``
-reads a certificate and key only from paths), each replaced atomically (a reader sees the old or the
-new one, never half of one), the key first; keys are never readable by others.
+written as files (Python's ``ssl`` loads them only from paths), for ``webhook certs`` and the
+certificate controller. ECDSA P-256 by default: a new TLS connection costs much less than with
+RSA-2048 (docs/PERFORMANCE.md). Each file is replaced atomically (a reader sees the old or the new
+one, never half of one), the key first; keys are never readable by others.
 """
 
 from __future__ import annotations
 
 import datetime
-import hashlib
 import ipaddress
 import os
 from collections.abc import Iterable
@@ -32,7 +28,7 @@ CLOCK_SKEW = datetime.timedelta(minutes=5)
 
 
 class Unusable(Exception):
-    """Why a certificate or key that was read cannot be used; one line naming it."""
+    """Why a certificate or key read cannot be used; one line naming it."""
 
 
 def new_key(key_type: KeyType = "ecdsa") -> PrivateKey:
@@ -79,8 +75,8 @@ def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 def new_serving(
     ca: Pair, hosts: list[str], not_before: datetime.datetime, not_after: datetime.datetime, key_type: KeyType = "ecdsa"
 ) -> Pair:
-    """A serving certificate for ``hosts`` (each an IP address or a DNS name, as a client checking
-    it reads it) signed by ``ca``, never outliving it."""
+    """For ``hosts``, each an IP address or a DNS name as a client checking it reads it; never
+    outliving ``ca``."""
     ca_cert, ca_key = ca
     key = new_key(key_type)
     names = [x509.DNSName(host) if (ip := _address(host)) is None else x509.IPAddress(ip) for host in hosts]
@@ -145,7 +141,7 @@ def key_pem(key: PrivateKey) -> bytes:
 
 
 def fingerprint(cert: x509.Certificate) -> str:
-    return hashlib.sha256(cert.public_bytes(serialization.Encoding.DER)).hexdigest()[:16]
+    return cert.fingerprint(hashes.SHA256()).hex()[:16]
 
 
 def read_cas(pem: bytes) -> list[x509.Certificate]:
@@ -165,10 +161,7 @@ def read_cas(pem: bytes) -> list[x509.Certificate]:
 
 def bundle_pem(cas: Iterable[x509.Certificate]) -> bytes:
     """The CAs as one PEM bundle, each once, in the order given."""
-    unique: dict[str, x509.Certificate] = {}
-    for cert in cas:
-        unique.setdefault(fingerprint(cert), cert)
-    return b"".join(map(cert_pem, unique.values()))
+    return b"".join(dict.fromkeys(map(cert_pem, cas)))
 
 
 def unexpired(cas: Iterable[x509.Certificate], now: datetime.datetime) -> list[x509.Certificate]:

@@ -1,20 +1,12 @@
-"""The certificate Secret: what it holds, what it needs, and its reads and writes through the API.
+"""The certificate Secret (DECISIONS.md §6.1): what it holds, what it needs, and its reads and
+writes, through the API rather than a mounted volume, which the kubelet updates late.
 
-The Secret's keys are those of cert-manager's and the other modes' Secrets: ``ca.crt`` (every CA
-clients should trust, newest first), ``tls.crt`` and ``tls.key``. Anything may have been written
-there by hand, so nothing is trusted: unreadable CAs are left out of the bundle, and a pair that
-does not parse, does not match, has expired, does not cover the hosts or was not signed by a CA of
-the bundle is no pair.
-
-What it needs is a pure ``Plan``, decided from what it holds and the time: nothing, a renewal, or
-the expired CAs taken out of its bundle. A renewal is a new CA and a serving certificate it signs,
-both valid for ``--cert-validity``; the CA's key is not kept (the next renewal makes a new CA). The
-new CA goes first in the bundle and every CA of the bundle that has not expired stays after it, so
-the certificates of the previous CA, still served until every replica has moved on, stay trusted.
-
-Every replica reads and plans on every check and one write wins: each is a PUT of the Secret as
-read, with its ``resourceVersion``; the replicas that lose read again and find the renewal made. The
-Secret is read through the API rather than from a mounted volume, which the kubelet updates late.
+Its keys are cert-manager's: ``ca.crt`` (every CA clients should trust, newest first), ``tls.crt``
+and ``tls.key``. Anything may have been written there by hand, so nothing is trusted: unreadable
+CAs are left out of the bundle, and a pair that does not parse, does not match, has expired, does
+not cover the hosts or was not signed by a CA of the bundle is no pair. Unexpired CAs stay in the
+bundle after a renewal's new one, so the previous CA's certificates, served until every replica has
+moved on, stay trusted.
 """
 
 from __future__ import annotations
@@ -32,31 +24,16 @@ from cryptography.exceptions import InvalidSignature
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from webhook.certificates.pki import (
-    CLOCK_SKEW,
-    Unusable,
-    bundle_pem,
-    cert_pem,
-    key_pem,
-    load_cert,
-    load_key,
-    new_ca,
-    new_serving,
-    read_cas,
-    uncovered,
-    unexpired,
-)
-from webhook.kube.apierrors import CONFLICT, NOT_FOUND, status_message
-from webhook.kube.objects import Objects
-from webhook.kube.resources import SECRETS
+from webhook.certificates import pki
+from webhook.kube.api import CONFLICT, NOT_FOUND, SECRETS, Objects, status_message
 from webhook.registration.configurations import decode_base64
 
 log = logging.getLogger(__name__)
 
 CA_BUNDLE, TLS_CERT, TLS_KEY = "ca.crt", "tls.crt", "tls.key"
 ATTEMPTS = 3
-"""Reads and writes of one check: a conflict means another replica wrote, so the next read usually
-finds nothing left to do."""
+"""Reads and writes of one check: after a conflict another replica wrote, so there is usually
+nothing left to do."""
 
 Clock = Callable[[], datetime.datetime]
 
@@ -92,34 +69,34 @@ class Stored:
 
 
 def read(data: Mapping[str, str] | None, hosts: list[str], now: datetime.datetime) -> Stored:
-    """What a Secret's ``data`` (base64 values; one that is not reads as empty) holds."""
+    """What a Secret's ``data`` holds (a value that is not base64 reads as empty)."""
     values = {key: decode_base64(value) for key, value in (data or {}).items()}
-    bundle = tuple(read_cas(values.get(CA_BUNDLE, b"")))
+    bundle = tuple(pki.read_cas(values.get(CA_BUNDLE, b"")))
     if not values.get(TLS_CERT) and not values.get(TLS_KEY):
         return Stored(bundle, None, "it holds no certificate yet")
     try:
         return Stored(bundle, _pair(values, bundle, hosts, now), None)
-    except Unusable as why:
+    except pki.Unusable as why:
         return Stored(bundle, None, str(why))
 
 
 def _pair(values: Mapping[str, bytes], bundle: tuple[x509.Certificate, ...], hosts: list[str], now: datetime.datetime) -> ServingPair:
-    cert = load_cert(values.get(TLS_CERT, b""), TLS_CERT)
-    key = load_key(values.get(TLS_KEY, b""), TLS_KEY)
+    cert = pki.load_cert(values.get(TLS_CERT, b""), TLS_CERT)
+    key = pki.load_key(values.get(TLS_KEY, b""), TLS_KEY)
     if key is None or key.public_key() != cert.public_key():
-        raise Unusable(f"{TLS_KEY} is not the key of {TLS_CERT}")
+        raise pki.Unusable(f"{TLS_KEY} is not the key of {TLS_CERT}")
     if cert.not_valid_after_utc <= now:
-        raise Unusable(f"{TLS_CERT} expired at {cert.not_valid_after_utc:%Y-%m-%d %H:%M:%S} UTC")
-    missing = uncovered(cert, hosts)
+        raise pki.Unusable(f"{TLS_CERT} expired at {cert.not_valid_after_utc:%Y-%m-%d %H:%M:%S} UTC")
+    missing = pki.uncovered(cert, hosts)
     if missing:
-        raise Unusable(f"{TLS_CERT} does not cover {', '.join(missing)}")
+        raise pki.Unusable(f"{TLS_CERT} does not cover {', '.join(missing)}")
     for ca in bundle:
         try:
             cert.verify_directly_issued_by(ca)
         except (ValueError, TypeError, InvalidSignature):
             continue
         return ServingPair(cert, values[TLS_CERT], values[TLS_KEY], ca)
-    raise Unusable(f"{TLS_CERT} is not signed by a CA of {CA_BUNDLE}")
+    raise pki.Unusable(f"{TLS_CERT} is not signed by a CA of {CA_BUNDLE}")
 
 
 class Action(StrEnum):
@@ -140,26 +117,27 @@ def plan(stored: Stored, now: datetime.datetime) -> Plan:
         return Plan(Action.RENEW, stored.problem or "it holds no certificate")
     if now >= pair.renewal_due:
         return Plan(Action.RENEW, f"the certificate ({pair}) is past two thirds of its lifetime")
-    expired = len(stored.bundle) - len(unexpired(stored.bundle, now))
+    expired = len(stored.bundle) - len(pki.unexpired(stored.bundle, now))
     if expired:
         return Plan(Action.PRUNE, f"{expired} CA of its bundle expired")
     return Plan(Action.KEEP, "")
 
 
 def renewed(stored: Stored, hosts: list[str], validity: datetime.timedelta, name: str, now: datetime.datetime) -> dict[str, bytes]:
-    """The Secret's new values: a new CA, first in the bundle, and a serving certificate it signs,
-    valid from a little before now (at most a tenth of the lifetime, so that a short lifetime is
-    not mostly in the past)."""
-    not_before = now - min(CLOCK_SKEW, validity / 10)
-    ca = new_ca(f"{name} CA {now:%Y-%m-%dT%H:%M:%SZ}", not_before, now + validity)
-    cert, key = new_serving(ca, hosts, not_before, now + validity)
-    return {CA_BUNDLE: bundle_pem([ca[0], *unexpired(stored.bundle, now)]), TLS_CERT: cert_pem(cert), TLS_KEY: key_pem(key)}
+    """Valid from a little before now: at most a tenth of the lifetime, so that a short lifetime is
+    not mostly in the past."""
+    not_before = now - min(pki.CLOCK_SKEW, validity / 10)
+    ca = pki.new_ca(f"{name} CA {now:%Y-%m-%dT%H:%M:%SZ}", not_before, now + validity)
+    cert, key = pki.new_serving(ca, hosts, not_before, now + validity)
+    bundle = pki.bundle_pem([ca[0], *pki.unexpired(stored.bundle, now)])
+    return {CA_BUNDLE: bundle, TLS_CERT: pki.cert_pem(cert), TLS_KEY: pki.key_pem(key)}
 
 
 def pruned(stored: Stored, now: datetime.datetime) -> dict[str, bytes]:
-    """The bundle without its expired CAs (only asked for while the pair is good)."""
+    """The bundle without its expired CAs, while the pair is good."""
     assert stored.pair is not None
-    return {CA_BUNDLE: bundle_pem(unexpired(stored.bundle, now)), TLS_CERT: stored.pair.cert_pem, TLS_KEY: stored.pair.key_pem}
+    bundle = pki.bundle_pem(pki.unexpired(stored.bundle, now))
+    return {CA_BUNDLE: bundle, TLS_CERT: stored.pair.cert_pem, TLS_KEY: stored.pair.key_pem}
 
 
 def utcnow() -> datetime.datetime:

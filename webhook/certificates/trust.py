@@ -1,12 +1,6 @@
-"""What the API server trusts: the CAs of the Secret's bundle written into both webhook
-configurations' ``caBundle``, and since when each CA has been seen there by this replica.
-
-A replica serves a certificate only once the CA that signed it has been in both configurations for
-``TRUST_DELAY`` (``webhook.certificates.controller``): the API servers see a configuration change
-through their watch within a second or so. A CA is never taken out of a configuration before it
-expires, even when the Secret no longer lists it (the Secret was emptied or edited by hand): a
-replica may still serve a certificate it signed, until it moves on to the Secret's.
-"""
+"""What the API server trusts: the Secret's CAs written into both webhook configurations'
+``caBundle``, and since when this replica has seen each there. A CA stays there until it expires,
+even when the Secret no longer lists it: a replica may still serve a certificate it signed."""
 
 from __future__ import annotations
 
@@ -19,14 +13,14 @@ from cryptography import x509
 from kubernetes.client.exceptions import ApiException
 
 from webhook.certificates.pki import bundle_pem, fingerprint, read_cas, unexpired
-from webhook.kube.apierrors import CONFLICT, status_message
+from webhook.kube.api import CONFLICT, status_message
 from webhook.registration.configurations import Configuration, WebhookConfigurations
 
 log = logging.getLogger(__name__)
 
 TRUST_DELAY = 2.0
 """Seconds a CA must have been in both webhook configurations before a certificate it signed is
-served or its replica reports ready."""
+served: the API servers see a configuration change through their watch within a second or so."""
 
 
 class PublishError(Exception):
@@ -34,8 +28,7 @@ class PublishError(Exception):
 
 
 def published(secret_bundle: Iterable[x509.Certificate], configured: Iterable[bytes], now: datetime.datetime) -> bytes:
-    """The ``caBundle`` both configurations get: the Secret's CAs, then every other CA already there,
-    none of them expired."""
+    """The Secret's CAs, then every other CA already there, none of them expired."""
     cas = list(secret_bundle)
     for pem in configured:
         cas.extend(read_cas(pem))
@@ -58,8 +51,7 @@ class Trust:
         """Configuration writes this replica made."""
 
     def publish(self, secret_bundle: tuple[x509.Certificate, ...], now: datetime.datetime) -> None:
-        """Writes the bundle into both configurations where it is not there yet, then notes which
-        CAs they both hold."""
+        """Writes the bundle where it is not there yet, then notes which CAs both hold."""
         present = self._both()
         bundle = published(secret_bundle, (b for c in present for b in c.bundles()), now)
         held: list[bytes] = []
@@ -71,13 +63,13 @@ class Trust:
         self._note(trusted_by(held))
 
     def _both(self) -> list[Configuration]:
-        """Both configurations; PublishError naming those that do not exist (nothing is trusted then)."""
+        """PublishError naming those that do not exist (nothing is trusted then)."""
         found = self.configurations.read()
-        missing = [kind for kind, c in zip(self.configurations.kinds, found, strict=True) if c is None]
+        missing = [kind for kind, c in found.items() if c is None]
         if missing:
             self._note(set())
             raise PublishError(f"{' and '.join(missing)} {self.configurations.name} does not exist: nothing trusts the serving certificate")
-        return [c for c in found if c is not None]
+        return [c for c in found.values() if c is not None]
 
     def _write(self, configuration: Configuration, bundle: bytes) -> bool:
         """False when the configuration changed since it was read (written again at the next check)."""

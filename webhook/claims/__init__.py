@@ -1,34 +1,61 @@
-"""``webhook claims FILE...``: which ResourceClaims a PodCliqueSet makes and which claims each pod gets.
-
-Reads PodCliqueSet manifests (and, when given, their PodCliqueScalingGroups and PodCliques for the
-replica counts they have now; otherwise the counts Grove starts with) and prints every claim that
-must exist and every pod's claims, computed by the functions the webhooks and the reconciler use
-(``claims.listing``): tables for a person, or one JSON or YAML document for a script,
-``{"claims": [...], "pods": [...], "podCliqueSets": [...]}`` (DECISIONS.md §1). Warnings and
-denials are the validating webhook's (with ``--strict``, those of ``serve --strict``), in the
-document and, as kubectl shows admission warnings, on stderr, so that a script reading stdout sees
-them either way.
-
-Exit codes: 0; 1 when the validating webhook would deny a PodCliqueSet (everything is printed all
-the same); 2 with one line for unusable input (a file that cannot be read or parsed, no
-PodCliqueSet, a child of none of them, more than ``--max-items`` to list).
+"""``webhook claims FILE...``: which ResourceClaims PodCliqueSet manifests make and which claims
+each pod gets (DECISIONS.md §1), as tables or one JSON or YAML document. The validating webhook's
+warnings and denial are in the document and, as kubectl shows admission warnings, on stderr, so
+that a script reading stdout sees them either way.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 import orjson
 import yaml
+from pydantic import Field
 
-from webhook.claims.listing import ListedClaim, Listing, check_sizes, listing
-from webhook.claims.settings import ClaimsSettings
-from webhook.claims.workloads import read
+from webhook.claims.listing import ListedClaim, Listing, check_sizes, listing, read
 from webhook.core.model.meta import ObjectKey
+from webhook.settings import ClaimLimitSettings
 
 DENIED = 1
+
+
+class ClaimsSettings(ClaimLimitSettings):
+    """The limit per owner is the reconciler's, so that what is listed is what it would make."""
+
+    files: list[Path] = Field(
+        description=(
+            "YAML or JSON manifests, or directories of them: PodCliqueSets and, for current replica "
+            "counts, their PodCliqueScalingGroups and PodCliques."
+        ),
+        json_schema_extra={"metavar": "FILE", "positional": True},
+    )
+    output: Literal["table", "json", "yaml"] = Field(
+        "table",
+        description=(
+            "Tables for people (warnings and the denial on stderr), or one JSON or YAML document for "
+            "scripts, which carries them too."
+        ),
+        json_schema_extra={"short": "-o"},
+    )
+    strict: bool = Field(
+        False,
+        description=(
+            "Show what serve --strict (the chart's webhooks.strict) would deny: the warnings about "
+            "claim names and filters become part of the denial."
+        ),
+    )
+    max_items: int = Field(
+        10_000,
+        ge=1,
+        description=(
+            "Most claims plus pods listed, all PodCliqueSets together: a spec that makes more is "
+            "refused with its counts rather than printed."
+        ),
+        json_schema_extra={"metavar": "N"},
+    )
 
 
 def claims(settings: ClaimsSettings) -> int:
@@ -42,8 +69,7 @@ def claims(settings: ClaimsSettings) -> int:
 
 
 def write(document: dict[str, Any], output: str, text: Callable[[], str]) -> None:
-    """``document`` as ``-o json`` or ``-o yaml`` asks, else ``text()``, on stdout (for ``claims``
-    and ``status`` alike)."""
+    """``document`` as ``-o json`` or ``-o yaml`` asks, else ``text()`` (for ``status`` too)."""
     if output == "json":
         sys.stdout.buffer.write(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
     elif output == "yaml":
@@ -53,11 +79,11 @@ def write(document: dict[str, Any], output: str, text: Callable[[], str]) -> Non
     sys.stdout.flush()
 
 
-def _claim(listed: ListedClaim) -> dict[str, Any]:
+def _claim(listed: ListedClaim, namespace: str) -> dict[str, Any]:
     claim, template = listed.claim, listed.template
     return {
         "name": claim.name,
-        "namespace": listed.namespace,
+        "namespace": namespace,
         "scope": claim.entry.scope,
         "replica": claim.replica,
         "owner": {"kind": claim.owner.kind, "name": claim.owner.name},
@@ -67,17 +93,17 @@ def _claim(listed: ListedClaim) -> dict[str, Any]:
 
 def document(listings: Sequence[Listing]) -> dict[str, Any]:
     return {
-        "claims": [_claim(listed) for item in listings for listed in item.claims],
+        "claims": [_claim(listed, item.pcs.namespace) for item in listings for listed in item.claims],
         "pods": [{"podClique": pod.clique, "podIndex": pod.index, "claims": pod.claims} for item in listings for pod in item.pods],
         "podCliqueSets": [
-            {"namespace": item.namespace, "name": item.name, "warnings": item.warnings, "denial": item.denial, "notes": item.notes}
+            {"namespace": item.pcs.namespace, "name": item.pcs.name, "warnings": item.warnings, "denial": item.denial, "notes": item.notes}
             for item in listings
         ],
     }
 
 
 def _columns(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    """Left-aligned columns three spaces apart, as kubectl prints them."""
+    """Columns as kubectl prints them."""
     table = [list(header), *map(list, rows)]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     return ["   ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]
@@ -98,15 +124,14 @@ def _pod_rows(listing: Listing) -> Iterable[list[str]]:
 
 
 def as_table(listings: Sequence[Listing]) -> str:
-    """Per PodCliqueSet, a heading with its counts, its claims, and its pods with their claims in
-    the order they are injected."""
+    """Per PodCliqueSet, its counts, claims, and pods with their claims in the order injected."""
     lines: list[str] = []
     for listing in listings:
         counts = "the objects given" if listing.live else "the spec"
         if lines:
             lines.append("")
         lines.append(
-            f"PodCliqueSet {listing.namespace}/{listing.name}: {len(listing.claims)} ResourceClaims, "
+            f"PodCliqueSet {listing.pcs.key}: {len(listing.claims)} ResourceClaims, "
             f"{len(listing.pods)} pods (replica counts of {counts})"
         )
         if listing.claims:
@@ -117,10 +142,9 @@ def as_table(listings: Sequence[Listing]) -> str:
 
 
 def diagnostics(listings: Sequence[Listing]) -> list[str]:
-    """The lines for stderr: notes on the objects given, the webhook's warnings, and its denial."""
     lines = []
     for listing in listings:
-        pcs = f"PodCliqueSet {listing.namespace}/{listing.name}"
+        pcs = f"PodCliqueSet {listing.pcs.key}"
         lines += [f"Note: {note}" for note in listing.notes]
         lines += [f"Warning: {pcs}: {warning}" for warning in listing.warnings]
         if listing.denial:

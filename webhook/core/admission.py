@@ -1,17 +1,9 @@
 """The AdmissionReview seam every webhook answers through (controller-runtime's ``pkg/webhook/admission``).
 
-One body is one review: decoded once (``decode``), read as the webhook's kind (``Handler.read``),
-dispatched on its operation as controller-runtime's ``validatorForType`` or ``defaulterForType``
-dispatches it, answered by the webhook (``Validator`` or ``Defaulter``) with a response built by
-``allowed``, ``denied``, ``errored`` or ``patched``, and encoded in the AdmissionReview version it
-came in. ``answer`` is the one way through: the HTTP server and ``webhook review`` call it, so they
-give the same bytes. A webhook that raises is a bug of ours, not the caller's: the review is
-answered not allowed, code 500, with the uid already decoded, and the exception is handed back
-(``Answer.error``) for the caller to log.
-
-Problems with the envelope are the caller's fault and get HTTP 400 with ``{"error": ...}``
-(``Rejection``); everything after that is an AdmissionReview.
-"""
+``answer`` is the one way through, so that the HTTP server and ``webhook review`` give the same
+bytes: a body is decoded once, read as the webhook's kind, dispatched on its operation as
+controller-runtime dispatches it, and answered in the AdmissionReview version it came in. An
+envelope that is no usable review is the caller's fault: HTTP 400 with ``{"error": ...}``."""
 
 from __future__ import annotations
 
@@ -34,10 +26,6 @@ NO_CONTENT = "there is no content to decode"
 SHOWN_LENGTH = 80
 
 
-
-# --- the request ---------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True, config=MODEL)
 class RequestKind:
     group: GoStr = ""
@@ -52,8 +40,6 @@ class RequestResource:
 
 @dataclass(frozen=True, slots=True, config=MODEL)
 class Request:
-    """``request`` as pydantic checks it: strict types, ``null`` read as empty, as Go reads it."""
-
     uid: GoStr = ""
     kind: RequestKind = Field(default_factory=RequestKind)
     resource: RequestResource = Field(default_factory=RequestResource)
@@ -71,7 +57,7 @@ _read_request = TypeAdapter(Request).validate_python
 
 
 class AdmissionRequest(NamedTuple):
-    """The request of a review; its objects are kept as sent, for the webhook to read as its kind."""
+    """A review's request, its objects as sent, for the webhook to read as its kind."""
 
     uid: str
     kind: GroupVersionKind = GroupVersionKind()
@@ -82,12 +68,10 @@ class AdmissionRequest(NamedTuple):
     object: Any = None
     old_object: Any = None
     user_info: Any = None
-    """``userInfo`` as sent, read only by the checks that need the user (``pcs.authorization``)."""
+    """As sent, read only by the checks that need the user (``pcs.authorization``)."""
     resource: str = ""
-    """``resource.resource``: the plural of the resource written (``podcliques``), which a review
-    of a subresource needs, its object being of another kind (a ``Scale``)."""
+    """The plural written (``podcliques``): a subresource's object is of another kind (a ``Scale``)."""
     sub_resource: str = ""
-    """``subResource``, e.g. ``scale``; empty for the resource itself."""
 
 
 class AdmissionReview(NamedTuple):
@@ -96,7 +80,7 @@ class AdmissionReview(NamedTuple):
 
 
 class Rejection(NamedTuple):
-    """A body that is no usable AdmissionReview: answered with an HTTP error, not a review."""
+    """A body that is no usable AdmissionReview, answered with an HTTP error."""
 
     status: int
     message: str
@@ -108,15 +92,13 @@ def shortened(text: str) -> str:
 
 
 def _shown(value: Any) -> str:
-    """A value from the body, as JSON, for an error message: arrays and objects by their type and
-    long text cut short, so that the one-line error never echoes a large or deeply nested value."""
+    """A value from the body for a one-line error, never echoing a large or deeply nested value."""
     if isinstance(value, list | dict):
         return "(an array)" if isinstance(value, list) else "(an object)"
     return shortened(orjson.dumps(value).decode())
 
 
 def decode(body: bytes) -> AdmissionReview | Rejection:
-    """The review in ``body``, or why there is none to answer."""
     if not body.strip():
         return Rejection(400, "request body is empty: expected an AdmissionReview")
     try:
@@ -142,17 +124,11 @@ def decode(body: bytes) -> AdmissionReview | Rejection:
     except ValidationError as err:
         return Rejection(400, f"AdmissionReview is malformed: request.{first_problem(err)}")
     kind_of = read.kind
-    return AdmissionReview(
-        api_version,
-        AdmissionRequest(
-            read.uid, GroupVersionKind(kind_of.group, kind_of.version, kind_of.kind), read.name, read.namespace,
-            read.operation, read.dry_run, read.object, read.old_object, read.user_info, read.resource.resource,
-            read.sub_resource,
-        ),
-    )
-
-
-# --- the response --------------------------------------------------------------------------------
+    return AdmissionReview(api_version, AdmissionRequest(
+        read.uid, GroupVersionKind(kind_of.group, kind_of.version, kind_of.kind), read.name, read.namespace,
+        read.operation, read.dry_run, read.object, read.old_object, read.user_info, read.resource.resource,
+        read.sub_resource,
+    ))
 
 
 class AdmissionResponse(NamedTuple):
@@ -167,8 +143,7 @@ class AdmissionResponse(NamedTuple):
 
     @property
     def outcome(self) -> str:
-        """``patched``, ``allowed``, ``denied`` (refused for what the object says) or ``error``
-        (not decided: a request that cannot be read, or a bug of ours)."""
+        """``patched``, ``allowed``, ``denied`` (for what the object says) or ``error`` (undecided)."""
         if self.patch:
             return "patched"
         if self.allowed:
@@ -176,7 +151,6 @@ class AdmissionResponse(NamedTuple):
         return "denied" if self.code == 403 else "error"
 
     def body(self, uid: str) -> dict[str, Any]:
-        """The ``response`` member of the review."""
         status: dict[str, Any] = {"code": self.code}
         if self.reason:
             status["reason"] = self.reason
@@ -196,8 +170,7 @@ def allowed(warnings: Iterable[str] = ()) -> AdmissionResponse:
 
 
 def denied(errors: Iterable[object], warnings: Iterable[str] = ()) -> AdmissionResponse:
-    """A refusal for what the object says (code 403, reason Forbidden): ``errors`` (field errors or
-    messages) aggregated as apimachinery's ``ToAggregate`` does."""
+    """Code 403, reason Forbidden: ``errors`` aggregated as apimachinery's ``ToAggregate`` does."""
     message = aggregate([str(e) for e in errors])
     assert message is not None, "denied with no error"
     return AdmissionResponse(False, 403, "Forbidden", message, tuple(warnings))
@@ -213,7 +186,6 @@ def patched(patch: bytes, warnings: Iterable[str] = (), note: str = "") -> Admis
 
 
 def decided(errors: Iterable[object], warnings: Iterable[str] = ()) -> AdmissionResponse:
-    """Allowed with ``warnings`` when there is no error, else denied."""
     errors = list(errors)
     return denied(errors, warnings) if errors else allowed(warnings)
 
@@ -227,21 +199,16 @@ def missing(field: str) -> AdmissionResponse:
     return errored(400, f"{NO_CONTENT}: request.{field} is missing")
 
 
-# --- the webhooks --------------------------------------------------------------------------------
-
-
 class Handler(Protocol):
     @property
-    def kind(self) -> GroupVersionKind:
-        """The one kind the webhook decides."""
+    def kind(self) -> GroupVersionKind: ...
 
     def read(self, obj: Any) -> Any:
-        """``object`` or ``oldObject`` as the webhook's kind; pydantic's ``ValidationError`` where
-        Go's decoder would refuse it."""
+        """``object`` or ``oldObject`` as the webhook's kind; ``ValidationError`` where Go's would fail."""
 
 
 class Validator(Handler, Protocol):
-    """A validating webhook (controller-runtime's ``CustomValidator``); the objects are as it reads them."""
+    """A validating webhook (controller-runtime's ``CustomValidator``)."""
 
     async def create(self, request: AdmissionRequest, obj: Any) -> AdmissionResponse: ...
 
@@ -251,14 +218,13 @@ class Validator(Handler, Protocol):
 
 
 class Defaulter(Handler, Protocol):
-    """A mutating webhook (controller-runtime's ``CustomDefaulter``): decides every operation it is
-    sent but DELETE."""
+    """A mutating webhook (controller-runtime's ``CustomDefaulter``): any operation but DELETE."""
 
     async def default(self, request: AdmissionRequest, obj: Any) -> AdmissionResponse: ...
 
 
 def _stated(obj: Any) -> tuple[str, str]:
-    """The (apiVersion, kind) an object states, each empty where it states none (or no text)."""
+    """The (apiVersion, kind) an object states, each empty where it states no text."""
     if not isinstance(obj, dict):
         return "", ""
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
@@ -266,9 +232,7 @@ def _stated(obj: Any) -> tuple[str, str]:
 
 
 def _other_kind(obj: Any, expected: GroupVersionKind) -> GroupVersionKind | None:
-    """The apiVersion and kind an object states, when they are not the webhook's: filled in from
-    the webhook's where left out, as Go's decoder fills them in from the type it decodes into
-    (``gvkWithDefaults``). None for an object that states the webhook's kind, or none at all."""
+    """The kind an object names if not the webhook's, filled in as Go does (``gvkWithDefaults``)."""
     api_version, kind = _stated(obj)
     if (not api_version and not kind) or (api_version, kind) == (expected.api_version, expected.kind):
         return None
@@ -280,9 +244,7 @@ def _other_kind(obj: Any, expected: GroupVersionKind) -> GroupVersionKind | None
 
 
 def kind_mismatch(request: AdmissionRequest, expected: GroupVersionKind) -> AdmissionResponse | None:
-    """A review of another kind than the webhook serves (a misrouted webhook), or whose object or
-    old object says it is of another kind, is answered, not decided: controller-runtime's decoder
-    refuses to decode one kind into another."""
+    """Code 400 for a review or object of another kind: controller-runtime refuses to decode it."""
     actual = request.kind if request.kind.kind and request.kind != expected else None
     actual = actual or _other_kind(request.object, expected) or _other_kind(request.old_object, expected)
     if actual is None:
@@ -291,7 +253,6 @@ def kind_mismatch(request: AdmissionRequest, expected: GroupVersionKind) -> Admi
 
 
 async def decide(handler: Handler, request: AdmissionRequest) -> AdmissionResponse:
-    """The webhook's answer to one request, dispatched as controller-runtime dispatches it."""
     read = kind_mismatch(request, handler.kind) or _read_objects(handler, request)
     if isinstance(read, AdmissionResponse):
         return read
@@ -313,9 +274,7 @@ def _read_objects(handler: Handler, request: AdmissionRequest) -> tuple[Any, Any
 
 
 def _dispatch(handler: Handler, request: AdmissionRequest, obj: Any, old: Any) -> AdmissionResponse | Awaitable[AdmissionResponse]:
-    """The answer, or the webhook's method to await for it: controller-runtime's
-    ``defaulterForType.Handle`` for a Defaulter (DELETE, and what has no object, allowed), its
-    ``validatorForType.Handle`` for a Validator."""
+    """The answer, or the call to await, as controller-runtime's ``*ForType`` handlers dispatch."""
     operation = request.operation
     if callable(getattr(handler, "default", None)):  # a runtime Protocol check costs more than a decision
         return _default(cast(Defaulter, handler), request, obj)
@@ -336,13 +295,13 @@ def _default(handler: Defaulter, request: AdmissionRequest, obj: Any) -> Admissi
 
 
 class Answer(NamedTuple):
-    """A webhook's answer: the HTTP status and JSON body, and what metrics and logs say of it."""
+    """The HTTP status and JSON body, and what metrics and logs say of them."""
 
     status: int
     body: dict[str, Any]
     operation: str = ""
     outcome: str = "rejected"
-    """``allowed``, ``patched``, ``denied``, ``error`` (HTTP 200, not decided) or ``rejected`` (HTTP 4xx)."""
+    """``AdmissionResponse.outcome``, or ``rejected`` (HTTP 4xx)."""
     uid: str = ""
     name: str = ""
     """``namespace/name`` of the object, as the request says it."""
@@ -356,7 +315,6 @@ class Answer(NamedTuple):
 
     @classmethod
     def rejected(cls, rejection: Rejection) -> Answer:
-        """An HTTP error answering a body that is no usable review."""
         return cls(rejection.status, {"error": rejection.message})
 
 

@@ -1,7 +1,7 @@
-"""When a loop that talks to the API server tries again, and what it logs: a short, capped delay
-that starts from the shortest again as soon as an attempt gets through, so that the loop is back
-soon after the API server, however long it was away; a WARNING when an outage starts (repeated
-every ``REPEAT_WARNING`` seconds) and an INFO line when it is over.
+"""When a loop that talks to the API server tries again, and what it logs: a short, capped delay,
+the shortest again once an attempt gets through, so that the loop is back soon after the API
+server however long it was away; a WARNING when an outage starts (again every ``REPEAT_WARNING``
+seconds), an INFO line when it is over.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Whether a user may get a ResourceClaimTemplate, as the API server's authorizers answer a
-SubjectAccessReview (DECISIONS.md §3.1): the core's ``TemplateAccess``.
-
-A question is asked on threads of its own (a slow API server holds those, not the PodCliqueSet
-cache's), sent once and answered within ``timeout`` or not at all (``AccessUnknown``). Answers are
-kept per user and template, a permission longer than a refusal, and asked once however many wait.
+SubjectAccessReview (DECISIONS.md §3.1): the core's ``TemplateAccess``. A question is asked on
+threads of its own (a slow API server holds those, not the PodCliqueSet cache's), answered within
+``timeout`` or not at all (``AccessUnknown``), and once however many wait for it; an answer is kept
+per user and template, a permission longer than a refusal.
 """
 
 from __future__ import annotations
@@ -16,14 +15,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import urllib3
+from cachetools import TLRUCache
 from kubernetes import client
 
-from webhook.core.boundedcache import BoundedCache
 from webhook.core.pcs.authorization import REVIEW_RESULTS, AccessUnknown, User
-from webhook.kube.apierrors import status_message
-from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
-from webhook.kube.objects import Objects
-from webhook.kube.resources import RESOURCECLAIMTEMPLATES, SUBJECTACCESSREVIEWS
+from webhook.kube.api import (
+    CONNECTION_ERRORS, RESOURCECLAIMTEMPLATES, SUBJECTACCESSREVIEWS, Objects, connection_problem, status_message,
+)
 
 log = logging.getLogger(__name__)
 
@@ -62,18 +60,35 @@ class SubjectAccessReviews:
         self.timeout = timeout
         self.allowed_ttl = allowed_ttl
         self.denied_ttl = denied_ttl
-        self.answers: BoundedCache[Key, bool] = BoundedCache(size, clock=clock)
+        self.answers: TLRUCache[Key, bool] = TLRUCache(size, self._kept_until, clock)
+        self._asking: dict[Key, asyncio.Future[bool]] = {}
         self.results: dict[str, int] = dict.fromkeys(REVIEW_RESULTS, 0)
         """Reviews made (not answers remembered), by result, for metrics: counted on the event loop."""
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="subjectaccessreview")
 
     def known(self, user: User, namespace: str, name: str) -> bool | None:
-        answer: bool | None = self.answers.get((user, namespace, name))
-        return answer
+        return self.answers.get((user, namespace, name))
+
+    def _kept_until(self, _key: Key, allowed: bool, now: float) -> float:
+        return now + (self.allowed_ttl if allowed else self.denied_ttl)
 
     async def may_get(self, user: User, namespace: str, name: str) -> bool:
+        """The answer remembered, else that of the one review for the key however many ask at once;
+        an asker cancelled leaves it to the others. Only the event loop uses the answers: no lock."""
         key = (user, namespace, name)
-        return await self.answers.load_async(key, lambda: self._review(key), lambda ok: self.allowed_ttl if ok else self.denied_ttl)
+        known = self.known(*key)
+        if known is not None:
+            return known
+        asking = self._asking.get(key)
+        if asking is None:
+            asking = self._asking[key] = asyncio.ensure_future(self._review(key))
+            asking.add_done_callback(lambda done: self._asked(key, done))
+        return await asyncio.shield(asking)
+
+    def _asked(self, key: Key, done: asyncio.Future[bool]) -> None:
+        del self._asking[key]
+        if not done.cancelled():
+            done.exception()  # retrieved here: every asker may have gone (their requests cut off)
 
     async def _review(self, key: Key) -> bool:
         user, namespace, name = key
@@ -90,6 +105,7 @@ class SubjectAccessReviews:
             problem = f"unreadable answer from the API server: {str(err).splitlines()[0]}"
         else:
             self.results["allowed" if allowed else "denied"] += 1
+            self.answers[key] = allowed
             return allowed
         self.results["error"] += 1
         log.warning("SubjectAccessReview failed (may user %r get ResourceClaimTemplate %s/%s): %s", user.username, namespace, name, problem)

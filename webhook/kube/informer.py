@@ -9,7 +9,9 @@ dicts (``Watch`` looks up typed models, which fails for some resource.k8s.io kin
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
@@ -21,10 +23,8 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
 from webhook.core.model.meta import ObjectKey
+from webhook.kube.api import Resource, connection_problem
 from webhook.kube.attempts import Attempts
-from webhook.kube.connection import connection_problem
-from webhook.kube.lists import read_list
-from webhook.kube.resources import Resource
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,8 @@ Handler = Callable[[str, dict[str, Any]], None]
 GONE = 410
 LIST_PAGE_SIZE = 500  # as client-go's reflector asks
 _KEPT_METADATA = ("namespace", "name", "uid", "resourceVersion", "labels", "ownerReferences")
+_decode = json.JSONDecoder().raw_decode
+_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 def object_key(obj: dict[str, Any]) -> ObjectKey:
@@ -72,9 +74,8 @@ class Informer(Generic[T]):
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._response: urllib3.BaseHTTPResponse | None = None
-        self._thread: threading.Thread | None = None
+        self._thread = threading.Thread(target=self._run, name=f"informer-{resource.plural}", daemon=True)
         self.attempts = Attempts(f"list/watch of {resource}", on_recovered)
-        self.relists = 0
 
     def get(self, namespace: str, name: str) -> T | None:
         return self._cache.get((namespace, name))
@@ -91,7 +92,6 @@ class Informer(Generic[T]):
         return self._synced.is_set()
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=f"informer-{self.resource.plural}", daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -101,8 +101,7 @@ class Informer(Generic[T]):
             if self._response is not None:
                 with contextlib.suppress(OSError):
                     self._response.shutdown()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        self._thread.join(timeout)
 
     def _run(self) -> None:
         while not self._stopping.is_set():
@@ -125,16 +124,14 @@ class Informer(Generic[T]):
 
     def _call(self, **kwargs: Any) -> Any:
         group, version, plural = self.resource.group, self.resource.version, self.resource.plural
-        if self.label_selector:
-            kwargs["label_selector"] = self.label_selector
+        kwargs["label_selector"] = self.label_selector  # None: not sent
         if self.namespace:
             return self._api.list_namespaced_custom_object(group, version, self.namespace, plural, **kwargs)
         return self._api.list_cluster_custom_object(group, version, plural, **kwargs)
 
     def _relist(self) -> None:
-        """Lists in pages and hands each object to the cache and the handler as soon as it is read
-        (``read_list``), as a watch event would, so that a list of a great many claims never holds
-        more than a page; cached objects the list no longer has are then reported DELETED."""
+        """Hands each object to the cache and the handler as soon as it is read, as a watch event
+        would; then reports DELETED what the list no longer has."""
         seen: set[tuple[str, str]] = set()
 
         def take(item: dict[str, Any]) -> None:
@@ -151,19 +148,17 @@ class Informer(Generic[T]):
             if kind is not None:
                 self._notify(kind, item)
 
-        token = ""
+        token = None  # not sent
         while True:
-            page = {"_continue": token} if token else {}
-            response = self._call(limit=LIST_PAGE_SIZE, _preload_content=False, _request_timeout=self._request_timeout, **page)
+            response = self._call(limit=LIST_PAGE_SIZE, _continue=token, _preload_content=False, _request_timeout=self._request_timeout)
             try:
                 metadata = read_list(response.data, take).get("metadata") or {}
             finally:
                 response.release_conn()
-            token = metadata.get("continue") or ""
+            token = metadata.get("continue") or None
             if not token:
                 break
         self._resource_version = metadata.get("resourceVersion", "")
-        self.relists += 1
         for key in self._cache.keys() - seen:
             self._forget_listed(key)
         self._synced.set()
@@ -200,7 +195,7 @@ class Informer(Generic[T]):
             response.release_conn()
 
     def _apply(self, event: dict[str, Any]) -> None:
-        kind, obj = event.get("type"), event.get("object") or {}
+        kind, obj = event["type"], event.get("object") or {}
         if kind == "ERROR":
             raise ApiException(status=obj.get("code", 500), reason=f"{obj.get('reason')}: {obj.get('message')}")
         version = _version(obj)
@@ -215,8 +210,7 @@ class Informer(Generic[T]):
         else:
             self._cache[key], self._known[key] = value, version
         self._resource_version = version or self._resource_version
-        if kind in ("ADDED", "MODIFIED", "DELETED"):
-            self._notify(kind, obj)
+        self._notify(kind, obj)  # ADDED, MODIFIED or DELETED: a watch sends no other type
 
     def _safe_transform(self, obj: dict[str, Any]) -> T | None:
         try:
@@ -269,3 +263,54 @@ class Informers(Generic[T]):
     def stop(self) -> None:
         for informer in self:
             informer.stop()
+
+
+def _skip(text: str, at: int, expected: str = "") -> int:
+    """The position after the white space at ``at`` (and after ``expected``, which must come next)."""
+    end = _SPACE.match(text, at)
+    at = end.end() if end else at
+    if expected:
+        if not text.startswith(expected, at):
+            raise ValueError(f"expected {expected!r} at character {at}")
+        at += len(expected)
+    return at
+
+
+def _each(text: str, at: int, close: str, read: Callable[[int], int]) -> int:
+    """Reads the elements of an object or array opened before ``at`` with ``read`` (from where one
+    starts to where it ends); the position after ``close``."""
+    at = _skip(text, at)
+    if text.startswith(close, at):
+        return at + 1
+    while True:
+        at = _skip(text, read(_skip(text, at)))
+        if text.startswith(close, at):
+            return at + 1
+        at = _skip(text, at, ",")
+
+
+def read_list(data: bytes, take: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Every member of the List but ``items``, each of which goes to ``take`` as soon as it is parsed
+    (if an object): a page parsed whole is many times its size in Python objects, most of them pod
+    specs that no cache keeps. ``RecursionError`` for a value nested deeper than Python can parse."""
+    text = data.decode()
+    members: dict[str, Any] = {}
+
+    def item(at: int) -> int:
+        value, at = _decode(text, at)
+        if isinstance(value, dict):
+            take(value)
+        return at
+
+    def member(at: int) -> int:
+        name, at = _decode(text, at)
+        if not isinstance(name, str):
+            raise ValueError(f"expected a member name before character {at}")
+        at = _skip(text, _skip(text, at, ":"))
+        if name == "items" and text.startswith("[", at):
+            return _each(text, at + 1, "]", item)
+        members[name], at = _decode(text, at)
+        return at
+
+    _each(text, _skip(text, 0, "{"), "}", member)
+    return members

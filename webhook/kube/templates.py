@@ -1,32 +1,28 @@
 """ResourceClaimTemplates read from the API server: whether one exists, for the validating webhook
 (DECISIONS.md §3.4), and the spec a claim gets from one, for the reconciler (BEHAVIOUR.md §6).
-
-Whether one exists is advice: one GET, sent once and bounded by ``timeout``, nothing remembered, and
-None when it cannot be answered, as a slow API server must not read as a missing template. Specs
-are read through one cache for all reconciler workers, so that many PodCliqueSets naming a template
-cost one read, which makes a claim's spec the template's of a few seconds ago at most (Grove reads
-them through its informer cache, which lags too); one found missing is looked for again sooner.
+Whether one exists is advice: one GET bounded by ``timeout``, None when unanswered, as a slow API
+server must not read as a missing template. Specs go through one cache for all reconciler workers,
+so that many PodCliqueSets naming a template cost one read, a few seconds stale at most (Grove's
+informer cache lags too); one found missing is looked for again sooner.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+from cachetools import TLRUCache, cached
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from webhook.core.boundedcache import BoundedCache
 from webhook.core.model.meta import ObjectKey
 from webhook.core.model.podcliqueset import PodCliqueSet, ResourceSharingSpec
-from webhook.core.sharing.templatesource import template_source
-from webhook.kube.apierrors import NOT_FOUND, status_message
-from webhook.kube.connection import CONNECTION_ERRORS, connection_problem
-from webhook.kube.objects import Objects
-from webhook.kube.resources import RESOURCECLAIMTEMPLATES
+from webhook.core.sharing.desired import template_source
+from webhook.kube.api import CONNECTION_ERRORS, NOT_FOUND, RESOURCECLAIMTEMPLATES, Objects, connection_problem, status_message
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +40,16 @@ class TemplateError(Exception):
         self.missing = missing
 
 
+def _kept_until(_key: Any, read: dict[str, Any] | TemplateError, now: float) -> float:
+    return now + (MISSING_TTL if isinstance(read, TemplateError) else FOUND_TTL)
+
+
 class TemplateReads:
     def __init__(self, api: client.ApiClient, timeout: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._api = api
         self.timeout = timeout
-        self._specs: BoundedCache[ObjectKey, dict[str, Any] | TemplateError] = BoundedCache(KEPT, clock=clock)
+        self._load = cached(TLRUCache(KEPT, _kept_until, clock), condition=threading.Condition())(self._read)
+        """One read per template for all the threads asking at once; what it raises is not kept."""
 
     async def exists(self, namespace: str, name: str) -> bool | None:
         templates = Objects(self._api, RESOURCECLAIMTEMPLATES, namespace, self.timeout)
@@ -74,9 +75,7 @@ class TemplateReads:
 
     def spec(self, template: ObjectKey) -> dict[str, Any]:
         """The template's ``spec.spec``; ``TemplateError``, or, not remembered, an unreachable API server."""
-        found = self._specs.load(
-            template, lambda: self._read(template), lambda read: MISSING_TTL if isinstance(read, TemplateError) else FOUND_TTL
-        )
+        found = self._load(template)
         if isinstance(found, TemplateError):
             raise found
         return found

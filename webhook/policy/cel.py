@@ -1,19 +1,10 @@
-"""CEL text for the generated policy: strings built at evaluation time, field errors rendered as
-the webhook renders them, and JSON values treated as the webhook's Go types treat them.
-
-The expressions must compile on the oldest API server the chart supports, whose CEL environment has
-two-variable comprehensions, ``strings.quote``, ``join`` and the Kubernetes list functions, but
-neither ``flatten`` nor ``slice`` nor ``cel.bind`` (docs/policy.md): lists nested by owner stay
-nested, and a value needed several times is bound by ``bind``, a one-element ``map``.
-
-The Go side is generated from the type descriptions the webhook decodes into
-(``gocompat.gotypes``): ``equal`` is ``Semantic.DeepEqual`` (a missing field is its zero value, nil
-equals empty, a pointer is compared by what it points to, a quantity by value), ``marshal`` is
-``json.Marshal`` for the types CEL can print, and ``problems`` is where Go's decoder would refuse a
-value the CRD schema accepted: a quantity that does not parse. Opaque parameters are read to any
-depth, as Go reads them, not to the webhook's own limit, which would take as many nested
-comprehensions, slow to compile whenever the API server starts. Nested comprehensions are given
-variable names by depth (``i0``, ``x1``) so that an inner one never hides an outer one's.
+"""CEL text for the generated policy: strings built at evaluation time, field errors as the webhook
+renders them, and JSON values compared, printed and decoded as the Go types the webhook decodes
+into (``gocompat.gotypes``). The expressions compile on the oldest API server the chart supports,
+which lacks ``flatten``, ``slice`` and ``cel.bind`` (docs/policy.md). Opaque parameters are read to
+any depth, as Go reads them: the webhook's own limit would take as many nested comprehensions, slow
+to compile. Nested comprehensions name their variables by depth (``i0``, ``x1``) so that an inner
+one never hides an outer one's.
 """
 
 from __future__ import annotations
@@ -32,22 +23,22 @@ def lit(text: str) -> str:
 
 
 def quote(value: str) -> str:
-    """The text of a string value as Grove prints a Go string (``%q``): ``strings.quote`` escapes
-    quotes, backslashes and line breaks as Go does, but writes other control characters as they are."""
+    """A string value as Grove prints a Go string (``%q``), but for control characters other than
+    line breaks, which ``strings.quote`` writes as they are."""
     return f"strings.quote(string({value}))"
 
 
 @dataclass(frozen=True, slots=True)
 class Text:
-    """A string built at evaluation time: fixed text and CEL expressions of type string, in order.
-    Neighbouring fixed texts are written as one literal."""
+    """A string built at evaluation time: fixed texts (neighbours written as one literal) and CEL
+    expressions of type string, in order."""
 
     parts: tuple[tuple[bool, str], ...] = ()
     """(is fixed text, the text or the expression)."""
 
     @classmethod
     def of(cls, fixed: object) -> Text:
-        """Fixed text: a string, or a field path as it prints."""
+        """A string, or a field path as it prints."""
         return cls(((True, str(fixed)),))
 
     @classmethod
@@ -64,11 +55,10 @@ class Text:
         return Text(tuple(parts))
 
     def child(self, name: str) -> Text:
-        """A field path one member deeper: ``<path>.<name>``."""
         return self + f".{name}"
 
     def index(self, variable: str) -> Text:
-        """A field path one item deeper: ``<path>[<variable>]``, for an index variable."""
+        """``<path>[<variable>]``, for an index variable."""
         return self + "[" + Text.expr(f"string({variable})") + "]"
 
     def __str__(self) -> str:
@@ -76,8 +66,8 @@ class Text:
 
 
 def error(path: Text, kind: ErrorType, detail: str = "", value: str | None = None) -> Text:
-    """A field error as apimachinery renders it (``fielderrors.FieldError``): ``<path>: <type>``,
-    then ``: <value>`` (a CEL expression of type string) and ``: <detail>`` when given."""
+    """A field error as apimachinery renders it (``fielderrors.FieldError``); ``value`` is a CEL
+    expression of type string."""
     text = path + f": {kind.value}"
     if value is not None:
         text = text + ": " + Text.expr(value)
@@ -85,12 +75,11 @@ def error(path: Text, kind: ErrorType, detail: str = "", value: str | None = Non
 
 
 def when(condition: str, items: str) -> str:
-    """``items`` (a list expression) when ``condition`` holds, else an empty list."""
     return f"({condition} ? {items} : [])"
 
 
 def bind(name: str, value: str, body: str) -> str:
-    """``body`` with ``name`` bound to ``value``, evaluated once (there is no ``cel.bind``)."""
+    """``body`` with ``name`` bound to ``value``, evaluated once: a one-element ``map``."""
     return f"[{value}].map({name}, {body})[0]"
 
 
@@ -104,7 +93,6 @@ def joined(texts: str, depth: int) -> str:
 
 
 def counted(texts: str, depth: int) -> str:
-    """How many strings a list nested ``depth`` levels deep holds."""
     if depth == 1:
         return f"size({texts})"
     item = f"n{depth}"
@@ -115,13 +103,14 @@ ZEROS: dict[GoType, str] = {STRING: "''", INT64: "0", BOOL: "false", QUANTITY: "
 
 
 def field(value: str, f: Field) -> str:
-    """The field's value as Go decodes it into a non-pointer: its zero value when it is missing."""
+    """The field's value as Go decodes it into a non-pointer: its zero value when missing."""
     zero = ZEROS.get(f.type) or ("[]" if isinstance(f.type, Slice) else "{}")
     return f"{value}.?{f.name}.orValue({zero})"
 
 
 def equal(go_type: GoType, a: str, b: str, depth: int = 0) -> str:
-    """Whether two present values of ``go_type`` are ``Semantic.DeepEqual``."""
+    """Whether two present values of ``go_type`` are ``Semantic.DeepEqual``: a missing field is its
+    zero value, nil equals empty, a pointer compares what it points to, a quantity its value."""
     if isinstance(go_type, Struct):
         return " && ".join(_equal_field(f, a, b, depth) for f in go_type.fields)
     if isinstance(go_type, Slice):
@@ -146,9 +135,8 @@ def _equal_field(f: Field, a: str, b: str, depth: int) -> str:
 
 
 def marshal(go_type: GoType, value: str, depth: int = 0) -> str:
-    """The text ``json.Marshal`` prints for a present value of ``go_type`` (strings quoted by
-    ``strings.quote``, which writes ``<``, ``>``, ``&`` and control characters other than line
-    breaks as they are, where Go escapes them)."""
+    """What ``json.Marshal`` prints for a present value of ``go_type``, but for ``<``, ``>``, ``&``
+    and control characters other than line breaks, which ``strings.quote`` writes as they are."""
     if isinstance(go_type, Struct):
         parts = [_marshal_field(f, value, depth) for f in go_type.fields]
         return str(Text.of("{") + Text.expr(f"({' + '.join(parts)}).join(',')") + "}")
@@ -161,7 +149,7 @@ def marshal(go_type: GoType, value: str, depth: int = 0) -> str:
 
 
 def _marshal_field(f: Field, value: str, depth: int) -> str:
-    """The field as a list of one ``"name":value`` text, or of none when ``omitempty`` leaves it out."""
+    """A list of one ``"name":value`` text, or of none when ``omitempty`` leaves the field out."""
     if isinstance(f.type, Ptr):
         text = Text.of(f'"{f.name}":') + Text.expr(marshal(f.type.to, f"{value}.{f.name}", depth))
         return when(f"has({value}.{f.name})", f"[{text}]")
@@ -173,7 +161,8 @@ def _marshal_field(f: Field, value: str, depth: int) -> str:
 
 
 def can_fail(go_type: GoType) -> bool:
-    """Whether decoding a value of ``go_type`` that the CRD schema accepted can still fail."""
+    """Whether decoding a value of ``go_type`` that the CRD schema accepted can still fail (a
+    quantity that does not parse)."""
     if isinstance(go_type, Struct):
         return any(can_fail(f.type) for f in go_type.fields)
     inner = {Ptr: "to", Slice: "item", Map: "value"}.get(type(go_type))
@@ -181,8 +170,8 @@ def can_fail(go_type: GoType) -> bool:
 
 
 def problems(go_type: GoType, value: str, path: Text, depth: int = 0) -> str:
-    """A text naming where decoding the present value fails (``<path>: <problem>``, several joined
-    with ``, ``), or ``''``."""
+    """Where Go's decoder refuses the present value (``<path>: <problem>``, several joined with
+    ``, ``), or ``''``."""
     if isinstance(go_type, Struct):
         parts = [_field_problems(f, value, path, depth) for f in go_type.fields if can_fail(f.type)]
         return parts[0] if len(parts) == 1 else f"[{', '.join(parts)}].filter(p{depth}, p{depth} != '').join(', ')"

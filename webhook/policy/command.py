@@ -1,15 +1,9 @@
-"""``webhook policy``: the ValidatingAdmissionPolicy and its binding, the validating webhook's
-decisions on PodCliqueSets made by the API server itself (DECISIONS.md §3.2), printed for
-``kubectl apply``. The chart embeds the JSON form (``--output json``) and sets its own names on it;
-a test keeps the chart's copy equal to what this command prints.
+"""The policy and its binding, printed for ``kubectl apply`` (DECISIONS.md §3.2, docs/policy.md).
 
 The validations come in the webhook's order, so the first that fails (the only one whose message
-the API server shows) is the webhook's first finding: what it cannot decode, then Grove's
-create-time rules, then on UPDATE the immutability rules (only when the new object passes the
-create-time rules, Grove's short-circuit), then on CREATE the templates of other namespaces. A
-message longer than the API server shows is cut, so its first field path always shows, and a line
-break in it (a name may hold one) is written ``\\n``, as the API server shows no message of several
-lines.
+the API server shows) is the webhook's first finding. A message is cut to what the API server shows,
+so its first field path always shows, and a line break in it is written ``\\n``: the API server
+shows no message of several lines.
 """
 
 from __future__ import annotations
@@ -21,9 +15,8 @@ from typing import Any
 import yaml
 
 from webhook.core.pcs.validator import PODCLIQUESET
-from webhook.policy import authorization, decoding, rules
+from webhook.policy import PolicySettings, rules
 from webhook.policy.cel import bind
-from webhook.policy.settings import PolicySettings
 
 API_VERSION = "admissionregistration.k8s.io/v1"
 SHOWN = 1024
@@ -38,33 +31,21 @@ def _shown(message: str) -> str:
 CREATE_MESSAGE = f"variables.createErrorCount > 1 ? '[' + {rules.MESSAGE} + ']' : {rules.MESSAGE}"
 UPDATE_CHECKED = "request.operation == 'UPDATE' && variables.createErrorCount == 0"
 
-VARIABLES = [*rules.OBJECT_VARIABLES, *rules.VARIABLES, *rules.OLD_VARIABLES, *authorization.VARIABLES]
-VALIDATIONS: list[dict[str, Any]] = [
-    {
-        "expression": f"{decoding.REFUSAL} == ''",
-        "messageExpression": _shown(decoding.REFUSAL),
-        "message": f"the resourceClaimTemplates cannot be decoded as {PODCLIQUESET} holds them",
-        "reason": "Invalid",
-    },
-    {
-        "expression": "variables.createErrorCount == 0",
-        "messageExpression": _shown(CREATE_MESSAGE),
-        "message": "the PodCliqueSet breaks Grove's resource-sharing rules",
-        "reason": "Forbidden",
-    },
-    {
-        "expression": f"!({UPDATE_CHECKED}) || size({rules.UPDATE_ERRORS}) == 0",
-        "messageExpression": f"{UPDATE_CHECKED} ? {_shown(rules.UPDATE_MESSAGE)} : ''",
-        "message": "resource sharing cannot change after the PodCliqueSet is created",
-        "reason": "Forbidden",
-    },
-    *authorization.VALIDATIONS,
+VARIABLES = [*rules.OBJECT_VARIABLES, *rules.VARIABLES, *rules.OLD_VARIABLES, *rules.FOREIGN_VARIABLES]
+VALIDATIONS = [
+    rules.validation(f"{rules.REFUSAL} == ''", _shown(rules.REFUSAL), f"the resourceClaimTemplates cannot be decoded as {PODCLIQUESET} holds them", "Invalid"),
+    rules.validation("variables.createErrorCount == 0", _shown(CREATE_MESSAGE), "the PodCliqueSet breaks Grove's resource-sharing rules"),
+    rules.validation(
+        f"!({UPDATE_CHECKED}) || size({rules.UPDATE_ERRORS}) == 0",
+        f"{UPDATE_CHECKED} ? {_shown(rules.UPDATE_MESSAGE)} : ''",
+        "resource sharing cannot change after the PodCliqueSet is created",
+    ),
+    *rules.TEMPLATE_VALIDATIONS,
 ]
 
 
 def policy(name: str, failure_policy: str) -> dict[str, Any]:
-    """The policy for ``grove.io/v1alpha1`` PodCliqueSets, CREATE and UPDATE, as the webhook is
-    registered. ``failure_policy`` decides an expression that fails (a budget exceeded)."""
+    """For CREATE and UPDATE of ``grove.io/v1alpha1`` PodCliqueSets, as the webhook registers."""
     rule = {
         "apiGroups": [PODCLIQUESET.group],
         "apiVersions": [PODCLIQUESET.version],
@@ -95,7 +76,6 @@ def binding(name: str, excluded_namespaces: list[str]) -> dict[str, Any]:
 
 
 def documents(settings: PolicySettings) -> str:
-    """The policy and its binding, as ``settings.output`` asks."""
     items = [policy(settings.name, settings.failure_policy), binding(settings.name, settings.exclude_namespace)]
     if settings.output == "json":
         return json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n"

@@ -12,14 +12,16 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar, cast
 
-from webhook.core.boundedcache import BoundedCache
+from cachetools import LRUCache, TTLCache
+
 from webhook.core.model import labels as grove
-from webhook.core.model.children import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
 from webhook.core.model.meta import ObjectKey, ObjectMeta, OwnerReference, controller_of
-from webhook.core.model.podcliqueset import PodCliqueSet, read_podcliqueset
+from webhook.core.model.podcliqueset import (
+    PodClique, PodCliqueScalingGroup, PodCliqueSet, read_podclique, read_podcliqueset, read_scaling_group,
+)
 from webhook.core.sharing.placement import index_below
+from webhook.kube.api import PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RESOURCECLAIMS, Resource
 from webhook.kube.informer import Handler, Informer, Informers, object_key
-from webhook.kube.resources import PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RESOURCECLAIMS, Resource
 
 T = TypeVar("T")
 GROVE_MANAGED = f"{grove.MANAGED_BY}={grove.MANAGED_BY_GROVE}"
@@ -43,17 +45,15 @@ KEPT_LABELS = frozenset({*INDEX_LABELS, grove.MANAGED_BY, grove.PART_OF, grove.C
 
 Labels = tuple[tuple[str, str], ...]  # sorted (key, value) pairs
 
-_SHARED: BoundedCache[Hashable, Any] = BoundedCache(SHARED_KEPT)
+_SHARED: LRUCache[Hashable, Any] = LRUCache(SHARED_KEPT)
+_SHARED_LOCK = threading.Lock()
 
 
 def shared(value: T) -> T:
     """One copy of equal tuples: the claim cache may hold a great many claims, and those of one owner
     have the same labels but one and the same owners. Forgetting one costs sharing, not correctness."""
-    found = _SHARED.get(value)
-    if found is None:
-        _SHARED.put(value, value)
-        return value
-    return cast(T, found)
+    with _SHARED_LOCK:
+        return cast(T, _SHARED.setdefault(value, value))
 
 
 def label_shape(labels: Mapping[str, str]) -> tuple[Labels, str | None, str | None]:
@@ -108,42 +108,45 @@ def _text(metadata: Mapping[str, Any], member: str) -> str:
 
 class PendingWrites:
     """The claims this reconciler has just written, until the watch reports that very change (or for
-    ``ttl`` seconds), so that a reconcile in between does not write them again. A write's answer can
-    come after the watch has delivered the change, and even a later one, so the changes the watch
-    delivered are remembered too: a write the watch has already reported is not pending."""
+    ``ttl`` seconds), so that a reconcile in between does not write them again. The watch may report
+    a write, and a later change, before the write's answer comes: what it reported is kept too."""
 
     def __init__(self, ttl: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self._written: BoundedCache[ObjectKey, tuple[ClaimRecord, bool]] = BoundedCache(WRITES_KEPT, ttl, clock)
-        self._observed: BoundedCache[tuple[ObjectKey, str], bool] = BoundedCache(WRITES_KEPT, ttl, clock)
+        self._written: TTLCache[ObjectKey, tuple[ClaimRecord, bool]] = TTLCache(WRITES_KEPT, ttl, clock)
+        self._observed: TTLCache[tuple[ObjectKey, str], bool] = TTLCache(WRITES_KEPT, ttl, clock)
+        self._lock = threading.Lock()
 
     def wrote(self, record: ClaimRecord, deleted: bool = False) -> bool:
         """Remember a write; False when the watch has reported it already."""
         key = ObjectKey(record.namespace, record.name)
-        if not deleted and (key, record.resource_version) in self._observed:
-            return False
-        self._written.put(key, (record, deleted))
+        with self._lock:
+            if not deleted and self._observed.get((key, record.resource_version)):
+                return False
+            self._written[key] = (record, deleted)
         return True
 
     def observe(self, kind: str, obj: dict[str, Any]) -> None:
         """The watch reported a change: our write is forgotten once the watch has caught up with it."""
         key = object_key(obj)
         version = str((obj.get("metadata") or {}).get("resourceVersion") or "")
-        self._observed.put((key, version), True)
-        written = self._written.get(key)
-        if written is not None and (kind == "DELETED" or version == written[0].resource_version):
-            self._written.discard(key)
+        with self._lock:
+            self._observed[(key, version)] = True
+            written = self._written.get(key)
+            if written is not None and (kind == "DELETED" or version == written[0].resource_version):
+                self._written.pop(key, None)
 
     def resolve(self, key: ObjectKey, cached: ClaimRecord | None) -> ClaimRecord | None:
         """The claim as we last wrote it, or as cached once the cache is as new."""
-        record, deleted = self._written.get(key) or (None, False)
-        if record is None:
-            return cached
-        if deleted:
-            if cached is not None and cached.uid == record.uid:
-                return None  # our deletion is not in the cache yet
-        elif cached is None or cached.resource_version != record.resource_version:
-            return record
-        self._written.discard(key)
+        with self._lock:
+            record, deleted = self._written.get(key) or (None, False)
+            if record is None:
+                return cached
+            if deleted:
+                if cached is not None and cached.uid == record.uid:
+                    return None  # our deletion is not in the cache yet
+            elif cached is None or cached.resource_version != record.resource_version:
+                return record
+            self._written.pop(key, None)
         return cached
 
 
@@ -155,19 +158,23 @@ class RecentDeletions:
     def __init__(self, delay: float, keep: float, clock: Callable[[], float] = time.monotonic) -> None:
         self._delay = delay
         self._clock = clock
-        self._deleted_at: BoundedCache[ObjectKey, float] = BoundedCache(DELETIONS_KEPT, keep, clock)
+        self._deleted_at: TTLCache[ObjectKey, float] = TTLCache(DELETIONS_KEPT, keep, clock)
+        self._lock = threading.Lock()
 
     def observe(self, kind: str, obj: dict[str, Any]) -> None:
         if kind == "DELETED":
-            self._deleted_at.put(object_key(obj), self._clock())
+            with self._lock:
+                self._deleted_at[object_key(obj)] = self._clock()
 
     def remaining(self, key: ObjectKey) -> float:
         """Seconds until the claim may be re-created."""
-        at = self._deleted_at.get(key)
+        with self._lock:
+            at = self._deleted_at.get(key)
         return 0.0 if at is None else max(at + self._delay - self._clock(), 0.0)
 
     def recent(self, key: ObjectKey) -> bool:
-        return key in self._deleted_at
+        with self._lock:
+            return self._deleted_at.get(key) is not None
 
 
 def pcs_key_of(obj: Mapping[str, Any]) -> ObjectKey | None:
@@ -184,9 +191,8 @@ def pcs_key_of(obj: Mapping[str, Any]) -> ObjectKey | None:
 
 
 class PartOfIndex:
-    """The objects of each PodCliqueSet, and the PodCliqueSet of each object: a reconcile finds its
-    objects without scanning a namespace, and a deletion (even one a re-list finds) still maps to
-    the PodCliqueSet it belonged to."""
+    """The objects of each PodCliqueSet, and the PodCliqueSet of each object: a reconcile scans no
+    namespace, and a deletion (even one a re-list finds) still maps to its PodCliqueSet."""
 
     def __init__(self) -> None:
         self._pcs_of: dict[ObjectKey, ObjectKey] = {}
@@ -194,32 +200,21 @@ class PartOfIndex:
         self._lock = threading.Lock()
 
     def update(self, key: ObjectKey, pcs: ObjectKey | None) -> ObjectKey | None:
-        """Records where ``key`` belongs now; where it belonged before, if elsewhere."""
+        """Records where ``key`` belongs now (None: nowhere); where it belonged before, if elsewhere."""
         with self._lock:
             previous = self._pcs_of.get(key)
             if previous == pcs:
                 return None
-            self._unlink(key, previous)
+            if previous is not None:
+                del self._pcs_of[key]
+                self._members[previous].discard(key.name)
+                if not self._members[previous]:
+                    del self._members[previous]
             if pcs is not None:
                 pcs = shared(pcs)  # one key for all its members, which may be a great many claims
                 self._pcs_of[key] = pcs
-                self._members.setdefault(pcs, set()).add(key[1])
+                self._members.setdefault(pcs, set()).add(key.name)
             return previous
-
-    def remove(self, key: ObjectKey) -> ObjectKey | None:
-        with self._lock:
-            previous = self._pcs_of.get(key)
-            self._unlink(key, previous)
-            return previous
-
-    def _unlink(self, key: ObjectKey, pcs: ObjectKey | None) -> None:
-        if pcs is None:
-            return
-        del self._pcs_of[key]
-        members = self._members[pcs]
-        members.discard(key.name)
-        if not members:
-            del self._members[pcs]
 
     def names(self, pcs: ObjectKey) -> list[str]:
         with self._lock:
@@ -274,7 +269,7 @@ class Caches:
         """Queues the PodCliqueSet of a scaling group, PodClique or claim (and the one it left)."""
         key = object_key(obj)
         if kind == "DELETED":
-            pcs = index.remove(key) or pcs_key_of(obj)
+            pcs = index.update(key, None) or pcs_key_of(obj)
             if pcs is not None:
                 self._disturb(pcs)
                 self._notify(pcs, DELETION_DELAY)
@@ -290,9 +285,8 @@ class Caches:
             self._notify(pcs, 0.0)
 
     def wrote(self, record: ClaimRecord, deleted: bool = False) -> None:
-        """A claim this reconciler has just written. A created claim is indexed under its
-        PodCliqueSet at once, so that a reconcile before its watch event (a scale-in right after a
-        scale-out) finds it among the PodCliqueSet's claims."""
+        """A created claim is indexed under its PodCliqueSet at once, so that a reconcile before its
+        watch event (a scale-in right after a scale-out) finds it among the PodCliqueSet's claims."""
         if self.pending.wrote(record, deleted) and not deleted:
             part_of = dict(record.base_labels).get(grove.PART_OF)
             if part_of:
@@ -349,9 +343,9 @@ def current_children(
     pcs: PodCliqueSet, groups: Iterable[PodCliqueScalingGroup], cliques: Iterable[PodClique]
 ) -> tuple[list[PodCliqueScalingGroup], list[PodClique]]:
     """The scaling groups and PodCliques whose parent (scaling group, else PodCliqueSet) is cached
-    with the UID their controller reference names and has their replica index now: Grove deletes
-    the others, and ensuring their claims would re-create what the garbage collector has just
-    taken. A scaling group being deleted takes its PodCliques."""
+    with the UID their controller reference names and has their replica index now, but for a
+    scaling group being deleted and its PodCliques: ensuring the claims of others Grove deletes
+    would re-create what the garbage collector has just taken."""
     live_groups = [
         g for g in groups
         if _controlled_by(g.metadata, pcs.uid) and not g.metadata.deletion_timestamp

@@ -1,10 +1,11 @@
 """``webhook reconcile``: the reconciler process (caches, work queue, workers, resync, leader
-election and probes) and the signals and exit codes around it.
+election, probes) and the signals and exit codes around it.
 
 Caches run on every replica, so that a standby that takes over starts warm; workers run only while
 this replica may write. Stopping lets the claim write under way finish and starts no other. A lost
 lease ends the controller and the command runs a new one, with fresh caches and the same identity,
 as a restarted pod would, so that a lease nobody took meanwhile is taken back at the first retry.
+Probes and metrics are a few requests a minute: a standard library server in a thread serves them.
 """
 
 from __future__ import annotations
@@ -15,23 +16,23 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType
 
 from kubernetes import client
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from webhook import logs
 from webhook.core.model.meta import ObjectKey
 from webhook.errors import CommandError
-from webhook.kube.access import Component, GuardedApiClient, guarded
-from webhook.kube.config import KubeConfigError, api_client, own_namespace
+from webhook.kube.access import Component, GuardedApiClient, KubeConfigError, api_client, guarded, own_namespace
+from webhook.reconciler import ReconcileSettings
 from webhook.reconciler.cluster import Caches
-from webhook.reconciler.health import HealthServer
 from webhook.reconciler.leader import LeaderElector
 from webhook.reconciler.metrics import ReconcilerMetrics
 from webhook.reconciler.queue import WorkQueue
-from webhook.reconciler.settings import ReconcileSettings
-from webhook.reconciler.sync.reconcile import EventRecorder, Outcome, PodCliqueSetReconciler
-from webhook.reconciler.sync.writes import Interrupted, Unreachable, write_pool
+from webhook.reconciler.sync.reconcile import EventRecorder, Interrupted, Outcome, PodCliqueSetReconciler, Unreachable
 
 log = logging.getLogger(__name__)
 
@@ -44,16 +45,18 @@ own): a hung API server holds a worker for a while at most."""
 
 
 def reconciler_client(api: client.ApiClient, own_namespace: str) -> GuardedApiClient:
-    """The reconciler's client: its access table, a timeout on every request, and no retries of
-    urllib3's own, which would retry a refused connection at once and log each retry. The informers
-    and the work queue retry with backoff."""
+    """No retries of urllib3's own, which would retry a refused connection at once and log each
+    retry: the informers and the work queue retry with backoff."""
     api.configuration.retries = False
     return guarded(api, Component.RECONCILER, own_namespace, REQUEST_TIMEOUT)
 
 
 def reconcile(settings: ReconcileSettings) -> int:
     logs.configure(settings.log_level, settings.log_format)
-    api = _client(settings)
+    try:
+        api = api_client(str(settings.kubeconfig) if settings.kubeconfig else None, settings.context)
+    except KubeConfigError as err:
+        raise CommandError(str(err)) from None
     namespace = settings.leader_election_namespace or own_namespace(settings.kubeconfig, settings.context)
     identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"  # unique per process, the pod's name in a pod
     stopping = threading.Event()
@@ -67,13 +70,6 @@ def reconcile(settings: ReconcileSettings) -> int:
         if stopping.is_set() or running[0].run() != LOST_LEASE or stopping.is_set():
             return 0
         log.info("reconciler %s campaigns again for the lease, with fresh caches", identity)
-
-
-def _client(settings: ReconcileSettings) -> client.ApiClient:
-    try:
-        return api_client(str(settings.kubeconfig) if settings.kubeconfig else None, settings.context)
-    except KubeConfigError as err:
-        raise CommandError(str(err)) from None
 
 
 def _stop_on_signals(stopping: threading.Event, running: list[Controller]) -> None:
@@ -101,9 +97,8 @@ class Controller:
         for informers in self.caches.informers:
             self.metrics.cached.labels(informers.resource.plural).set_function(informers.__len__)
         self.stopping = threading.Event()  # no new write may start: workers stop between two writes
-        self.writes = write_pool()
         recorder = EventRecorder(api, COMPONENT, identity)
-        self.reconciler = PodCliqueSetReconciler(api, self.caches, recorder, self.metrics, self.stopping, self.writes, settings.max_claims_per_owner)
+        self.reconciler = PodCliqueSetReconciler(api, self.caches, recorder, self.metrics, self.stopping, settings.max_claims_per_owner)
         self.elector = LeaderElector(api, settings, own_namespace, identity, self._activate, self._lose) if settings.leader_elect else None
         self.health = HealthServer(settings.health_host, settings.health_port, self.readiness, self.metrics.registry)
         self._stop = threading.Event()
@@ -215,7 +210,7 @@ class Controller:
         if outcome.partial:
             self.queue.forget(key)
             self.queue.add(key)
-        if outcome.ok:
+        if not outcome.failed:
             self.queue.forget(key)
             self.metrics.reconciles.labels("success").inc()
             if outcome.requeue_after:
@@ -235,7 +230,7 @@ class Controller:
             workers = list(self._workers)
         for worker in workers:
             worker.join(JOIN_TIMEOUT)
-        self.writes.shutdown(wait=True)
+        self.reconciler.pool.shutdown(wait=True)
         self._active.clear()
         if self.elector is not None:
             self.elector.release()
@@ -243,3 +238,50 @@ class Controller:
         self.caches.stop()
         self.health.stop()
         return LOST_LEASE if lost else 0
+
+
+class HealthServer:
+    """``/healthz``, ``/readyz`` (503 with ``readiness``'s answer, when not None) and ``/metrics``."""
+
+    def __init__(self, host: str, port: int, readiness: Callable[[], str | None], registry: CollectorRegistry) -> None:
+        self._server = ThreadingHTTPServer((host, port), _handler(readiness, registry))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="health", daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _handler(readiness: Callable[[], str | None], registry: CollectorRegistry) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the http.server protocol
+            path = self.path.split("?", 1)[0]
+            if path == "/healthz":
+                self._send(200, b"ok\n")
+            elif path == "/readyz":
+                why = readiness()
+                self._send(200, b"ok\n") if why is None else self._send(503, f"not ready: {why}\n".encode())
+            elif path == "/metrics":
+                self._send(200, generate_latest(registry), CONTENT_TYPE_LATEST)
+            else:
+                self._send(404, b"not found\n")
+
+        def _send(self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8") -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the http.server signature
+            log.debug("health: " + format, *args)
+
+    return Handler

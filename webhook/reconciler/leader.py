@@ -18,11 +18,8 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from webhook.kube.apierrors import CONFLICT, status_message
-from webhook.kube.connection import connection_problem, is_connection_error
-from webhook.kube.objects import Objects
-from webhook.kube.resources import LEASES
-from webhook.reconciler.settings import ReconcileSettings
+from webhook.kube.api import CONFLICT, LEASES, Objects, connection_problem, is_connection_error, status_message
+from webhook.reconciler import ReconcileSettings
 
 log = logging.getLogger(__name__)
 
@@ -91,15 +88,13 @@ class LeaderElector:
         """Takes or renews the lease; False when another replica holds it or the attempt failed."""
         try:
             return self._take_or_renew()
-        except ApiException as err:
-            if err.status == 0:
-                self._unreachable(err)
-            else:
-                log.debug("lease %s/%s: %s", self.namespace, self.name, status_message(err))
         except Exception as err:
-            if not is_connection_error(err):
+            if is_connection_error(err):
+                self._unreachable(err)
+            elif isinstance(err, ApiException):
+                log.debug("lease %s/%s: %s", self.namespace, self.name, status_message(err))
+            else:
                 raise
-            self._unreachable(err)
         return False
 
     def _take_or_renew(self) -> bool:
@@ -107,21 +102,20 @@ class LeaderElector:
         self._reached()
         if self._released.is_set():
             return False
-        now = _now()
-        if lease is None:
-            spec = {"holderIdentity": self.identity, "leaseDurationSeconds": self.lease_duration, "acquireTime": now, "renewTime": now}
-            self._leases.create({"apiVersion": LEASES.api_version, "kind": LEASES.kind, "metadata": {"name": self.name}, "spec": spec})
-            return True
-        spec = lease.get("spec") or {}
+        spec = (lease or {}).get("spec") or {}
         if spec != self._observed[0]:
             self._observed = (spec, time.monotonic())
         holder = spec.get("holderIdentity")
         if holder and holder != self.identity and time.monotonic() < self._observed[1] + self.lease_duration:
             return False
+        now = _now()
         acquired = spec.get("acquireTime") if holder == self.identity else now
-        lease["spec"] = {**spec, "holderIdentity": self.identity, "leaseDurationSeconds": self.lease_duration,
-                         "acquireTime": acquired, "renewTime": now}
-        self._leases.replace(lease)
+        spec = {**spec, "holderIdentity": self.identity, "leaseDurationSeconds": self.lease_duration,
+                "acquireTime": acquired, "renewTime": now}
+        if lease is None:
+            self._leases.create({"apiVersion": LEASES.api_version, "kind": LEASES.kind, "metadata": {"name": self.name}, "spec": spec})
+        else:
+            self._leases.replace({**lease, "spec": spec})
         return True
 
     def _reached(self) -> None:

@@ -55,9 +55,6 @@ class ReconcilerMetrics:
             ["resource"], registry=registry,
         )
 
-    def claim_written(self, action: str) -> None:
-        self.claim_writes.labels(action).inc()
-
     def owners_over_limit(self, pcs: Hashable, count: int) -> None:
         """How many owners of one PodCliqueSet are over the limit now."""
         with self._over_limit_lock:

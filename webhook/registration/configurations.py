@@ -1,27 +1,38 @@
 """The release's two webhook configurations, by name: the ValidatingWebhookConfiguration of
-PodCliqueSets and the MutatingWebhookConfiguration of pods (the chart names both ``<fullname>``).
+PodCliqueSets and the MutatingWebhookConfiguration of pods (the chart names both ``<fullname>``),
+read and written as plain JSON, each write a PUT with the ``resourceVersion`` read, so that a change
+made meanwhile is never overwritten.
 
-Read and written as the API server sends them (plain JSON, every field kept), each write a PUT of
-the object read with its ``resourceVersion``, so a change made by someone else in between is never
-overwritten: the write fails with a conflict and is made again from a fresh read.
+``webhook unregister``, the chart's pre-delete hook, deletes both, so that ``helm uninstall`` leaves
+no webhook that fails closed pointing at pods that are going away (DECISIONS.md §1).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from webhook.kube.apierrors import NOT_FOUND
-from webhook.kube.objects import Objects
-from webhook.kube.resources import MUTATINGWEBHOOKCONFIGURATIONS, VALIDATINGWEBHOOKCONFIGURATIONS
+from webhook import logs
+from webhook.errors import CommandError
+from webhook.kube.access import Component, KubeConfigError, api_client, guarded
+from webhook.kube.api import (
+    CONNECTION_ERRORS, MUTATINGWEBHOOKCONFIGURATIONS, NOT_FOUND, VALIDATINGWEBHOOKCONFIGURATIONS, Objects, connection_problem,
+    is_connection_error, status_message,
+)
+from webhook.kube.attempts import Attempts
+from webhook.registration import UnregisterSettings
 
 Obj = dict[str, Any]
 KINDS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
+REQUEST_TIMEOUT = (5.0, 10.0)
+"""Seconds to connect and to read each request of ``unregister``."""
+FAILURES: tuple[type[BaseException], ...] = (ApiException, *CONNECTION_ERRORS)
 
 
 @dataclass
@@ -58,21 +69,13 @@ class WebhookConfigurations:
 
     def __init__(self, api: client.ApiClient, name: str, kinds: tuple[str, ...] = KINDS) -> None:
         self.name = name
-        self.kinds = kinds
         plurals = {KINDS[0]: VALIDATINGWEBHOOKCONFIGURATIONS, KINDS[1]: MUTATINGWEBHOOKCONFIGURATIONS}
         self._kinds = {kind: Objects(api, plurals[kind]) for kind in kinds}
 
-    def read(self) -> list[Configuration | None]:
-        """Each kind's configuration, None where it does not exist (the order of ``kinds``)."""
-        found: list[Configuration | None] = []
-        for kind, objects in self._kinds.items():
-            try:
-                found.append(Configuration(kind, objects.get(self.name)))
-            except ApiException as err:
-                if err.status != NOT_FOUND:
-                    raise
-                found.append(None)
-        return found
+    def read(self) -> dict[str, Configuration | None]:
+        """Each kind's configuration, None where it does not exist."""
+        found = {kind: objects.find(self.name) for kind, objects in self._kinds.items()}
+        return {kind: None if obj is None else Configuration(kind, obj) for kind, obj in found.items()}
 
     def replace(self, configuration: Configuration, obj: Obj) -> None:
         self._kinds[configuration.kind].replace(obj)
@@ -86,3 +89,45 @@ class WebhookConfigurations:
                 raise
             return False
         return True
+
+
+def unregister(settings: UnregisterSettings) -> int:
+    logs.configure(settings.log_level, settings.log_format)
+    try:
+        api = api_client(str(settings.kubeconfig) if settings.kubeconfig else None, settings.context)
+    except KubeConfigError as err:
+        raise CommandError(str(err)) from None
+    api.configuration.retries = False  # the command retries, with its own delays and log lines
+    name = settings.webhook_configuration
+    configurations = WebhookConfigurations(guarded(api, Component.UNREGISTER, None, REQUEST_TIMEOUT, frozenset({name})), name)
+    deadline = time.monotonic() + settings.timeout
+    print(_said(name, [kind for kind in KINDS if _delete(configurations, kind, deadline)]))
+    return 0
+
+
+def _said(name: str, deleted: list[str]) -> str:
+    if not deleted:
+        return f"no webhook configuration {name} to delete"
+    gone = [kind for kind in KINDS if kind not in deleted]
+    return f"deleted {' and '.join(deleted)} {name}" + (f" ({' and '.join(gone)} already gone)" if gone else "")
+
+
+def _delete(configurations: WebhookConfigurations, kind: str, deadline: float) -> bool:
+    attempts = Attempts(f"deleting {kind} {configurations.name}", initial=0.5, cap=5.0)
+    while True:
+        try:
+            return configurations.delete(kind)
+        except FAILURES as err:
+            if not _worth_retrying(err) or time.monotonic() >= deadline:
+                raise CommandError(f"cannot delete {kind} {configurations.name}: {_problem(err)}") from None
+            time.sleep(attempts.failed(_problem(err)))
+
+
+def _worth_retrying(err: BaseException) -> bool:
+    return is_connection_error(err) or (isinstance(err, ApiException) and err.status >= 500)
+
+
+def _problem(err: BaseException) -> str:
+    if isinstance(err, ApiException) and err.status:
+        return status_message(err)
+    return connection_problem(err)

@@ -1,1 +1,1 @@
-"""The HTTPS shell around the core: the ASGI app, its metrics, TLS and the uvicorn runner."""
+"""The HTTPS shell around the core: the ASGI app, its limits and metrics, and ``webhook serve``."""

@@ -1,32 +1,39 @@
-"""The ASGI application: the webhooks of ``webhook.webhooks`` plus health, readiness and metrics.
+"""The ASGI application: the webhooks of ``webhook.webhooks`` plus health, readiness and metrics,
+behind the request limits. It takes everything it serves from its arguments, so that tests and
+benchmarks build apps around any store.
 
-``create_app`` takes everything it serves from its arguments (no module state), so tests and
-benchmarks build apps around any store. Every request passes the request limits first
-(``webhook.server.limits``). The probes and ``/metrics`` are FastAPI routes; a POST to a webhook's
-path goes straight to its endpoint (``webhook.server.endpoint``), which answers every error
-itself, rather than through FastAPI's middleware and router (DECISIONS.md §2.3 has what that
-saves); another method on a webhook path goes through the router, which answers 405.
+A POST to a webhook's path goes straight to its endpoint, past FastAPI's router (DECISIONS.md §2.3
+has what that saves), which serves everything else. An endpoint reads the body, decides, counts,
+logs and answers with no typed-body parsing or response classes, and writes each decision as one
+line, built only when written: denials, errors and rejected requests at INFO, allowed and patched
+ones at DEBUG (DECISIONS.md §2.2).
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
+from typing import Any
 
 from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from webhook import __version__
-from webhook.server.budget import Budget
-from webhook.server.endpoint import WebhookEndpoint
-from webhook.server.guard import Connections
-from webhook.server.lifecycle import Lifecycle
-from webhook.server.limits import RequestLimits
-from webhook.server.metrics import ServerMetrics
+from webhook import __version__, logs
+from webhook.server.limits import JSON, BodyRefused, Budget, Connections, Lifecycle, RequestLimits
+from webhook.server.metrics import UNKNOWN, ServerMetrics
 from webhook.settings import ServeSettings
-from webhook.stores.base import ObjectStore
-from webhook.webhooks import WEBHOOKS
+from webhook.stores import ObjectStore
+from webhook.webhooks import WEBHOOKS, Answer, Respond
+
+# The loggers' names are those operations.md and metrics.md give.
+log = logging.getLogger("webhook.server.endpoint")
+decisions = logging.getLogger("webhook.server.decisions")
+
+QUIET = frozenset({"allowed", "patched"})
+"""Decisions logged at DEBUG: a busy cluster admits thousands of pods a minute."""
 
 
 class Webhooks:
@@ -37,7 +44,7 @@ class Webhooks:
         self.routes = routes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        endpoint = self.endpoints.get(scope["path"]) if scope["type"] == "http" and scope["method"] == "POST" else None
+        endpoint = self.endpoints.get(scope["path"]) if scope["method"] == "POST" else None
         await (endpoint or self.routes)(scope, receive, send)
 
 
@@ -51,10 +58,9 @@ def create_app(
     readiness: Callable[[], str | None] | None = None,
     connections: Connections | None = None,
 ) -> ASGIApp:
-    """The webhooks and probes; ``/metrics`` too unless ``--metrics-port`` gives it a listener of its
-    own (``create_metrics_app``). ``readiness`` says why the server may not be called yet (the
-    certificate controller's), None when it may; ``connections`` are the guards of the server
-    serving it (none in-process)."""
+    """The webhooks and probes, and ``/metrics`` unless ``--metrics-port`` serves it apart.
+    ``readiness`` says why the server may not be called yet (the certificate controller's), None
+    when it may; ``connections`` are the guards of the server serving it (none in-process)."""
     lifecycle = lifecycle or Lifecycle()
     budget = budget or Budget(settings.max_held_bytes)
     metrics = metrics or ServerMetrics(store, lifecycle, budget)
@@ -102,3 +108,106 @@ def _add_metrics(app: FastAPI, metrics: ServerMetrics) -> None:
     @app.get("/metrics")
     async def prometheus() -> Response:
         return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
+
+
+class ClientGone(Exception):
+    pass
+
+
+class WebhookEndpoint:
+    def __init__(self, name: str, respond: Respond, metrics: ServerMetrics) -> None:
+        self.name = name
+        self.respond = respond
+        self.metrics = metrics
+        self.in_flight = metrics.in_flight
+        self.in_flight[name] = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
+        self.in_flight[self.name] += 1
+        try:
+            body = await read_body(receive)
+        except ClientGone:
+            return
+        except BodyRefused as refused:
+            decision, extra = Answer(refused.status, {"error": refused.message}), refused.headers
+        else:
+            decision, extra = await self.respond(body), []
+            del body  # let go before the answer is made
+        finally:
+            self.in_flight[self.name] -= 1
+        self.record(decision, time.perf_counter() - started)
+        content = decision.content()
+        headers = [JSON, (b"content-length", str(len(content)).encode()), *extra]
+        await send({"type": "http.response.start", "status": decision.status, "headers": headers})
+        await send({"type": "http.response.body", "body": content})
+
+    def record(self, decision: Answer, seconds: float) -> None:
+        if decision.error is not None:
+            log.error(
+                "internal error in webhook %s (request uid %r)",
+                self.name,
+                decision.uid,
+                exc_info=decision.error,
+                extra={"uid": decision.uid, "webhook": self.name},
+            )
+        self.metrics.observe(self.name, decision, seconds)
+        level = logging.DEBUG if decision.outcome in QUIET else logging.INFO
+        if decisions.isEnabledFor(level):
+            entry = fields(self.name, decision, seconds)
+            decisions.log(level, *text(entry), extra=entry)
+
+
+async def read_body(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _status(decision: Answer) -> tuple[int, str]:
+    """The status code the caller sees (``response.status.code``, or the HTTP status of a rejected
+    request) and its message."""
+    if decision.status != 200:
+        return decision.status, decision.body["error"]
+    status = decision.body["response"]["status"]  # as ``AdmissionResponse.body`` makes it
+    return status["code"], status.get("message", "")
+
+
+def fields(webhook: str, decision: Answer, seconds: float) -> dict[str, Any]:
+    """The decision line's fields: top-level keys in ``--log-format json``."""
+    code, detail = _status(decision)
+    found: dict[str, Any] = {
+        "uid": decision.uid,
+        "webhook": webhook,
+        "operation": decision.operation or UNKNOWN,
+        "object": decision.name,
+        "decision": decision.outcome,
+        "code": code,
+        "duration_ms": round(seconds * 1000, 3),
+    }
+    if decision.outcome == "patched":
+        detail = decision.note
+    if detail and decision.outcome != "allowed":
+        found["detail"] = detail
+    return found
+
+
+def text(entry: dict[str, Any]) -> tuple[Any, ...]:
+    """The template and arguments of ``mutate-pod CREATE team-a/rs-test-0-worker-a-: denied, code
+    403, 0.41 ms, uid 7f0b...: <detail>``: the request's values as arguments, which text logs cut
+    and escape (``webhook.logs``)."""
+    subject = [part for part in (entry["webhook"], entry["operation"], entry["object"]) if part]
+    template = " ".join(["%s"] * len(subject)) + ": %s, code %d, %.2f ms"
+    args: list[Any] = [*subject, entry["decision"], entry["code"], entry["duration_ms"]]
+    if entry["uid"]:
+        template += ", uid %s"
+        args.append(entry["uid"])
+    if "detail" in entry:
+        template += ": %s"
+        args.append(logs.Message(entry["detail"]))
+    return (template, *args)

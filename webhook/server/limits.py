@@ -1,62 +1,290 @@
-"""The limits that need a request's complete head, its body or its answer: an ASGI middleware.
-
-uvicorn hands a request to the application once its head is complete, with no bound on its header
-lines, nor on its body's size or time, and writes an answer into the connection's transport whole,
-however slowly its client reads. So every request passes through ``RequestLimits`` first:
-
-- a head of more than ``--max-headers`` lines, with a line (a header's name and value, or the
-  request target) over ``--max-header-line-bytes``, or whose lines add up to more than
-  ``--max-header-bytes``, is answered 431 before the application sees it (a head that grows past
-  that without ending is the connection guard's to drop);
-- its body, as the application reads it: over ``--max-body-bytes`` is refused 413 (from its
-  Content-Length before any of it is read, else as soon as it is over), one not in full within
-  ``--body-timeout`` 408, one the server's budget cannot take 503 with ``Retry-After``
-  (``webhook.server.budget``). ``receive`` raises ``BodyRefused``, which the webhook endpoint
-  answers, counts and logs as any answer;
-- a body is held in the budget until its answer begins, and an answer larger than a connection's
-  write buffer until it has been handed over, in pieces, each once the one before has been taken
-  (a client that does not read then pauses the connection, whose guard times it);
-- while the server drains, every response says ``Connection: close``.
-
-Every refusal says ``Connection: close``: the rest of its request may still be on its way. The
-connection's guard (``webhook.server.guard``) is told when the request begins, what body it
-delivers and when it is over. A request that uvicorn cancels at the drain's end has its connection
-dropped, and so ends without a word.
+"""The server's limits that uvicorn's options cannot set with httptools (DECISIONS.md §2.3 has why
+each is kept so, operations.md, Limits, what a client sees past it): on each connection, a guard
+around uvicorn's protocol; on each request, an ASGI middleware; and the budget of bytes held for
+clients that both count in. A body refused is raised from ``receive`` as ``BodyRefused``, for the
+endpoint to answer, count and log as any answer.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from webhook.server.budget import BUSY, RETRY_AFTER, SMALL, Budget
-from webhook.server.guard import WRITE_HIGH_WATER, ConnectionGuard, Connections
-from webhook.server.lifecycle import Lifecycle
 from webhook.settings import ServeSettings
+
+SMALL = 256 * 1024
+"""A holder of at most this many bytes may fill the whole budget, a larger one three quarters, so
+that slow clients of large requests cannot lock ordinary reviews out."""
+
+BUSY = "the server holds as many request and answer bytes as it may at once; retry shortly"
+"""What a client the budget refuses is told (HTTP 503)."""
+
+RETRY_AFTER = b"1"
+"""Seconds a refused client waits: bytes are held for seconds, or until a slow client times out."""
+
+DROP_REASONS = ("header_timeout", "header_too_large", "over_budget", "write_timeout", "drained_idle", "drain_timeout")
+"""The ``reason`` label of ``webhook_connections_dropped_total``: its help says what each means."""
+
+WRITE_HIGH_WATER = 64 * 1024
+"""Bytes of answers waiting in a connection's transport above which its writer is paused (and the
+write timeout runs): uvloop's default would let a client that does not read leave far more unseen."""
+
+Peer = tuple[str, int]
+
+
+@dataclass(slots=True)
+class Budget:
+    """The bytes held for all clients of a server (``--max-held-bytes``), so that a replica's memory
+    is bounded whatever its clients send and however slowly they read."""
+
+    limit: int
+    held: int = 0
+    large: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.large = self.limit - self.limit // 4
+
+    def fits(self, amount: int) -> bool:
+        """Whether a new holder of ``amount`` bytes (a body of known length) would fit now."""
+        return self.held + amount <= (self.limit if amount <= SMALL else self.large)
+
+    def take(self, amount: int, holding: int) -> bool:
+        """Adds ``amount`` bytes for a holder of ``holding``; False, and nothing taken, past what a
+        holder of its size may fill."""
+        held = self.held + amount
+        if held > (self.limit if holding + amount <= SMALL else self.large):
+            return False
+        self.held = held
+        return True
+
+    def release(self, amount: int) -> None:
+        self.held -= amount
+
+
+@dataclass(slots=True)
+class Lifecycle:
+    """Shared by readiness, the request limits and the signal handler (operations.md, Shutdown)."""
+
+    draining: bool = False
+    """SIGTERM was received: readiness fails and every response closes its connection."""
+    closed: bool = False
+    """The listener is closing: uvicorn drains the connections, and cancels what is left at the end."""
+    dropped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DROP_REASONS, 0))
+    """Connections the server dropped, by reason (counted on the event loop)."""
+
+
+def passed(due: float | None, now: float) -> bool:
+    return due is not None and due <= now
+
+
+class Connections:
+    """One server's open connections, by peer, and the limits their guards keep."""
+
+    def __init__(self, settings: ServeSettings, budget: Budget, dropped: dict[str, int]) -> None:
+        self.settings = settings
+        self.budget = budget
+        self.dropped = dropped
+        self.open: dict[Peer, ConnectionGuard] = {}
+
+    def protocol(self) -> type[asyncio.Protocol]:
+        """What ``uvicorn.Config(http=...)`` takes: a guard of these connections for each one."""
+        connections = self
+
+        class Guard(ConnectionGuard):
+            def __init__(self, **uvicorn_arguments: Any) -> None:
+                super().__init__(connections, **uvicorn_arguments)
+
+        return Guard
+
+    def idle(self) -> int:
+        """Connections uvicorn knows with no request under way (its shutdown closes them at once)."""
+        return sum(guard.started and not guard.in_request for guard in self.open.values())
+
+    def drop_all(self, reason: str) -> None:
+        for guard in list(self.open.values()):
+            guard.drop(reason)
+
+
+class ConnectionGuard(asyncio.Protocol):
+    """One connection's limits, around uvicorn's protocol; it never parses or writes HTTP. uvicorn
+    meets the connection at its first byte, so that its shutdown leaves one about to send alone."""
+
+    def __init__(self, connections: Connections, **uvicorn_arguments: Any) -> None:
+        self.connections, self.limits = connections, connections.settings
+        self.inner: asyncio.Protocol = HttpToolsProtocol(**uvicorn_arguments)
+        self.loop = asyncio.get_running_loop()
+        self.transport: asyncio.Transport
+        self.peer: Peer | None = None
+        self.started = self.ended = self.in_request = self.paused = False
+        self.received = self.delivered = self.held = 0
+        """Bytes received and body bytes delivered since the request began; held: the difference."""
+        self.head_due: float | None = None
+        self.body_due: float | None = None
+        self.write_due: float | None = None
+        self.late_body: Callable[[], None] | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.timer_at = 0.0
+
+    # --- asyncio's protocol, passed on to uvicorn's --------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's TLS transport is one, unregistered
+        self.transport.set_write_buffer_limits(WRITE_HIGH_WATER)
+        peer = transport.get_extra_info("peername")
+        if isinstance(peer, tuple | list) and len(peer) >= 2:
+            self.peer = (str(peer[0]), int(peer[1]))
+            self.connections.open[self.peer] = self
+        self.head_due = self.due_in(self.limits.header_timeout)
+
+    def data_received(self, data: bytes) -> None:
+        if self.transport.is_closing():
+            return  # its last answer closed it: nothing more is read
+        if not self.started:
+            self.started = True
+            self.inner.connection_made(self.transport)
+        if self.head_due is None and not self.in_request:
+            self.head_due = self.due_in(self.limits.header_timeout)
+        if self.hold(len(data)):
+            self.inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received() if self.started else None
+
+    def pause_writing(self) -> None:
+        self.paused = True
+        self.write_due = self.write_due or self.due_in(self.limits.write_timeout)
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        if not self.in_request:
+            self.write_due = None
+        self.inner.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.end(exc)
+
+    # --- what the request limits tell -----------------------------------------------------------------
+
+    def request_started(self) -> None:
+        self.in_request = True
+        self.head_due = None
+        self.release(0)
+
+    def time_body(self, late: Callable[[], None] | None) -> None:
+        """Calls ``late`` unless the whole body arrives within ``--body-timeout``; None: it has."""
+        self.late_body = late
+        self.body_due = None if late is None else self.due_in(self.limits.body_timeout)
+
+    def body_delivered(self, size: int) -> None:
+        self.delivered += size
+        self.release(self.received - self.delivered)
+
+    def request_ended(self) -> None:
+        if self.ended:
+            return
+        self.in_request = False
+        self.time_body(None)
+        self.release(0)
+        if self.transport.is_closing():
+            self.write_due = self.write_due or self.due_in(self.limits.write_timeout)
+        elif not self.paused:
+            self.write_due = None
+
+    # --- the limits -----------------------------------------------------------------------------------
+
+    def hold(self, more: int) -> bool:
+        """Counts ``more`` bytes received; False when the connection is dropped for them. One read
+        may take it past ``--max-header-bytes``: it may bring a head and the start of its body."""
+        if self.received - self.delivered > self.limits.max_header_bytes:
+            self.drop("header_too_large")
+            return False
+        self.received += more
+        holding = self.received - self.delivered
+        if holding > self.held:
+            if not self.connections.budget.take(holding - self.held, self.held):
+                self.drop("over_budget")
+                return False
+            self.held = holding
+        return True
+
+    def release(self, holding: int) -> None:
+        """From now on ``holding`` bytes are held (none: counted afresh from the next byte)."""
+        if holding <= 0:
+            holding = self.received = self.delivered = 0
+        if holding < self.held:
+            self.connections.budget.release(self.held - holding)
+            self.held = holding
+
+    def due_in(self, seconds: float) -> float:
+        """A deadline ``seconds`` from now, the connection's timer set to fire by then. Requests set
+        and clear deadlines that rarely pass: times the one timer reads, not timers."""
+        due = self.loop.time() + seconds
+        if (self.timer is None or self.timer_at > due) and not self.ended:
+            if self.timer is not None:
+                self.timer.cancel()
+            self.timer, self.timer_at = self.loop.call_at(due, self.tick), due
+        return due
+
+    def tick(self) -> None:
+        """Acts on a deadline that has passed, and sets the timer for the next."""
+        self.timer = None
+        now = self.loop.time()
+        if passed(self.head_due, now):
+            self.drop("header_timeout")
+        elif passed(self.write_due, now):
+            self.drop("write_timeout" if self.paused else None)  # an answer not taken, or a TLS close
+        elif passed(self.body_due, now) and self.late_body is not None:
+            self.late_body()
+        dues = [due for due in (self.head_due, self.body_due, self.write_due) if due is not None and due > now]
+        if dues:
+            self.due_in(min(dues) - now)
+
+    def drop(self, reason: str | None) -> None:
+        """Aborts the connection, and tells uvicorn at once that its client has gone."""
+        if self.ended:
+            return
+        if reason is not None:
+            self.connections.dropped[reason] += 1
+        self.transport.abort()
+        self.end(None)
+
+    def end(self, exc: Exception | None) -> None:
+        if self.ended:
+            return
+        self.ended = True
+        if self.timer is not None:
+            self.timer.cancel()
+        self.release(0)
+        if self.peer is not None and self.connections.open.get(self.peer) is self:
+            del self.connections.open[self.peer]
+        if self.started:
+            self.inner.connection_lost(exc)
+
 
 CLOSE = (b"connection", b"close")
 JSON = (b"content-type", b"application/json")
 PIECE = WRITE_HIGH_WATER
-"""Bytes of an answer handed to the connection at a time."""
+"""Bytes of a large answer handed to the connection at a time, each once the one before is taken."""
 
 LENGTH_DIGITS = 18
 """A Content-Length of more digits is over any limit (10**18 bytes is an exabyte)."""
 
 
-def refusal_headers(status: int) -> list[tuple[bytes, bytes]]:
-    return [CLOSE, (b"retry-after", RETRY_AFTER)] if status == 503 else [CLOSE]
-
-
 class BodyRefused(Exception):
-    """A body over a limit: the status and the one sentence its client is answered with."""
+    """A body over a limit: the status and the sentence its client is answered with."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
-        self.headers = refusal_headers(status)
+        self.headers = [CLOSE, (b"retry-after", RETRY_AFTER)] if status == 503 else [CLOSE]
 
 
 class RequestLimits:
@@ -74,9 +302,7 @@ class RequestLimits:
         self.guards = connections.open if connections is not None else {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+        """Every scope is HTTP: the server runs without lifespan or WebSockets (``uvicorn_config``)."""
         guard = self.guards.get(scope.get("client"))  # type: ignore[arg-type]  # a peer, or None in-process
         if guard is not None:
             guard.request_started()
@@ -100,7 +326,7 @@ class RequestLimits:
     async def refuse(self, request: LimitedRequest, refusal: str) -> None:
         self.lifecycle.dropped["header_too_large"] += 1
         content = orjson.dumps({"error": refusal})
-        headers = [JSON, (b"content-length", str(len(content)).encode()), *refusal_headers(431)]
+        headers = [JSON, (b"content-length", str(len(content)).encode()), CLOSE]
         await request.send({"type": "http.response.start", "status": 431, "headers": headers})
         await request.send({"type": "http.response.body", "body": content})
 
@@ -116,9 +342,8 @@ class LimitedRequest:
         self.inner_send = send
         self.guard = guard
         self.length: bytes | None = None
-        """The body's Content-Length, as its head says it."""
         self.begun = False
-        """The application has begun to read the body (and its timeout runs)."""
+        """The application has begun to read the body, and its timeout runs."""
         self.task: asyncio.Task[object] | None = None
         self.reading = False
         self.late = False
@@ -167,8 +392,8 @@ class LimitedRequest:
         return message
 
     def begin(self) -> None:
-        """The first read of the body: refused at once from its Content-Length, or timed by the
-        connection's clock (the guard's; a request without a connection, in-process, is not timed)."""
+        """The first read of the body: refused from its Content-Length, or timed by the guard's
+        clock (in-process, without a connection, untimed)."""
         self.begun = True
         self.check_length()
         if self.guard is not None:
@@ -185,8 +410,8 @@ class LimitedRequest:
         return BodyRefused(408, f"request body not received in full within {self.limits.body_timeout:g} s")
 
     def check_length(self) -> None:
-        """Refuses a body whose Content-Length is over the limit, or a large one the budget cannot
-        take now, before any of it is read."""
+        """Refuses, before any of it is read, a body whose Content-Length is over the limit or that
+        the budget cannot take now."""
         if self.length is None or not self.length.isdigit():
             return
         # Measured before ``int`` reads it: ``int`` refuses text of more than 4300 digits.
@@ -232,7 +457,7 @@ class LimitedRequest:
 
     async def send_in_pieces(self, body: bytes, more_body: bool) -> None:
         budget = self.limits.budget
-        budget.add(len(body))
+        budget.held += len(body)  # made already: counted, never refused
         try:
             for start in range(0, len(body), PIECE):
                 end = start + PIECE

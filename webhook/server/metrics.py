@@ -1,7 +1,5 @@
-"""The server's Prometheus metrics, in a registry of its own so every app (and test) counts alone.
-
-The names and what they count map onto controller-runtime's webhook metrics (docs/metrics.md).
-"""
+"""The server's Prometheus metrics, in a registry of its own so that every app (and test) counts
+alone; docs/metrics.md maps them onto controller-runtime's webhook metrics."""
 
 from __future__ import annotations
 
@@ -17,9 +15,8 @@ from prometheus_client.utils import floatToGoString
 from webhook.webhooks import Answer
 from webhook.core.pcs.authorization import REVIEW_RESULTS
 from webhook.exposition import new_registry
-from webhook.server.budget import Budget
-from webhook.server.lifecycle import DROP_REASONS, Lifecycle
-from webhook.stores.base import AuthorizingStore, ObjectStore
+from webhook.server.limits import DROP_REASONS, Budget, Lifecycle
+from webhook.stores import AuthorizingStore, ObjectStore
 
 UNKNOWN = "unknown"
 """The operation of a request whose body could not be read (rejected before any decision)."""
@@ -29,67 +26,26 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
 timeout (10 s in the chart, at most 30 s), so a p99 near it can be told from one far below."""
 
 
-class _StoreCollector(Collector):
-    """Store size and sync state, read when scraped rather than updated on every change."""
+class _Counts(Collector):
+    """A family kept elsewhere as plain numbers by label value (counted on the event loop, without
+    a lock), read when scraped: each of ``values``, 0 until counted, or else each value counted."""
 
-    def __init__(self, store: ObjectStore) -> None:
-        self._store = store
+    def __init__(self, kind: type[CounterMetricFamily | GaugeMetricFamily], name: str, documentation: str, label: str,
+                 counts: Callable[[], Mapping[str, int]], values: Iterable[str] = ()) -> None:
+        self._kind, self._name, self._documentation, self._label = kind, name, documentation, label
+        self._counts, self._values = counts, tuple(values)
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        yield GaugeMetricFamily("webhook_store_objects", "PodCliqueSets held by the object store.", value=self._store.size)
-        yield GaugeMetricFamily(
-            "webhook_store_synced", "1 once the object store has synced, else 0.", value=1 if self._store.ready else 0
-        )
-
-
-class _CountsCollector(Collector):
-    """A counter kept elsewhere as plain numbers by label value (counted on the event loop, no
-    lock), read when scraped; every value in ``values`` is exported, 0 until counted."""
-
-    def __init__(self, name: str, documentation: str, label: str, values: Iterable[str], counts: Callable[[], Mapping[str, int]]) -> None:
-        self._name, self._documentation, self._label = name, documentation, label
-        self._values = tuple(values)
-        self._counts = counts
-
-    def collect(self) -> Iterator[CounterMetricFamily]:
-        family = CounterMetricFamily(self._name, self._documentation, labels=[self._label])
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        family = self._kind(self._name, self._documentation, labels=[self._label])
         counts = self._counts()
-        for value in self._values:
+        for value in self._values or list(counts):
             family.add_metric([value], counts.get(value, 0))
         yield family
 
 
-class _HeldCollector(Collector):
-    def __init__(self, budget: Budget) -> None:
-        self._budget = budget
-
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        yield GaugeMetricFamily(
-            "webhook_held_bytes",
-            "Bytes held for clients: request heads and bodies being read, answers being handed over.",
-            value=self._budget.held,
-        )
-        yield GaugeMetricFamily("webhook_held_bytes_limit", "The most bytes held for clients at once (--max-held-bytes).", value=self._budget.limit)
-
-
-class _InFlightCollector(Collector):
-    def __init__(self, in_flight: dict[str, int]) -> None:
-        self._in_flight = in_flight
-
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        family = GaugeMetricFamily(
-            "webhook_requests_in_flight", "Admission requests being read or decided, by webhook.", labels=["webhook"]
-        )
-        for webhook, count in list(self._in_flight.items()):
-            family.add_metric([webhook], count)
-        yield family
-
-
 class _AnswersCollector(Collector):
-    """Every answer's count (by webhook, operation and decision) and latency (by webhook), kept as
-    plain numbers: counted on the event loop, twice a request, where prometheus_client's children
-    take a lock each time; read when scraped, as prometheus_client's ``Counter`` and ``Histogram``
-    would export them."""
+    """Every answer's count and latency, kept as plain numbers (prometheus_client's children would
+    take a lock twice a request) and exported as its ``Counter`` and ``Histogram`` would be."""
 
     def __init__(self) -> None:
         self.counts: dict[tuple[str, str, str], int] = {}
@@ -131,13 +87,12 @@ OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
 
 
 class ServerMetrics:
-    def __init__(self, store: ObjectStore, lifecycle: Lifecycle | None = None, budget: Budget | None = None) -> None:
+    def __init__(self, store: ObjectStore, lifecycle: Lifecycle, budget: Budget) -> None:
         self.registry = new_registry()
         self.answers = _AnswersCollector()
         self.registry.register(self.answers)
         self.in_flight: dict[str, int] = {}
-        """Requests being read or decided, by webhook: counted by the endpoints (one event loop, so
-        a plain count, without the lock a ``Gauge`` takes twice a request), read when scraped."""
+        """Requests being read or decided, by webhook: a plain count, as ``_AnswersCollector``'s."""
         self.certificate_reloads = Counter(
             "webhook_certificate_reloads", "Serving certificate reloads after the files changed.", registry=self.registry
         )
@@ -151,31 +106,44 @@ class ServerMetrics:
             "When the serving certificate in use expires, as a Unix time.",
             registry=self.registry,
         )
-        self.registry.register(_StoreCollector(store))
-        self.registry.register(_InFlightCollector(self.in_flight))
-        if lifecycle is not None:
-            self.registry.register(_CountsCollector(
-                "webhook_connections_dropped",
-                "Connections the server dropped, by reason: header_timeout (no complete request head in "
-                "time), header_too_large (431, or a head past --max-header-bytes), over_budget "
-                "(--max-held-bytes: 503 for a body), write_timeout (an answer not taken in time), "
-                "drained_idle (idle when the listener closed), drain_timeout (open at the drain's end).",
-                "reason", DROP_REASONS, lambda: lifecycle.dropped,
-            ))
-        if budget is not None:
-            self.registry.register(_HeldCollector(budget))
+        # Gauges read when scraped rather than set on every change.
+        self._gauge("webhook_store_objects", "PodCliqueSets held by the object store.", lambda: store.size)
+        self._gauge("webhook_store_synced", "1 once the object store has synced, else 0.", lambda: 1 if store.ready else 0)
+        self.registry.register(_Counts(
+            GaugeMetricFamily, "webhook_requests_in_flight", "Admission requests being read or decided, by webhook.",
+            "webhook", lambda: self.in_flight,
+        ))
+        self.registry.register(_Counts(
+            CounterMetricFamily,
+            "webhook_connections_dropped",
+            "Connections the server dropped, by reason: header_timeout (no complete request head in "
+            "time), header_too_large (431, or a head past --max-header-bytes), over_budget "
+            "(--max-held-bytes: 503 for a body), write_timeout (an answer not taken in time), "
+            "drained_idle (idle when the listener closed), drain_timeout (open at the drain's end).",
+            "reason", lambda: lifecycle.dropped, DROP_REASONS,
+        ))
+        self._gauge(
+            "webhook_held_bytes",
+            "Bytes held for clients: request heads and bodies being read, answers being handed over.",
+            lambda: budget.held,
+        )
+        self._gauge("webhook_held_bytes_limit", "The most bytes held for clients at once (--max-held-bytes).", lambda: budget.limit)
         if isinstance(store, AuthorizingStore):
             # A rising ``error`` is PodCliqueSets refused (or, under ``warn``, admitted unchecked)
             # because the API server could not say (DECISIONS.md §3.1).
-            self.registry.register(_CountsCollector(
+            self.registry.register(_Counts(
+                CounterMetricFamily,
                 "webhook_template_authorization_reviews",
                 "SubjectAccessReviews made for ResourceClaimTemplates of other namespaces, by result "
                 "(allowed, denied, error: no answer).",
-                "result", REVIEW_RESULTS, store.template_reviews,
+                "result", store.template_reviews, REVIEW_RESULTS,
             ))
 
+    def _gauge(self, name: str, documentation: str, value: Callable[[], float]) -> None:
+        Gauge(name, documentation, registry=self.registry).set_function(value)
+
     def observe(self, webhook: str, decision: Answer, seconds: float) -> None:
-        """Counts one answer. An operation the API server never sends counts as ``unknown``, so a
+        """Counts one answer; an operation the API server never sends as ``unknown``, so that a
         caller cannot make series without end."""
         operation = decision.operation if decision.operation in OPERATIONS else UNKNOWN
         self.answers.count((webhook, operation, decision.outcome), seconds)

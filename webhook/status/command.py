@@ -1,32 +1,38 @@
-"""``webhook status``: for each PodCliqueSet, what is wrong with its shared claims and pods, and why.
-
-Reads the cluster once (``observed``: one paged List per resource), works out what must exist with
-the functions the webhooks, the reconciler and ``claims`` use (``claims.listing``), and compares
-(``compare``). Prints a few lines per PodCliqueSet for a person, or one JSON or YAML document for a
-script (``{"podCliqueSets": [...]}``). Exit 0 when nothing is wrong, 1 when something is, 2 with
-one line when the cluster cannot be read or the input is unusable.
+"""``webhook status``: for each PodCliqueSet, what is wrong with its shared claims and pods, and why
+(DECISIONS.md §8). The cluster is read once, by paged Lists, never a GET per object, through the
+access table's ``status`` row, so the Role the README gives it is exactly what it uses; ``compare``
+sets it against what must exist. Exit 0 when nothing is wrong, 1 when something is, 2 with one line
+when the cluster cannot be read or the input is unusable.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from typing import Any
 
+import orjson
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
 from webhook.claims import write
-from webhook.claims.listing import check_sizes, listing, owners
-from webhook.claims.workloads import UNUSABLE, Workload, gather
+from webhook.claims.listing import UNUSABLE, Workload, check_sizes, gather, listing
+from webhook.core.model import labels
 from webhook.core.model.meta import ObjectKey
 from webhook.errors import CommandError
-from webhook.kube.access import Component, guarded
-from webhook.kube.config import KubeConfigError, api_client, own_namespace
-from webhook.status import observed
-from webhook.status.compare import Report, report
-from webhook.status.settings import StatusSettings
+from webhook.kube.access import Component, KubeConfigError, api_client, guarded, own_namespace
+from webhook.kube.api import (
+    CONNECTION_ERRORS, EVENTS, PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES,
+    Resource, connection_problem, status_message,
+)
+from webhook.status import StatusSettings
+from webhook.status.compare import Cluster, EventText, Key, Obj, Report, report
 
 WRONG = 1
+PAGE = 500
+TIMEOUT = (10.0, 60.0)
+"""Seconds to connect and to read one page."""
+WARNINGS = "type=Warning,involvedObject.apiVersion=grove.io/v1alpha1"
 
 
 def status(settings: StatusSettings) -> int:
@@ -35,7 +41,7 @@ def status(settings: StatusSettings) -> int:
     except KubeConfigError as err:
         raise CommandError(str(err), UNUSABLE) from None
     namespaces = [None] if settings.all_namespaces else list(settings.namespace) or [own_namespace(settings.kubeconfig, settings.context)]
-    cluster = observed.read(api, namespaces, settings.name)
+    cluster = read(api, namespaces, settings.name)
     workloads = gather(cluster.workload_objects)
     if settings.name and not workloads:
         raise CommandError(f"PodCliqueSet {settings.name} not found in {_where(namespaces)}", UNUSABLE)
@@ -53,7 +59,7 @@ def _nothing(namespaces: Sequence[str | None]) -> str:
 
 
 def _reports(
-    api: client.ApiClient, cluster: observed.Cluster, workloads: list[Workload], namespaces: Sequence[str | None], settings: StatusSettings
+    api: client.ApiClient, cluster: Cluster, workloads: list[Workload], namespaces: Sequence[str | None], settings: StatusSettings
 ) -> list[Report]:
     """Each PodCliqueSet's listing against the cluster, the templates of other namespaces its
     claims name read first (when not every namespace was)."""
@@ -61,11 +67,8 @@ def _reports(
     listings = [listing(workload, settings.max_claims_per_owner) for workload in workloads]
     if None not in namespaces:
         elsewhere = {c.template.namespace for item in listings for c in item.claims if isinstance(c.template, ObjectKey)}
-        observed.read_templates(api, cluster, sorted(elsewhere - set(namespaces)))
-    return [
-        report(item, workload.pcs, owners(workload), cluster, settings.max_claims_per_owner)
-        for item, workload in zip(listings, workloads, strict=True)
-    ]
+        read_templates(api, cluster, sorted(elsewhere - set(namespaces)))
+    return [report(item, cluster, settings.max_claims_per_owner) for item in listings]
 
 
 def document(reports: Sequence[Report]) -> dict[str, Any]:
@@ -102,3 +105,89 @@ def as_text(reports: Sequence[Report]) -> str:
                 lines.append(f"    last Event: {finding.event}")
         lines += [f"  Warning: {warning}" for warning in r.warnings]
     return "\n".join(lines) + "\n" if lines else ""
+
+
+def key_of(obj: Obj) -> Key:
+    """(namespace, name) of an object as listed."""
+    metadata = obj.get("metadata") or {}
+    return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
+
+
+def list_objects(api: client.ApiClient, resource: Resource, namespace: str | None, label: str = "", fields: str = "") -> Iterator[Obj]:
+    """Every item of the List, page by page."""
+    path, token = _path(resource, namespace), ""
+    while True:
+        query = [(k, v) for k, v in (("labelSelector", label), ("fieldSelector", fields), ("continue", token)) if v]
+        page = _page(api, path, [("limit", PAGE), *query], f"{resource} in namespace {namespace}" if namespace else f"{resource} across namespaces")
+        yield from page.get("items") or []
+        token = (page.get("metadata") or {}).get("continue") or ""
+        if not token:
+            return
+
+
+def _path(resource: Resource, namespace: str | None) -> str:
+    base = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
+    return f"{base}/namespaces/{namespace}/{resource.plural}" if namespace else f"{base}/{resource.plural}"
+
+
+def _page(api: client.ApiClient, path: str, query: list[tuple[str, Any]], what: str) -> Obj:
+    """One page of a List; a refusal or a failure to connect is one line."""
+    try:
+        request = api.param_serialize("GET", path, query_params=query, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"])
+        response = api.call_api(*request, _request_timeout=TIMEOUT)
+        data = response.read()
+        if not 200 <= response.status <= 299:
+            raise ApiException.from_response(http_resp=response, body=None, data=None)
+    except ApiException as err:
+        raise CommandError(f"cannot list {what}: {status_message(err)}", UNUSABLE) from None
+    except CONNECTION_ERRORS as err:
+        raise CommandError(f"{connection_problem(err)} (at {api.configuration.host})", UNUSABLE) from None
+    page: Obj = orjson.loads(data)
+    return page
+
+
+def read(api: client.ApiClient, namespaces: Sequence[str | None], name: str | None) -> Cluster:
+    """Everything ``status`` compares, for the PodCliqueSet ``name`` or all, in ``namespaces``
+    (``None`` for all of them). The scaling groups and PodCliques kept are those of PodCliqueSets
+    read: one being deleted may outlive its PodCliqueSet for a moment."""
+    cluster = Cluster()
+    for namespace in namespaces:
+        _read_namespace(api, cluster, namespace, name)
+    found = {key_of(o) for _, o in cluster.workload_objects if o.get("kind") == "PodCliqueSet"}
+    cluster.workload_objects = [
+        (where, o) for where, o in cluster.workload_objects
+        if o.get("kind") == "PodCliqueSet" or (key_of(o)[0], ((o.get("metadata") or {}).get("labels") or {}).get(labels.PART_OF)) in found
+    ]
+    return cluster
+
+
+def _read_namespace(api: client.ApiClient, cluster: Cluster, namespace: str | None, name: str | None) -> None:
+    """One namespace's objects (all namespaces' for None) into ``cluster``."""
+    workload = f"{labels.PART_OF}={name}" if name else labels.PART_OF
+    by_name = f"metadata.name={name}" if name else ""
+    for resource, label, fields in ((PODCLIQUESETS, "", by_name), (PODCLIQUESCALINGGROUPS, workload, ""), (PODCLIQUES, workload, "")):
+        cluster.workload_objects += ((f"{resource.kind} {'/'.join(key_of(o))}", o) for o in list_objects(api, resource, namespace, label, fields))
+    cluster.claims.update((key_of(o), o) for o in list_objects(api, RESOURCECLAIMS, namespace))
+    cluster.templates.update(key_of(o) for o in list_objects(api, RESOURCECLAIMTEMPLATES, namespace))
+    _read_pods_and_events(api, cluster, namespace, workload)
+
+
+def _read_pods_and_events(api: client.ApiClient, cluster: Cluster, namespace: str | None, workload: str) -> None:
+    """Grove's pods of the PodCliqueSets read, those being deleted left out; and the last Warning
+    Event on each object."""
+    for pod in list_objects(api, PODS, namespace, f"{workload},{labels.PODCLIQUE}"):
+        if not pod["metadata"].get("deletionTimestamp"):
+            cluster.pods.setdefault((key_of(pod)[0], str(pod["metadata"]["labels"][labels.PART_OF])), []).append(pod)
+    events = list_objects(api, EVENTS, namespace, fields=WARNINGS)
+    cluster.warnings.update(sorted(((str((e.get("involvedObject") or {}).get("uid") or ""), EventText.of(e)) for e in events), key=lambda p: p[1].last))
+
+
+def read_templates(api: client.ApiClient, cluster: Cluster, namespaces: Sequence[str]) -> None:
+    """The templates of namespaces not read yet that external templates are in (one List each). A
+    namespace whose templates may not be listed is passed over: its templates then show as not
+    found or not readable, which is what the reconciler would meet if its access were the same."""
+    for namespace in namespaces:
+        try:
+            cluster.templates.update(key_of(o) for o in list_objects(api, RESOURCECLAIMTEMPLATES, namespace))
+        except CommandError:
+            continue

@@ -1,19 +1,14 @@
-"""What is wrong with one PodCliqueSet's shared claims and pods, compared with what the cluster holds.
-
-Pure: the claims that must exist and each pod's claims come from ``claims.listing`` (the functions
-the webhooks and the reconciler use, with the replica counts of the PodCliqueScalingGroups and
-PodCliques that exist); the cluster's side is what ``status.observed`` listed. A missing claim is
-given the reason the reconciler would have (DECISIONS.md §8): its name unusable, its template not
-found, its owner over ``--max-claims-per-owner``, a claim of that name controlled by another object,
-or, none of those, not made yet; with the last Warning Event on its owner, the reconciler's own word.
-
-Which claims a pod should carry is what the pod webhook would give it now, so a pod created before
-the webhook was installed, or admitted without it under ``failurePolicy: Ignore``, shows here.
+"""What is wrong with one PodCliqueSet's shared claims and pods: what must exist, from
+``claims.listing`` at the replica counts of the children that exist, against the ``Cluster`` that
+``command`` read. Pure. A missing claim is given the reason the reconciler would have (DECISIONS.md
+§8), with the last Warning Event on its owner, the reconciler's own word; a pod's claims are those
+the pod webhook would give it now, so a pod admitted without it shows here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -24,13 +19,52 @@ from webhook.core.model.meta import ObjectKey, OwnerReference
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.warnings import dns1123_label_problem
 from webhook.core.sharing.desired import claim_count, over_limit
-from webhook.core.sharing.owners import Owner
-from webhook.core.sharing.placement import IdentityError, clique_identity, pod_index
-from webhook.core.sharing.podclaims import pod_claims
-from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, plan_change
-from webhook.status.observed import Cluster, EventText
+from webhook.core.sharing.placement import IdentityError, clique_identity, pod_claims, pod_index
+from webhook.reconciler.sync.plan import MetadataChange, OwnedByOther, plan_change
+
+Key = tuple[str, str]
+Obj = dict[str, Any]
 
 RECREATE = "created before the webhook was installed, or admitted while it was down under failurePolicy Ignore: delete it so that it is made again with them"
+
+
+@dataclass(frozen=True, slots=True)
+class EventText:
+    """An Event as ``kubectl describe`` shows one: type, reason, how often, message."""
+
+    type: str
+    reason: str
+    message: str
+    count: int
+    last: str
+    """When it was last seen (RFC 3339), as the API server wrote it."""
+
+    def __str__(self) -> str:
+        times = f" (x{self.count})" if self.count > 1 else ""
+        return f"{self.type} {self.reason}{times} at {self.last}: {self.message}"
+
+    @classmethod
+    def of(cls, event: Obj) -> EventText:
+        """When it last happened is the first of the fields events.k8s.io and core Events fill."""
+        last = event.get("lastTimestamp") or event.get("eventTime") or (event.get("metadata") or {}).get("creationTimestamp")
+        return cls(event.get("type") or "", event.get("reason") or "", event.get("message") or "", int(event.get("count") or 1), str(last or ""))
+
+
+@dataclass(slots=True)
+class Cluster:
+    """The objects read, indexed as the comparison looks them up."""
+
+    workload_objects: list[tuple[str, Obj]] = field(default_factory=list)
+    """PodCliqueSets, scaling groups and PodCliques, each with where it came from."""
+    claims: dict[Key, Obj] = field(default_factory=dict)
+    templates: set[Key] = field(default_factory=set)
+    pods: dict[Key, list[Obj]] = field(default_factory=dict)
+    """Grove pods by (namespace, PodCliqueSet), those being deleted left out."""
+    warnings: dict[str, EventText] = field(default_factory=dict)
+    """The last Warning Event on each object, by its UID."""
+
+    def last_warning(self, uid: str) -> EventText | None:
+        return self.warnings.get(uid) if uid else None
 
 
 class Problem(StrEnum):
@@ -75,41 +109,38 @@ class Report:
         return not self.findings
 
 
-def report(listing: Listing, pcs: PodCliqueSet, owners: Sequence[Owner], cluster: Cluster, limit: int) -> Report:
+def report(listing: Listing, cluster: Cluster, limit: int) -> Report:
     """``listing`` (what must be) against ``cluster`` (what is)."""
+    pcs = listing.pcs
     findings: list[Finding] = []
     if listing.denial:
-        subject = f"PodCliqueSet {listing.namespace}/{listing.name}"
-        findings.append(Finding(Problem.DENIED, subject, f"the validating webhook would deny it: {listing.denial}"))
-    over = [owner for owner in owners if claim_count(owner) > limit]
+        findings.append(Finding(Problem.DENIED, f"PodCliqueSet {pcs.key}", f"the validating webhook would deny it: {listing.denial}"))
+    over = [owner for owner in listing.owners if claim_count(owner) > limit]
     for owner in over:
-        subject = f"{owner.reference.kind} {listing.namespace}/{owner.name}"
         message = over_limit(owner, claim_count(owner), limit)
-        findings.append(Finding(Problem.OVER_LIMIT, subject, message, cluster.last_warning(owner.reference.uid)))
+        findings.append(Finding(Problem.OVER_LIMIT, f"{owner.level.kind} {pcs.namespace}/{owner.name}", message, cluster.last_warning(owner.uid)))
     findings += _claim_findings(listing, cluster)
-    findings += _stale(listing, cluster, {owner.reference.uid for owner in over})
-    pods = cluster.pods_of(listing.namespace, listing.name)
+    findings += _stale(listing, cluster, {owner.uid for owner in over})
+    pods = cluster.pods.get(pcs.key, [])
     findings += _pod_findings(pcs, pods, cluster)
-    present = sum((listing.namespace, c.claim.name) in cluster.claims for c in listing.claims)
-    return Report(listing.namespace, listing.name, len(listing.claims), present, len(pods), findings, listing.warnings)
+    present = sum((pcs.namespace, c.claim.name) in cluster.claims for c in listing.claims)
+    return Report(pcs.namespace, pcs.name, len(listing.claims), present, len(pods), findings, listing.warnings)
 
 
 def _owner_references(claim: Mapping[str, Any]) -> list[OwnerReference]:
     found = []
     for value in claim.get("metadata", {}).get("ownerReferences") or []:
-        try:
+        with suppress(ValueError):
             found.append(OwnerReference.from_api(value))
-        except ValueError:
-            continue
     return found
 
 
 def _claim_findings(listing: Listing, cluster: Cluster) -> Iterator[Finding]:
     for listed in listing.claims:
         desired = listed.claim
-        subject = f"ResourceClaim {listing.namespace}/{desired.name}"
+        subject = f"ResourceClaim {listing.pcs.namespace}/{desired.name}"
         event = cluster.last_warning(desired.owner.uid)
-        found = cluster.claims.get((listing.namespace, desired.name))
+        found = cluster.claims.get((listing.pcs.namespace, desired.name))
         if found is None:
             yield Finding(Problem.CLAIM_MISSING, subject, f"missing: {_why_missing(listed, cluster)}", event)
             continue
@@ -146,10 +177,10 @@ def _stale(listing: Listing, cluster: Cluster, over: set[str]) -> Iterator[Findi
     gone, or the sharing entry is); those of an owner over the limit (UIDs ``over``) are its claims
     past the limit, not stale."""
     wanted = {listed.claim.name for listed in listing.claims}
-    groves = labels.claim_base_labels(listing.name)
+    groves = labels.claim_base_labels(listing.pcs.name)
     for (namespace, name), claim in cluster.claims.items():
         found = claim.get("metadata", {}).get("labels") or {}
-        if namespace != listing.namespace or name in wanted or any(found.get(k) != v for k, v in groves.items()):
+        if namespace != listing.pcs.namespace or name in wanted or not groves.items() <= found.items():
             continue
         if not any(reference.uid in over for reference in _owner_references(claim)):
             message = "stale: no replica of its owner needs it (the reconciler deletes it unless it is stopped)"

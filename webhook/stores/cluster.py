@@ -1,13 +1,11 @@
-"""The cluster object store: a list+watch cache of ``grove.io/v1alpha1`` PodCliqueSets.
+"""The cluster object store: a list+watch cache of ``grove.io/v1alpha1`` PodCliqueSets, one
+informer per watched namespace (or one for all) kept in memory from a background thread.
 
-One informer (``webhook.kube.informer``) per watched namespace, or one for all namespaces, keeps
-each PodCliqueSet (without its templates) in memory from a background thread; ``get`` reads that
-dict and never waits.
 A miss can be an object the watch has not delivered yet (a PodCliqueSet created a moment before
-its first pod), so ``fetch`` makes one GET bounded by ``fetch_timeout``, off the event loop.
-That GET goes through a client without urllib3's retries: by default a timed-out GET is sent four
-times, which would make the bound four times what it says. The SubjectAccessReviews of the
-validating webhook (``template_access``) go through that client too.
+its first pod), so ``fetch`` makes one GET bounded by ``fetch_timeout``, off the event loop, through
+a client without urllib3's retries: by default a timed-out GET is sent four times, which would make
+the bound four times what it says. The validating webhook's SubjectAccessReviews and template GETs
+go through that client too.
 """
 
 from __future__ import annotations
@@ -23,17 +21,14 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
 from webhook.core.model.podcliqueset import PodCliqueSet, read_without_templates
-from webhook.kube.access import Access, Component, GuardedApiClient, guarded
+from webhook.kube.access import Access, Component, GuardedApiClient, KubeConfigError, api_client, guarded
+from webhook.kube.api import NOT_FOUND, PODCLIQUESETS
 from webhook.kube.authorization import SubjectAccessReviews
-from webhook.kube.config import KubeConfigError, api_client
-from webhook.kube.informer import Informer
-from webhook.kube.resources import PODCLIQUESETS
+from webhook.kube.informer import Informer, Informers
 from webhook.kube.templates import TemplateReads
-from webhook.stores.base import StoreError
+from webhook.stores import StoreError
 
 log = logging.getLogger(__name__)
-
-NOT_FOUND = 404
 
 
 def _single_attempt(api: GuardedApiClient) -> GuardedApiClient:
@@ -45,14 +40,6 @@ def _single_attempt(api: GuardedApiClient) -> GuardedApiClient:
     # variable for it (more in a pod with many service variables).
     configuration.proxy = configuration.proxy
     return GuardedApiClient(configuration, api.access)
-
-
-def kept(obj: object) -> PodCliqueSet:
-    """What the cache holds: the PodCliqueSet without its templates, read as the object arrives, so
-    requests never parse one and the rest of the object (pod specs above all) is dropped at once. A
-    ``ValidationError`` (a ``ValueError``) makes the informer log the object and leave it out, and
-    ``get`` answer None. Typed ``object`` because that is how the client types a GET's answer."""
-    return read_without_templates(obj)
 
 
 class ClusterStore:
@@ -74,7 +61,7 @@ class ClusterStore:
         self._objects: client.CustomObjectsApi | None = None
         self._reviews: SubjectAccessReviews | None = None
         self._templates: TemplateReads | None = None
-        self._informers: dict[str | None, Informer[PodCliqueSet]] = {}
+        self._informers: Informers[PodCliqueSet] | None = None
 
     @property
     def access(self) -> Access:
@@ -84,34 +71,28 @@ class ClusterStore:
 
     @property
     def ready(self) -> bool:
-        return bool(self._informers) and all(i.synced for i in self._informers.values())
+        return self._informers is not None and self._informers.synced
 
     @property
     def size(self) -> int:
-        return sum(len(i) for i in self._informers.values())
-
-    def _informer(self, namespace: str) -> Informer[PodCliqueSet] | None:
-        """The informer watching ``namespace``: the one for all namespaces, if that is how it runs."""
-        informers = self._informers
-        return informers[None] if None in informers else informers.get(namespace)
+        return 0 if self._informers is None else len(self._informers)
 
     def get(self, namespace: str, name: str) -> PodCliqueSet | None:
-        informer = self._informer(namespace)
-        return informer.get(namespace, name) if informer is not None else None
+        return None if self._informers is None else self._informers.get(namespace, name)
 
     async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
-        """One GET of a PodCliqueSet the cache does not hold (none outside the watched namespaces,
-        and none for an empty name, whose URL would be the namespace's list)."""
-        if self._objects is None or not name or self._informer(namespace) is None:
+        """None outside the watched namespaces, and for an empty name, whose URL would be the
+        namespace's list."""
+        watched = not self.namespaces or namespace in self.namespaces
+        if self._objects is None or not name or not watched:
             return None
-        resource = PODCLIQUESETS
         try:
             obj = await asyncio.to_thread(
                 self._objects.get_namespaced_custom_object,
-                resource.group,
-                resource.version,
+                PODCLIQUESETS.group,
+                PODCLIQUESETS.version,
                 namespace,
-                resource.plural,
+                PODCLIQUESETS.plural,
                 name,
                 _request_timeout=self.fetch_timeout,
             )
@@ -123,20 +104,19 @@ class ClusterStore:
             log.warning("GET of PodCliqueSet %s/%s failed: %s", namespace, name, err)
             return None
         try:
-            return kept(obj)
+            return read_without_templates(obj)
         except ValueError as err:
             log.warning("PodCliqueSet %s/%s cannot be read: %s", namespace, name, str(err).splitlines()[0])
             return None
 
     def template_access(self) -> SubjectAccessReviews:
-        """SubjectAccessReviews through the store's client (one per store, made once started)."""
+        """One per store, made once started."""
         assert self._objects is not None, "the store has not started"
         if self._reviews is None:
             self._reviews = SubjectAccessReviews(self._objects.api_client)
         return self._reviews
 
     def template_lookup(self) -> TemplateReads:
-        """GETs of ResourceClaimTemplates through the store's client (once started)."""
         assert self._templates is not None, "the store has not started"
         return self._templates
 
@@ -144,30 +124,25 @@ class ClusterStore:
         return {} if self._reviews is None else self._reviews.results
 
     async def start(self) -> None:
-        """Starts the watches and returns at once; ``ready`` turns true when every first list is in."""
         if self._api is None:
             try:
                 self._api = api_client(str(self.kubeconfig) if self.kubeconfig else None, self.context)
             except KubeConfigError as err:
                 raise StoreError(str(err)) from None
         # Every call is checked against the webhook's access table, from which the chart's RBAC is written.
-        self._api = guarded(self._api, Component.WEBHOOK)
-        self._objects = client.CustomObjectsApi(_single_attempt(self._api))
+        api = self._api = guarded(self._api, Component.WEBHOOK)
+        self._objects = client.CustomObjectsApi(_single_attempt(api))
         # Made before the watches start: the client's first ResourceV1Api loads its module, a moment's work.
         self._templates = TemplateReads(self._objects.api_client, self.fetch_timeout)
-        for namespace in self.namespaces or (None,):
-            informer = Informer(
-                self._api,
-                PODCLIQUESETS,
-                namespace=namespace,
-                transform=kept,
-                watch_timeout_seconds=self.watch_timeout_seconds,
-            )
-            self._informers[namespace] = informer
-            informer.start()
+        # Each PodCliqueSet is read without its templates as it arrives: requests never parse one, the
+        # rest (pod specs above all) is dropped at once, and one that cannot be read is logged, left out.
+        self._informers = Informers(PODCLIQUESETS, self.namespaces, lambda namespace: Informer(
+            api, PODCLIQUESETS, namespace=namespace, transform=read_without_templates, watch_timeout_seconds=self.watch_timeout_seconds
+        ))
+        self._informers.start()
 
     async def stop(self) -> None:
-        informers = list(self._informers.values())
+        informers = [] if self._informers is None else list(self._informers)
         await asyncio.gather(*(asyncio.to_thread(i.stop) for i in informers))
         if self._reviews is not None:
             self._reviews.close()

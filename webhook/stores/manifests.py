@@ -1,17 +1,13 @@
-"""Reading PodCliqueSets out of manifest files, as ``kubectl apply -f`` would be given them.
-
-A path is a YAML or JSON file, or a directory whose ``.yaml``, ``.yml`` and ``.json`` files are
-read in name order (not recursively, like ``kubectl apply -f DIR``). A YAML file may hold several
-documents and a document may be a ``List``; objects of other kinds are skipped, since a workload's
-manifests usually carry ResourceClaimTemplates and the like beside the PodCliqueSet.
-
-Every problem ends loading with one line naming the file and the document (counted from 1), so a
-typo is found before the server takes traffic rather than when a pod is refused.
+"""The embedded object store: PodCliqueSets read once from manifest files as ``kubectl apply -f``
+takes them, for running without a cluster. A directory's files are read in name order, not
+recursively; objects of other kinds are skipped, since a workload's manifests usually carry
+ResourceClaimTemplates beside the PodCliqueSet. A problem ends loading with one line naming the
+file and document (counted from 1), so that a typo is found before the server takes traffic.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -20,14 +16,18 @@ import yaml
 from pydantic import ValidationError
 
 from webhook.core.model.meta import DEFAULT_NAMESPACE, ObjectKey, ObjectMeta, first_problem
-from webhook.core.model.podcliqueset import PodCliqueSet, read_podcliqueset, read_without_templates
-from webhook.stores.base import StoreError
+from webhook.core.model.podcliqueset import PodCliqueSet, read_without_templates
 
 SUFFIXES = (".yaml", ".yml", ".json")
 GROUP = "grove.io"
 KIND = "PodCliqueSet"
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class StoreError(Exception):
+    """A store that cannot start (an unparsable manifest, no cluster access); one line. Defined
+    here, where most are raised, since the package's ``__init__`` imports this module."""
 
 
 def manifest_files(paths: Sequence[Path]) -> Iterator[Path]:
@@ -87,10 +87,6 @@ def is_grove_object(obj: dict[str, Any], kind: str) -> bool:
     return obj.get("kind") == kind and isinstance(api_version, str) and api_version.partition("/")[0] == GROUP
 
 
-def _is_podcliqueset(obj: dict[str, Any]) -> bool:
-    return is_grove_object(obj, KIND)
-
-
 class Named(Protocol):
     @property
     def metadata(self) -> ObjectMeta: ...
@@ -114,11 +110,6 @@ def read_object(read: Callable[[Any], N], kind: str, obj: dict[str, Any], where:
     return found
 
 
-def read_manifest(obj: dict[str, Any], where: str, read: Callable[[Any], PodCliqueSet] = read_podcliqueset) -> PodCliqueSet:
-    """One PodCliqueSet manifest."""
-    return read_object(read, KIND, obj, where)
-
-
 def manifest_objects(paths: Sequence[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
     """Every object of every manifest in ``paths``, with where it is (``<file>: document <n>``)."""
     for path in manifest_files(paths):
@@ -128,17 +119,49 @@ def manifest_objects(paths: Sequence[Path]) -> Iterator[tuple[str, dict[str, Any
                 yield where, obj
 
 
-def load(paths: Sequence[Path]) -> dict[tuple[str, str], PodCliqueSet]:
-    """Every PodCliqueSet in ``paths`` by its ``ObjectKey``, as the store keeps it (without its
-    templates); the same one defined twice is an error."""
-    found: dict[tuple[str, str], PodCliqueSet] = {}
-    origin: dict[ObjectKey, str] = {}
-    for where, obj in manifest_objects(paths):
-        if not _is_podcliqueset(obj):
-            continue
-        pcs = read_manifest(obj, where, read_without_templates)
-        key = pcs.key
-        if key in found:
-            raise StoreError(f"{where}: PodCliqueSet {key} is already defined in {origin[key]}")
-        found[key], origin[key] = pcs, where
-    return found
+class EmbeddedStore:
+    def __init__(self, paths: Sequence[Path] = ()) -> None:
+        self.paths = list(paths)
+        self._objects: dict[tuple[str, str], PodCliqueSet] = {}
+        """By ``ObjectKey``; looked up by plain (namespace, name) tuples, which equal them."""
+        self.ready = False
+
+    @classmethod
+    def of(cls, objects: Iterable[PodCliqueSet]) -> EmbeddedStore:
+        """A started store holding ``objects`` (keyed by their namespace and name)."""
+        store = cls()
+        store._objects = {pcs.key: pcs for pcs in objects}
+        store.ready = True
+        return store
+
+    @property
+    def size(self) -> int:
+        return len(self._objects)
+
+    def get(self, namespace: str, name: str) -> PodCliqueSet | None:
+        return self._objects.get((namespace, name))
+
+    async def fetch(self, namespace: str, name: str) -> PodCliqueSet | None:
+        return None
+
+    def load(self) -> None:
+        """Reads the manifests, each PodCliqueSet as the store keeps it (without its templates); a
+        bad file or document, or a PodCliqueSet defined twice, is a ``StoreError`` naming it."""
+        found: dict[tuple[str, str], PodCliqueSet] = {}
+        origin: dict[ObjectKey, str] = {}
+        for where, obj in manifest_objects(self.paths):
+            if not is_grove_object(obj, KIND):
+                continue
+            pcs = read_object(read_without_templates, KIND, obj, where)
+            key = pcs.key
+            if key in found:
+                raise StoreError(f"{where}: PodCliqueSet {key} is already defined in {origin[key]}")
+            found[key], origin[key] = pcs, where
+        self._objects = found
+        self.ready = True
+
+    async def start(self) -> None:
+        self.load()
+
+    async def stop(self) -> None:
+        return None

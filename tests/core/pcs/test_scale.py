@@ -16,10 +16,9 @@ from core.podcliquesets import Object, small
 from webhook.core.admission import answer
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.podcliqueset import read_podcliqueset
-from webhook.core.pcs.scale import ScaleValidator
+from webhook.core.pcs.scale import ScaleValidator, place
 from webhook.core.pcs.warnings import claim_warnings
 from webhook.core.sharing.owners import Level
-from webhook.core.sharing.scaling import place
 
 REJECTED = "pods that reference it will be rejected"
 TOO_LONG = "must be no more than 63 characters"

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webhook.core.model.pod import read_pod
-from webhook.core.pod.patch import CLAIMS_ANNOTATION, claim_operations, pointer
+from webhook.core.pod.mutator import CLAIMS_ANNOTATION, claim_operations, pointer
 
 CLAIMS = ["p-all-a", "p-0-b"]
 

@@ -11,9 +11,9 @@ from core.sharing.oracle import claim_names, stale_claims
 from core.sharing.test_patterns import SEEDS, random_spec
 from core.workload import grove_pod, workload_pcs_raw
 from webhook.core.model.meta import OwnerReference
-from webhook.core.model.children import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.podcliqueset import read_podcliqueset
+from webhook.core.model.podcliqueset import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
 from webhook.core.sharing.desired import claim_count, desired_claims
 from webhook.core.sharing.owners import Owner, live_owners, planned_owners
 from webhook.core.sharing.patterns import PlannedSize, planned_size

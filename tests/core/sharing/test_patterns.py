@@ -16,8 +16,7 @@ from core.sharing.specs import random_spec
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.podcliqueset import read_podcliqueset
 from webhook.core.sharing.naming import OpenIndex
-from webhook.core.sharing.patterns import NamePattern, first_longer_than, name_patterns
-from webhook.core.sharing.sharednames import may_share, shared_names
+from webhook.core.sharing.patterns import NamePattern, first_longer_than, may_share, name_patterns, shared_names
 
 
 def pattern_of(source: str, segments: tuple[str | int, ...]) -> NamePattern:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core.workload import workload_pcs
-from webhook.core.gocompat.strconv import atoi
+from webhook.core.gocompat.gojson import atoi
 from webhook.core.sharing.placement import (
     CliqueIdentity,
     IdentityError,

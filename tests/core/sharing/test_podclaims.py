@@ -7,8 +7,7 @@ import pytest
 from core.workload import workload_pcs, workload_pcs_raw
 
 from webhook.core.model.podcliqueset import read_podcliqueset
-from webhook.core.sharing.placement import IdentityError, clique_identity
-from webhook.core.sharing.podclaims import pod_claims
+from webhook.core.sharing.placement import IdentityError, clique_identity, pod_claims
 
 WORKER_A = clique_identity(
     "default", "rs-test", "rs-test-0-worker-a", {"app.kubernetes.io/part-of": "rs-test", "grove.io/podcliqueset-replica-index": "0"}

@@ -11,7 +11,7 @@ from webhook.core.model.meta import ObjectKey
 from webhook.core.model.podcliqueset import ResourceSharingSpec
 from pydantic import TypeAdapter
 from webhook.core.model.podcliqueset import read_podcliqueset
-from webhook.core.sharing.templatesource import InternalTemplate, template_source
+from webhook.core.sharing.desired import InternalTemplate, template_source
 
 SPEC = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}
 PCS = read_podcliqueset(

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from webhook.core.model.children import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.podcliqueset import read_podcliqueset
+from webhook.core.model.podcliqueset import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
 from webhook.reconciler.cluster import current_children
 
 PCS_INDEX = "grove.io/podcliqueset-replica-index"

@@ -16,13 +16,12 @@ from hypothesis import strategies as st
 from kubernetes import client
 
 from webhook.core.model.meta import OwnerReference
-from webhook.core.model.children import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.model.podcliqueset import read_podcliqueset
+from webhook.core.model.podcliqueset import PodClique, PodCliqueScalingGroup, read_podclique, read_scaling_group
 from webhook.core.sharing.owners import Owner, live_owners
 from webhook.reconciler.cluster import Caches, ClaimRecord
-from webhook.reconciler.sync.ownership import controlled_by_other
-from webhook.reconciler.sync.plan import StaleCandidates
+from webhook.reconciler.sync.plan import StaleCandidates, controlled_by_other
 
 BASE = {
     "app.kubernetes.io/managed-by": "grove-operator",

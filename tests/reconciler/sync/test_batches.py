@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from webhook.reconciler.sync.writes import LIMIT, slow_start, write_pool
+from webhook.reconciler.sync.reconcile import LIMIT, slow_start
 
 
 @pytest.fixture
 def pool() -> Iterator[object]:
-    executor = write_pool()
+    executor = ThreadPoolExecutor(max_workers=LIMIT)
     yield executor
     executor.shutdown()
 

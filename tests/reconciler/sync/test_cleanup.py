@@ -12,8 +12,7 @@ from kubernetes.client.exceptions import ApiException
 
 from reconciler.conftest import Start
 from reconciler.objects import claim, events, grove_labels, podcliqueset
-from webhook.kube.objects import Objects
-from webhook.kube.resources import RESOURCECLAIMS
+from webhook.kube.api import RESOURCECLAIMS, Objects
 
 SHARING = [{"name": "gpu", "scope": "AllReplicas"}, {"name": "gpu", "scope": "PerReplica"}]
 INDEX = "grove.io/podcliqueset-replica-index"

@@ -23,8 +23,8 @@ def recorder(kube_api_client: Any) -> EventRecorder:
 
 def test_a_repeat_counts_on_the_same_event(fake_api: FakeApiServer, kube_api_client: Any, recorder: EventRecorder) -> None:
     for _ in range(3):
-        recorder.warning("default", PCS, "ResourceClaimTemplateNotFound", "template default/t not found")
-    recorder.normal("default", PCS, "ResourceClaimCreated", "Created ResourceClaim solo-all-gpu")
+        recorder.record("default", PCS, "Warning", "ResourceClaimTemplateNotFound", "template default/t not found")
+    recorder.record("default", PCS, "Normal", "ResourceClaimCreated", "Created ResourceClaim solo-all-gpu")
 
     found = client.CoreV1Api(kube_api_client).list_namespaced_event("default").items
     summary = sorted((e.reason, e.type, e.message, e.count) for e in found)
@@ -50,9 +50,9 @@ def test_a_repeat_counts_on_the_same_event(fake_api: FakeApiServer, kube_api_cli
 
 
 def test_an_expired_event_is_written_anew(fake_api: FakeApiServer, recorder: EventRecorder) -> None:
-    recorder.warning("default", PCS, "ResourceClaimOwnedByOther", "owned by another")
+    recorder.record("default", PCS, "Warning", "ResourceClaimOwnedByOther", "owned by another")
     fake_api.reset()  # the API server dropped it (events expire after an hour)
-    recorder.warning("default", PCS, "ResourceClaimOwnedByOther", "owned by another")
+    recorder.record("default", PCS, "Warning", "ResourceClaimOwnedByOther", "owned by another")
     assert [e["count"] for e in fake_api.list("events", "default")] == [1]
 
 
@@ -60,6 +60,6 @@ def test_a_failure_to_record_is_logged_not_raised(
     fake_api: FakeApiServer, recorder: EventRecorder, caplog: pytest.LogCaptureFixture
 ) -> None:
     fake_api.fail_next("POST", "/events", 403, "Forbidden", message="events is forbidden")
-    recorder.normal("default", PCS, "ResourceClaimCreated", "Created ResourceClaim solo-all-gpu")
+    recorder.record("default", PCS, "Normal", "ResourceClaimCreated", "Created ResourceClaim solo-all-gpu")
     assert fake_api.list("events", "default") == []
     assert "cannot record event ResourceClaimCreated on PodCliqueSet default/solo: events is forbidden" in caplog.text

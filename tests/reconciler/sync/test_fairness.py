@@ -10,7 +10,7 @@ from fakeapi import FakeApiServer, wait_until
 
 from reconciler.conftest import Start
 from reconciler.objects import podcliqueset
-from webhook.reconciler.sync import reconcile as executor
+from webhook.reconciler.sync import reconcile
 
 BIG = 300
 
@@ -22,9 +22,9 @@ def count(fake_api: FakeApiServer, part_of: str) -> int:
 def test_a_small_podcliqueset_is_not_held_up_by_two_big_ones(
     fake_api: FakeApiServer, start_reconciler: Start, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(executor, "CHUNK", 8)
+    monkeypatch.setattr(reconcile, "CHUNK", 8)
     running = start_reconciler(workers=2)
-    running.controller.reconciler.executor.budget = 0.02
+    running.controller.reconciler.budget = 0.02
     running.wait_active()
     for name in ("big-a", "big-b"):
         fake_api.create(podcliqueset(name, [{"name": "gpu", "scope": "PerReplica"}], replicas=BIG))

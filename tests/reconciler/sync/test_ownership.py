@@ -12,7 +12,7 @@ from pydantic import TypeAdapter
 from webhook.core.model.podcliqueset import ResourceSharingSpec
 from webhook.core.sharing.desired import DesiredClaim
 from webhook.core.sharing.owners import Level
-from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, plan_change as plan
+from webhook.reconciler.sync.plan import MetadataChange, OwnedByOther, plan_change as plan
 
 OWNER = OwnerReference.controlling("PodClique", "rs-test-0-worker-a", "uid-new")
 LABELS = {"app.kubernetes.io/part-of": "rs-test", "grove.io/podclique": "rs-test-0-worker-a"}

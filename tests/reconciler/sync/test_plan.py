@@ -58,7 +58,7 @@ def desired(name: str, replica: int | None) -> ClaimRecord:
 def kinds(actions: list[plan.Action]) -> list[tuple[str, str]]:
     named = []
     for action in actions:
-        name = action.claim.name if isinstance(action, plan.Create | plan.Recreate | plan.Adopt | plan.Delete) else ""
+        name = action.claim.name if isinstance(action, plan.Create | plan.Recreate | plan.Adopt) else ""
         named.append((type(action).__name__, name))
     return named
 
@@ -100,9 +100,9 @@ def test_stale_claims_are_deleted_at_the_replicas_the_owner_has_or_was_read_with
     claims = [desired(f"solo-{i}-gpu", i) for i in range(4)]
     candidates = StaleCandidates(claims)
     owner = solo(replicas=1)
-    assert [d.claim.name for d in plan.cleanup(owner, candidates)] == ["solo-1-gpu", "solo-2-gpu", "solo-3-gpu"]
-    assert [d.claim.name for d in plan.cleanup(owner, candidates, replicas=3)] == ["solo-3-gpu"]
-    assert [d.claim.name for d in plan.cleanup(owner, candidates, replicas=0)] == ["solo-1-gpu", "solo-2-gpu", "solo-3-gpu"]
+    assert [r.name for r in plan.cleanup(owner, candidates)] == ["solo-1-gpu", "solo-2-gpu", "solo-3-gpu"]
+    assert [r.name for r in plan.cleanup(owner, candidates, replicas=3)] == ["solo-3-gpu"]
+    assert [r.name for r in plan.cleanup(owner, candidates, replicas=0)] == ["solo-1-gpu", "solo-2-gpu", "solo-3-gpu"]
 
 
 def test_an_owner_with_negative_replicas_or_over_the_limit_is_reported() -> None:

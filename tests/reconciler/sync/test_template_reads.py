@@ -13,7 +13,7 @@ from fakeapi import CuttableProxy, FakeApiServer, new_api_client
 
 from webhook.core.model.meta import ObjectKey
 from webhook.kube import templates
-from webhook.kube.connection import is_connection_error
+from webhook.kube.api import is_connection_error
 from webhook.kube.templates import TemplateError, TemplateReads
 
 TEMPLATE = ObjectKey("shared", "gpu")

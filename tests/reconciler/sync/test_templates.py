@@ -15,7 +15,7 @@ from reconciler.expected import SPECS, actual
 from reconciler.grove import GroveOperator, ext_ns_template, workload
 from reconciler.objects import GPU_SPEC, events, podcliqueset
 from webhook.kube import templates
-from webhook.reconciler.sync import writes
+from webhook.reconciler.sync import reconcile
 
 TTL = 0.3
 
@@ -108,8 +108,8 @@ def test_a_template_created_later_is_picked_up_soon_whatever_the_backoff(
     """Without its own retry bound, a failure would be retried only after --backoff-base (20 s
     here, doubling); a missing template is looked for again within ``TEMPLATE_RETRY`` seconds
     (5, and 2 s of remembering it missing: within 7 s) however often it has failed."""
-    assert writes.TEMPLATE_RETRY + templates.MISSING_TTL <= 7
-    monkeypatch.setattr(writes, "TEMPLATE_RETRY", 0.5)
+    assert reconcile.TEMPLATE_RETRY + templates.MISSING_TTL <= 7
+    monkeypatch.setattr(reconcile, "TEMPLATE_RETRY", 0.5)
     monkeypatch.setattr(templates, "MISSING_TTL", 0.2)
     running = start_reconciler(backoff_base=20.0, backoff_max=300.0)
     running.wait_active()

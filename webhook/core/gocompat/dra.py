@@ -1,12 +1,8 @@
-"""The Go types of a ``resourceClaimTemplates[]`` entry's ``templateSpec``, as Grove's webhook decodes it.
-
-Grove's ``ResourceClaimTemplateConfig`` holds a ``resource.k8s.io/v1`` ``ResourceClaimTemplateSpec`` (as of
-k8s.io/api v0.35, the version Grove pins). The fields, their order and their ``omitempty`` tags are
-copied from the Go declarations because the U1 message prints the templates as ``json.Marshal``
-does: ``metadata`` always present (a struct), ``devices`` and ``requests`` never omitted, the zero
-``creationTimestamp`` left out (``omitzero``, apimachinery 0.33 onwards), opaque ``parameters`` as
-sent.
-"""
+"""The Go types of ``resourceClaimTemplates[].templateSpec``: ``resource.k8s.io/v1``
+``ResourceClaimTemplateSpec`` of k8s.io/api v0.35, the version Grove pins. Fields, order and
+``omitempty`` tags are copied from Go because the U1 message prints the templates as ``json.Marshal``
+does: ``metadata`` always present, ``devices`` and ``requests`` never omitted, the zero
+``creationTimestamp`` left out (``omitzero``, apimachinery 0.33 on), opaque ``parameters`` as sent."""
 
 from __future__ import annotations
 
@@ -15,19 +11,7 @@ from typing import Any
 
 from webhook.core.gocompat.fielderrors import Path
 from webhook.core.gocompat.gotypes import (
-    BOOL,
-    INT64,
-    QUANTITY,
-    RAW,
-    STRING,
-    TIME,
-    DecodeError,
-    Field,
-    Map,
-    Ptr,
-    Slice,
-    Struct,
-    decodes,
+    BOOL, INT64, QUANTITY, RAW, STRING, TIME, DecodeError, Field, Map, Ptr, Slice, Struct, decodes,
 )
 
 _OWNER_REFERENCE = Struct("v1.OwnerReference", (
@@ -104,14 +88,11 @@ TEMPLATE_SPEC = Struct("v1.ResourceClaimTemplateSpec", (
 ))
 PATH = Path("spec").child("template", "resourceClaimTemplates")
 """Where the templates are, for the path of a ``DecodeError`` (``err.at(PATH)``)."""
-
-
 _DECODES = decodes(Slice(TEMPLATE_SPEC))
 
 
 def templates_problem(specs: Sequence[dict[str, Any]]) -> str | None:
-    """Where Go's decoder would refuse the ``templateSpec`` of each template, in order (``path:
-    problem``), or None."""
+    """Where Go's decoder would first refuse a template's ``templateSpec`` (``path: problem``)."""
     if _DECODES(specs):
         return None
     try:
@@ -122,8 +103,7 @@ def templates_problem(specs: Sequence[dict[str, Any]]) -> str | None:
 
 
 def decode_templates(specs: Sequence[dict[str, Any]]) -> list[Any]:
-    """Each ``templateSpec`` as Go holds it. Raises ``gotypes.DecodeError`` where Go's decoder
-    would refuse one."""
+    """Each ``templateSpec`` as Go holds it; ``DecodeError`` where Go's decoder would refuse one."""
     decoded = []
     for i, spec in enumerate(specs):
         try:

@@ -1,9 +1,5 @@
-"""Field paths, field errors and error lists, rendered exactly as Kubernetes apimachinery does.
-
-Mirrors ``k8s.io/apimachinery/pkg/util/validation/field``: rules build a ``Path``, append typed
-``FieldError`` values to an ``ErrorList``, and ``aggregate`` turns the list into the one message the
-admission response carries. Rules never format messages by hand, so every message has one shape.
-"""
+"""Field paths and field errors rendered as apimachinery's ``pkg/util/validation/field`` does: rules
+build errors here rather than format messages by hand, so every message has Go's one shape."""
 
 from __future__ import annotations
 
@@ -13,23 +9,20 @@ from typing import Any
 
 from webhook.core.gocompat import gojson
 
+_OMIT = object()
+
 
 class ErrorType(Enum):
-    """The error types the resource-sharing rules use, with apimachinery's type texts."""
-
     REQUIRED = "Required value"
     FORBIDDEN = "Forbidden"
     INVALID = "Invalid value"
     NOT_FOUND = "Not found"
     DUPLICATE = "Duplicate value"
     NOT_SUPPORTED = "Unsupported value"
-    TOO_MANY = "Too many"
 
 
 @dataclass(frozen=True, slots=True)
 class Path:
-    """A field path such as ``spec.template.resourceSharing[1].name``."""
-
     text: str = ""
 
     def child(self, name: str, *more: str) -> Path:
@@ -49,25 +42,13 @@ class GoString(str):
     """A Go ``string`` value: rendered with ``%q`` (a typed string such as a scope is not)."""
 
 
-_OMIT = object()
-
-
 def render_value(value: Any) -> str:
-    """A bad value as apimachinery prints it: plain for numbers and bools, ``%q`` for Go strings,
-    JSON for everything else (typed strings, slices, structs)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return gojson.marshal(value)
-    if isinstance(value, GoString):
-        return gojson.quote(value)
-    return gojson.marshal(value)
+    """A bad value as apimachinery prints it: ``%q`` for a Go string, else as JSON."""
+    return gojson.quote(value) if isinstance(value, GoString) else gojson.marshal(value)
 
 
 @dataclass(frozen=True, slots=True)
 class FieldError:
-    """One validation failure at one field path."""
-
     type: ErrorType
     path: Path
     value: Any = _OMIT
@@ -109,13 +90,6 @@ def duplicate(path: Path, value: Any) -> FieldError:
 def not_supported(path: Path, value: Any, supported: list[str]) -> FieldError:
     quoted = ", ".join(gojson.quote(v) for v in supported)
     return FieldError(ErrorType.NOT_SUPPORTED, path, value, f"supported values: {quoted}")
-
-
-def too_many(path: Path, actual: int, most: int) -> FieldError:
-    return FieldError(ErrorType.TOO_MANY, path, actual, f"must have at most {most} items")
-
-
-ErrorList = list[FieldError]
 
 
 def aggregate(messages: list[str]) -> str | None:

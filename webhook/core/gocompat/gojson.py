@@ -1,9 +1,6 @@
-"""Go's rendering of values, so that messages match Grove's byte for byte.
-
-Grove's messages embed values the way Go prints them: ``%q`` for plain strings and
-``encoding/json`` for everything else. Both differ from Python's defaults (HTML escaping, escape
-sequences, no spaces), so they are reproduced here rather than approximated with ``json.dumps``.
-"""
+"""Go's texts of values, so that messages match Grove's byte for byte: ``%q`` for plain strings and
+``encoding/json`` for everything else (not Python's ``json.dumps``: HTML escaping, escape sequences
+and spaces differ), and ``strconv.Atoi``'s reading and errors."""
 
 from __future__ import annotations
 
@@ -15,25 +12,16 @@ import orjson
 
 _HTML_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 """What Go's encoder escapes beyond what orjson does (orjson writes these five literally)."""
+_UINT64_MAX = 2**64 - 1
 
 _QUOTE_ESCAPES = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\a": "\\a",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\v": "\\v",
+    '"': '\\"', "\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f",
+    "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
 }
 
 
 def json_string(value: str) -> str:
-    """A string as Go's ``json.Marshal`` writes it (HTML-safe, control characters escaped).
-
-    orjson escapes quotes, backslashes and control characters exactly as Go does (``\\n``,
-    ``\\u001f``), so only Go's HTML and line-separator escapes are added."""
+    """A string as Go's ``json.Marshal`` writes it: orjson's escapes and Go's HTML-safe ones."""
     return orjson.dumps(value).decode().translate(_HTML_SAFE)
 
 
@@ -59,14 +47,15 @@ def quote(value: str) -> str:
 
 
 def marshal(value: Any) -> str:
-    """A value as Go's ``json.Marshal`` writes it: compact, map keys sorted, mappings in given order.
-
-    Mappings that stand for Go structs must already hold their keys in the struct's field order
-    (``gotypes`` builds them so); mappings that stand for Go maps are sorted here when wrapped in
-    ``GoMap``.
-    """
-    if value is None or isinstance(value, bool | int | float | str):
-        return _scalar(value)
+    """As Go's ``json.Marshal``: compact, a ``GoMap``'s keys sorted, a struct's in order."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json_string(value)
+    if isinstance(value, int | float):
+        return str(value) if isinstance(value, int) else _float(value)
     if isinstance(value, Mapping):
         return _object(value)
     if isinstance(value, Sequence):
@@ -74,18 +63,7 @@ def marshal(value: Any) -> str:
     raise TypeError(f"cannot render {type(value).__name__} as Go JSON")
 
 
-def _scalar(value: bool | int | float | str | None) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json_string(value)
-    return str(value) if isinstance(value, int) else _float(value)
-
-
 def _object(value: Mapping[Any, Any]) -> str:
-    """A struct's fields in the order given; a ``GoMap``'s keys sorted."""
     keys = sorted(value) if isinstance(value, GoMap) else list(value)
     return "{" + ",".join(f"{json_string(str(k))}:{marshal(value[k])}" for k in keys) + "}"
 
@@ -104,3 +82,34 @@ def _float(value: float) -> str:
 
 class GoMap(dict[str, Any]):
     """A mapping that Go would hold as a ``map`` (its JSON keys come out sorted)."""
+
+
+def atoi(text: str) -> int:
+    """Go's ``strconv.Atoi``, whose errors are part of the pod webhook's messages (BEHAVIOUR.md
+    §5.1); Python's ``int`` takes spaces and ``_``. Go stops at the first problem, so a number that
+    overflows before a bad character is out of range, not bad syntax."""
+    if text.isascii() and text.isdigit() and len(text) < 19:
+        return int(text)  # the usual label: a few plain digits, never out of range
+    return _read_digits(text)
+
+
+def _read_digits(text: str) -> int:
+    digits = text[1:] if text.startswith(("+", "-")) else text
+    if not digits:
+        raise _atoi_error(text, "invalid syntax")
+    value = 0
+    for char in digits:
+        if not "0" <= char <= "9":
+            raise _atoi_error(text, "invalid syntax")
+        value = value * 10 + ord(char) - ord("0")
+        if value > _UINT64_MAX:
+            break
+    if text.startswith("-"):
+        value = -value
+    if not -(2**63) <= value < 2**63:
+        raise _atoi_error(text, "value out of range")
+    return value
+
+
+def _atoi_error(text: str, problem: str) -> ValueError:
+    return ValueError(f"strconv.Atoi: parsing {quote(text)}: {problem}")

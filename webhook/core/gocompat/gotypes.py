@@ -1,28 +1,20 @@
-"""Go types described as data, for values that must be decoded, compared and printed as Go does.
-
-Grove holds ``resourceClaimTemplates[].templateSpec`` as a typed ``resource.k8s.io/v1`` struct. Three
-things about it are visible to users and come from the Go types, not from the JSON that was sent:
-decoding rejects a value of the wrong JSON type (HTTP 400), ``Semantic.DeepEqual`` decides whether an
-UPDATE changed it (nil equals empty, pointers compare what they point to, quantities compare by
-value), and ``json.Marshal`` prints it in the immutability message (declaration order, ``omitempty``,
-``null`` for nil). Each type below does those three things; ``dra`` describes the structs.
-Grove's own types are not described here but read off the model's classes (``of_model``), so
-that the immutability rules compare and print Grove's lists as Go does from the one declaration.
-
-A decoded value is plain Python: a struct is a dict holding every field (or a model instance, for
-a type ``of_model`` made), nil is None.
-"""
+"""Go types as data, because three things users see come from them, not from the JSON sent:
+decoding refuses a value of the wrong JSON type (HTTP 400), ``Semantic.DeepEqual`` decides whether
+an UPDATE changed a list (nil equals empty, pointers compare what they point to, quantities by
+value), and ``json.Marshal`` prints it in the immutability message (declaration order,
+``omitempty``, ``null`` for nil). A decoded value is plain Python: a struct a dict of every field
+(or a model instance, for Grove's types, read off the model by ``of_model``), nil None."""
 
 from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from operator import itemgetter
 from types import NoneType, UnionType
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
@@ -35,8 +27,7 @@ from webhook.core.gocompat.gojson import GoMap
 
 
 class DecodeError(ValueError):
-    """A JSON value Go's decoder refuses. The field path is collected while the error travels up
-    (``within``), so decoding a valid value builds no paths at all."""
+    """A value Go's decoder refuses, its path collected on the way up: a valid one builds none."""
 
     def __init__(self, problem: str) -> None:
         super().__init__(problem)
@@ -48,7 +39,7 @@ class DecodeError(ValueError):
         return self
 
     def at(self, path: Path) -> str:
-        """``<path>: <problem>``, the path given for where decoding started."""
+        """``<path>: <problem>``, ``path`` being where decoding started."""
         for part in reversed(self.parts):
             path = path.index(part) if isinstance(part, int) else path.child(part)
         return f"{path}: {self.problem}"
@@ -65,12 +56,9 @@ def _json_kind(value: Any) -> str:
 
 
 class GoType:
-    """One Go type: how JSON decodes into it, what ``Semantic.DeepEqual`` compares, what
-    ``json.Marshal`` prints."""
 
     if TYPE_CHECKING:
-        # Read-only: a field of some types, a constant of others, derived from the element type of
-        # the rest. Declared for the checker only, so that dataclass fields can still fill it in.
+        # A field, a constant or a property by type: declared for the checker alone.
         @property
         def go_name(self) -> str: ...
 
@@ -89,18 +77,12 @@ class GoType:
         """``omitempty``: false, 0, "", nil and empty slices and maps (never a struct)."""
         return False
 
-    def is_zero(self, value: Any) -> bool:
-        """``omitzero``, for the one type it is used with here (a nil pointer or the zero time)."""
-        return value is None
-
     def mismatch(self, value: Any) -> DecodeError:
         return DecodeError(f"cannot unmarshal {_json_kind(value)} into a Go value of type {self.go_name}")
 
     def accepting(self) -> CoreSchema:
-        """A pydantic-core schema taking only values ``decode`` takes (and ``null``): the check of
-        every template a review carries runs in Rust, and only what it refuses is decoded here, to
-        say why. Here only ``null``: a type whose check the schema cannot make (a quantity must
-        parse) leaves every other value to ``decode``."""
+        """A schema taking only what ``decode`` takes, so that templates are checked in Rust and
+        only what it refuses is decoded here, to say why; ``null`` alone where it cannot tell."""
         return core_schema.none_schema()
 
 
@@ -198,8 +180,6 @@ class Slice(GoType):
 
 @dataclass(frozen=True)
 class Map(GoType):
-    """A ``map[string]V``: ``json.Marshal`` sorts its keys."""
-
     value: GoType
 
     @property
@@ -239,7 +219,7 @@ class Field:
     omitempty: bool = False
     omitzero: bool = False
     attr: str = ""
-    """The attribute that holds the field in a model instance (``of_model``)."""
+    """The attribute holding it in a model instance (``of_model``)."""
 
 
 @dataclass(frozen=True)
@@ -257,17 +237,14 @@ class Struct(GoType):
         return {f.name: f.type.decode(None) for f in self.fields}
 
     def decode(self, value: Any) -> Any:
-        if not value:
-            if value is None or isinstance(value, dict):
-                return self.zero
-            raise self.mismatch(value)
+        if value is None or value == {}:
+            return self.zero
         if not isinstance(value, dict):
             raise self.mismatch(value)
-        given = value
         decoded = {}
         for f in self.fields:
             try:
-                decoded[f.name] = f.type.decode(given.get(f.name))
+                decoded[f.name] = f.type.decode(value.get(f.name))
             except DecodeError as err:
                 raise err.within(f.name) from None
         return decoded
@@ -279,7 +256,6 @@ class Struct(GoType):
 
     @staticmethod
     def get(value: Any, field: Field) -> Any:
-        """A field of a decoded struct (a dict) or of a model instance."""
         return value[field.name] if isinstance(value, dict) else getattr(value, field.attr)
 
     def key(self, value: Any) -> Any:
@@ -289,16 +265,14 @@ class Struct(GoType):
         out: dict[str, Any] = {}
         for f in self.fields:
             v = self.get(value, f)
-            if (f.omitempty and f.type.is_empty(v)) or (f.omitzero and f.type.is_zero(v)):
+            if (f.omitempty and f.type.is_empty(v)) or (f.omitzero and v is None):  # zero time: None
                 continue
             out[f.name] = f.type.marshal(v)
         return out
 
 
 def of_model(model: type, package: str = "v1alpha1", **types: GoType) -> Struct:
-    """The Go struct a model class (``model.meta.kube_model``) declares: its fields in order, by
-    their JSON names, ``omitempty`` where the model leaves an empty value out. ``types`` gives the
-    Go type of a field the model keeps as sent (by JSON name)."""
+    """The Go struct a model declares; ``types`` names those of fields kept as sent."""
     hints = typing.get_type_hints(model, include_extras=True)
     fields = []
     for f in dataclasses.fields(model):
@@ -327,8 +301,7 @@ def _go_type(hint: Any, package: str) -> GoType:
 
 
 def decodes(go_type: GoType) -> Callable[[Any], bool]:
-    """Whether Go's decoder takes a value of ``go_type``, told in Rust (``GoType.accepting``) for
-    the values it can tell; the others are decoded to find out."""
+    """Whether Go's decoder takes a value: told in Rust where it can be, else by decoding it."""
     validator = SchemaValidator(go_type.accepting())
 
     def check(value: Any) -> bool:
@@ -349,16 +322,18 @@ def semantic_equal(go_type: GoType, a: Any, b: Any) -> bool:
     return bool(go_type.key(a) == go_type.key(b))
 
 
-# --- apimachinery's own types inside the DRA structs ----------------------------------------------
-# ``resource.Quantity`` compares by value and prints canonically, ``runtime.RawExtension`` is any
-# JSON kept as sent, ``metav1.Time`` compares as an instant and prints in UTC to the second.
+# apimachinery's own types inside the DRA structs
 
 INVALID_QUANTITY = "invalid quantity"
 """What a quantity that does not parse is refused with, before the quoted text."""
+MAX_RAW_DEPTH = 100
+"""How deep an opaque value may nest: Go reads 10,000 levels, but orjson writes at most 255 and
+printing recurses; no device configuration comes near 100, and one beyond is refused (code 400)."""
+TOO_DEEP = f"nested more than {MAX_RAW_DEPTH} levels deep"
 
 
 class _Quantity(GoType):
-    """``resource.Quantity``: a string (or number) in JSON, compared by value, printed canonically."""
+    """A string (or number) in JSON, compared by value, printed canonically."""
 
     go_name = "resource.Quantity"
 
@@ -379,16 +354,9 @@ class _Quantity(GoType):
         return value.text
 
 
-MAX_RAW_DEPTH = 100
-"""How deep an opaque value may nest. Go reads up to 10,000 levels, but such a value is compared
-through orjson (which writes at most 255) and printed by recursive Python; no device configuration
-comes near 100, and a value beyond it is refused (code 400) rather than failing the request."""
-TOO_DEEP = f"nested more than {MAX_RAW_DEPTH} levels deep"
-
-
 def deeper_than(value: Any, limit: int) -> bool:
-    """Whether arrays and objects (lists, tuples, dicts) in ``value`` nest more than ``limit`` levels,
-    found level by level (a check by recursion would fail on the very values it is there to refuse)."""
+    """Whether ``value`` nests deeper than ``limit``: found level by level, as recursion would fail
+    on the very values it is there to refuse."""
     level = [value]
     for _ in range(limit):
         level = [
@@ -400,7 +368,7 @@ def deeper_than(value: Any, limit: int) -> bool:
 
 
 class _Raw(GoType):
-    """``runtime.RawExtension``: any JSON, kept as sent; Go compares and prints the bytes as they came."""
+    """Any JSON, kept as sent: Go compares and prints the bytes as they came."""
 
     go_name = "runtime.RawExtension"
 
@@ -414,8 +382,7 @@ class _Raw(GoType):
 
 
 class _Time(GoType):
-    """``metav1.Time``: RFC 3339 in JSON, compared as instants, printed in UTC to the second; the zero
-    time is printed ``null`` (and left out by ``omitzero``)."""
+    """RFC 3339, compared as instants, printed in UTC to the second; the zero time ``null``."""
 
     go_name = "v1.Time"
 

@@ -1,11 +1,5 @@
-"""Kubernetes ``resource.Quantity``: its value, and the text Go prints for it.
-
-Two facts of apimachinery matter to the immutability rules: ``Semantic.DeepEqual`` compares
-quantities by value (``1Gi`` and ``1073741824`` are the same quantity, so rewriting one as the
-other is not a change), and ``json.Marshal`` prints a quantity in canonical form (``1024Mi`` is
-printed ``1Gi``) unless the text it was parsed from already was canonical. Both follow
-``ParseQuantity`` and ``CanonicalizeBytes`` of ``k8s.io/apimachinery/pkg/api/resource``.
-"""
+"""Kubernetes ``resource.Quantity``, as the immutability rules compare (by value: ``1Gi`` is
+``1073741824``) and print it (canonical, ``1024Mi`` as ``1Gi``, unless the text parsed was)."""
 
 from __future__ import annotations
 
@@ -18,9 +12,8 @@ _BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL_BY_EXPONENT = {e: s for s, e in _DECIMAL_SUFFIXES.items()}
 _BINARY_BY_EXPONENT = {e: s for s, e in _BINARY_SUFFIXES.items()}
 _SHAPE = re.compile(r"([+-]?)0*+([0-9]*+)(?:\.([0-9]*+))?([eEinumkKMGTP]*+[+-]?[0-9]*+)")
-"""Go's ``parseQuantityString``, which scans forward and never goes back: the quantifiers are
-possessive, as otherwise a long run of digits that does not end as a quantity (``000...0x``) is
-retried in every split of it between the number and the suffix, cubic in its length."""
+"""Go's ``parseQuantityString``, possessive as it never goes back: else a long run of digits that
+does not end as a quantity (``000...0x``) is retried in every split, cubic in its length."""
 _NANO = Decimal("1e-9")
 _MAX = Decimal(2**63 - 1)
 _MAX_FAST_DIGITS = 18
@@ -54,8 +47,7 @@ def parse(text: str) -> Quantity | None:
 
 
 def _parts(text: str) -> tuple[str, str, str, tuple[int, int, str]] | None:
-    """(sign, digits before the point, digits after it, the suffix's unit), or None for text Go
-    does not read as a quantity."""
+    """(sign, digits before the point, digits after it, the suffix's unit), or None if not a quantity."""
     match = _SHAPE.fullmatch(text) if text else None
     if match is None:
         return None

@@ -2,7 +2,6 @@
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 PART_OF = "app.kubernetes.io/part-of"
-NAME = "app.kubernetes.io/name"
 COMPONENT = "app.kubernetes.io/component"
 PCS_REPLICA_INDEX = "grove.io/podcliqueset-replica-index"
 PCSG = "grove.io/podcliquescalinggroup"
@@ -16,8 +15,4 @@ COMPONENT_RESOURCE_CLAIM = "resource-claim"
 
 def claim_base_labels(pcs_name: str) -> dict[str, str]:
     """The three labels every Grove-managed ResourceClaim carries (BEHAVIOUR.md §4.5)."""
-    return {
-        MANAGED_BY: MANAGED_BY_GROVE,
-        PART_OF: pcs_name,
-        COMPONENT: COMPONENT_RESOURCE_CLAIM,
-    }
+    return {MANAGED_BY: MANAGED_BY_GROVE, PART_OF: pcs_name, COMPONENT: COMPONENT_RESOURCE_CLAIM}

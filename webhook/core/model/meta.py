@@ -1,15 +1,8 @@
 """What every object model here shares: Go's field types, object metadata, keys and references.
 
-Go decodes JSON ``null`` into a field's zero value, and the API server may send ``null`` for empty
-strings and lists, so the field types below read ``null`` as "" or []. Everything else is strict,
-as Go's decoder is: a number where Go expects a string (or the reverse) is refused, and pydantic's
-first complaint (``first_problem``) is the message a review gets for it.
-
-Models are pydantic dataclasses (``MODEL``): frozen, with slots (a store holds thousands of
-PodCliqueSets), unknown members ignored, and read only through the JSON names (``alias``): a member
-spelled the Python way is unknown to Kubernetes and to Grove. They are made by reading JSON
-(``TypeAdapter(...).validate_python``), never built field by field in code.
-"""
+Field types are as strict as Go's decoder but read ``null`` as the zero value, as Go does. Models
+are frozen pydantic dataclasses with slots (a store holds thousands of PodCliqueSets), read by JSON
+names alone: a member spelled the Python way is unknown to Kubernetes and to Grove."""
 
 from __future__ import annotations
 
@@ -26,8 +19,7 @@ DEFAULT_NAMESPACE = "default"
 GROVE_API_VERSION = "grove.io/v1alpha1"
 
 MODEL = ConfigDict(extra="ignore")
-"""The configuration of every model (``@dataclass(frozen=True, slots=True, config=MODEL)``): unknown
-members ignored. Its field types are strict (below), so the class itself need not be."""
+"""Every model's: unknown members ignored; its field types are strict, so the class need not be."""
 
 
 def _null_to(zero: Callable[[], Any]) -> BeforeValidator:
@@ -40,14 +32,12 @@ GoList = Annotated[list[T], _null_to(list), Strict()]
 GoStrList = GoList[GoStr]
 GoStrMap = Annotated[dict[str, GoStr], _null_to(dict), Strict()]
 NilList = Annotated[list[T], Strict()] | None
-"""A list Go may hold as nil (absent or ``null``): ``json.Marshal`` prints it ``null``, and
-``Semantic.DeepEqual`` takes it for an empty one."""
-INT32 = range(-(2**31), 2**31)
-Int32 = Annotated[int, Strict(), Field(ge=INT32.start, le=INT32.stop - 1)]
+"""A list Go may hold as nil: ``json.Marshal`` prints ``null``, ``DeepEqual`` takes it as empty."""
+Int32 = Annotated[int, Strict(), Field(ge=-(2**31), le=2**31 - 1)]
 
 
 def omitted_when_empty(**field: Any) -> Any:
-    """A field tagged ``omitempty``: ``go_json`` leaves it out when it is "", empty or nil."""
+    """A field tagged ``omitempty`` (``gotypes.of_model`` reads it): left out when "", empty or nil."""
     return Field(exclude_if=lambda value: not value, **field)
 
 
@@ -61,8 +51,7 @@ def first_problem(err: ValidationError) -> str:
 
 
 class ObjectKey(NamedTuple):
-    """An object's namespace and name (apimachinery's ``types.NamespacedName``): how stores, caches
-    and queues find one object."""
+    """apimachinery's ``types.NamespacedName``: how stores, caches and queues find one object."""
 
     namespace: str
     name: str
@@ -73,8 +62,7 @@ class ObjectKey(NamedTuple):
 
 
 class GroupVersionKind(NamedTuple):
-    """apimachinery's ``schema.GroupVersionKind``: what a request or an object says it is, and the
-    one kind a webhook serves."""
+    """apimachinery's ``schema.GroupVersionKind``."""
 
     group: str = ""
     version: str = ""
@@ -85,13 +73,12 @@ class GroupVersionKind(NamedTuple):
         return f"{self.group}/{self.version}" if self.group else self.version
 
     def __str__(self) -> str:
-        """Rendered as apimachinery's ``GroupVersionKind.String()``: ``group/version, Kind=kind``."""
+        """As apimachinery's ``GroupVersionKind.String()``."""
         return f"{self.api_version}, Kind={self.kind}"
 
 
 class OwnerReference(NamedTuple):
-    """An entry of ``metadata.ownerReferences``: the one shape the models, the claim cache and the
-    claims written share (a tuple, so the claim cache can keep one copy per owner)."""
+    """An ``ownerReferences`` entry: a tuple, so that the claim cache keeps one copy per owner."""
 
     api_version: str
     kind: str
@@ -127,8 +114,7 @@ class OwnerReference(NamedTuple):
         return result
 
     def same_object(self, other: OwnerReference) -> bool:
-        """Same group, kind and name: the UID is not compared, as in controller-runtime, so a
-        re-created owner is the same object."""
+        """Same group, kind and name: as in controller-runtime, a re-created owner is the same."""
         return (
             self.api_version.rpartition("/")[0] == other.api_version.rpartition("/")[0]
             and self.kind == other.kind

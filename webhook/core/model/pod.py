@@ -1,16 +1,6 @@
-"""The parts of a Pod that claim injection reads, and nothing more.
-
-The mutating webhook reads a pod's labels to place it (BEHAVIOUR.md §5.1), and its claim lists to
-know where the patch must create arrays and which names are already present. Everything else in a
-pod (images, env, volumes, affinity) is ignored, so a large pod costs little more than a small one.
-
-A pod is read as typed dicts, checked by pydantic as strictly as Go's decoder reads it (``null``
-where Go reads a zero value is read as that value). A member the pod leaves out is absent from its
-dict; the readers below give Go's zero value for it.
-
-``None`` and ``[]`` are kept apart where the patch needs them apart: a JSON Patch can append to an
-existing array but must create an absent or ``null`` one.
-"""
+"""The parts of a Pod that claim injection reads, as typed dicts as strict as Go's decoder: the
+rest (images, env, volumes) is not read, so a large pod costs little more than a small one. A claim
+list's ``None`` and ``[]`` are kept apart: a JSON Patch must create one, may append to the other."""
 
 from __future__ import annotations
 
@@ -20,10 +10,9 @@ from typing_extensions import TypedDict  # pydantic reads only this one on Pytho
 from webhook.core.model.meta import GoList, GoStr, GoStrMap
 
 GROVE_INIT_CONTAINER = "grove-initc"
-"""The init container Grove appends after injection (only when ``startsAfter`` is set); it gets no claims."""
+"""The init container Grove appends after injection (when ``startsAfter`` is set): no claims."""
 
 _STRICT = ConfigDict(strict=True, extra="ignore")
-"""Go's types, unknown members ignored (never rewritten)."""
 
 
 @with_config(_STRICT)
@@ -37,8 +26,7 @@ class PodMeta(TypedDict, total=False):
 
 @with_config(_STRICT)
 class ClaimReference(TypedDict, total=False):
-    """``resources.claims[]`` of a container or ``spec.resourceClaims[]`` of the pod: only the name
-    matters, the rest is the user's and left alone."""
+    """A container's ``resources.claims[]`` or the pod's ``spec.resourceClaims[]``, by name alone."""
 
     name: GoStr
 
@@ -72,15 +60,11 @@ class PodHeader(TypedDict, total=False):
 
 @with_config(_STRICT)
 class Pod(PodHeader, total=False):
-    """A ``v1`` Pod, as far as claim injection reads it."""
-
     spec: PodSpec | None
 
 
 read_pod = TypeAdapter(Pod).validate_python
-"""The pod in parsed JSON; raises pydantic's ``ValidationError`` where Go's decoder would refuse it."""
 read_pod_header = TypeAdapter(PodHeader).validate_python
-"""The pod read no further than its metadata."""
 
 
 def metadata(pod: PodHeader) -> PodMeta:

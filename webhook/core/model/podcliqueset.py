@@ -1,19 +1,8 @@
-"""Grove's PodCliqueSet, as far as resource sharing reads it: the one declaration of its shape.
-
-The classes follow Grove's Go types (ai-dynamo/grove ``operator/api/core/v1alpha1``) field for field,
-in their declaration order and with their JSON names, so that a rule reads like Grove's
-(``pcs.spec.template.resource_sharing``) and ``json.Marshal``'s output can be made from them
-(``gocompat.gojson.go_json``; ``omitted_when_empty`` marks Go's ``omitempty``). Every decision
-reads this model: both webhooks, the claim reconciler, the ``claims`` and ``status`` commands and
-the ValidatingAdmissionPolicy's generator.
-
-``read_podcliqueset`` reads one from parsed JSON as strictly as Go's decoder (``model.meta``),
-raising pydantic's ``ValidationError`` where Go would refuse it; members not declared here are
-ignored, as Go ignores unknown fields. The lists Go prints as ``null`` when they were not sent
-(the three ``resourceSharing`` lists and ``resourceClaimTemplates``) are None then.
-``templateSpec`` is kept as sent: its Go types are ``gocompat.dra``'s, checked by the validating
-webhook alone.
-"""
+"""Grove's PodCliqueSet as far as resource sharing reads it, the one declaration every decision
+reads, and its children that own shared claims. The classes follow Grove's Go types
+(``operator/api/core/v1alpha1``) field for field, in order and by JSON name, so that a rule reads
+like Grove's and ``gotypes.of_model`` prints them as ``json.Marshal`` does. ``templateSpec`` is kept
+as sent: its Go types are ``gocompat.dra``'s, checked by the validating webhook alone."""
 
 from __future__ import annotations
 
@@ -24,16 +13,7 @@ from pydantic import Field, Strict, TypeAdapter
 from pydantic.dataclasses import dataclass
 
 from webhook.core.model.meta import (
-    GoList,
-    GoStr,
-    GoStrList,
-    GoStrMap,
-    Int32,
-    NilList,
-    ObjectKey,
-    ObjectMeta,
-    MODEL,
-    omitted_when_empty,
+    MODEL, GoList, GoStr, GoStrList, GoStrMap, Int32, NilList, ObjectKey, ObjectMeta, omitted_when_empty,
 )
 
 # ``ResourceSharingScope``: one claim per owner, or one per replica of the owner. An entry keeps its
@@ -52,8 +32,7 @@ class ResourceSharingSpec:
     scope: GoStr = ""
 
     def selects(self, clique: str, scaling_group: str | None = None) -> bool:
-        """Whether the entry leaves a pod of clique ``clique`` (in ``scaling_group``) in
-        (BEHAVIOUR.md §5.3): an entry without a filter selects every pod."""
+        """Whether the filter leaves a pod of ``clique`` (in ``scaling_group``) in (§5.3)."""
         return True
 
 
@@ -101,8 +80,7 @@ class ResourceClaimTemplateConfig:
     @property
     def device_requests(self) -> int:
         """How many entries ``templateSpec.spec.devices.requests`` holds (0 when any level is absent)."""
-        spec = self.template_spec.get("spec")
-        devices = spec.get("devices") if isinstance(spec, dict) else None
+        devices = self.claim_spec().get("devices")
         requests = devices.get("requests") if isinstance(devices, dict) else None
         return len(requests) if isinstance(requests, list) else 0
 
@@ -114,8 +92,7 @@ class ResourceClaimTemplateConfig:
 
 @dataclass(frozen=True, slots=True, config=MODEL)
 class AutoScalingConfig:
-    """``autoScalingConfig`` of a clique, ``scaleConfig`` of a scaling group: how far an autoscaler
-    may take the replicas, and so how long the replica indices in claim names may grow."""
+    """How far an autoscaler may take the replicas, so how long claim names' indices may grow."""
 
     max_replicas: Int32 | None = Field(default=None, alias="maxReplicas")
 
@@ -147,10 +124,6 @@ class PodCliqueScalingGroupConfig:
     scale_config: AutoScalingConfig | None = Field(default=None, alias="scaleConfig")
     resource_sharing: NilList[PCSGResourceSharingSpec] = Field(default=None, alias="resourceSharing")
 
-    def template_replicas(self) -> int:
-        """Replicas a new scaling group object starts with (the CRD defaults an absent value to 1)."""
-        return 1 if self.replicas is None else self.replicas
-
     @property
     def max_replicas(self) -> int | None:
         return None if self.scale_config is None else self.scale_config.max_replicas
@@ -172,7 +145,6 @@ class PodCliqueSetTemplateSpec:
         return None if index is None else self.cliques[index]
 
     def internal_template(self, name: str) -> ResourceClaimTemplateConfig | None:
-        """The first internal template of that name."""
         return next((t for t in self.resource_claim_templates or () if t.name == name), None)
 
 
@@ -184,8 +156,6 @@ class PodCliqueSetSpec:
 
 @dataclass(frozen=True, slots=True, config=MODEL)
 class PodCliqueSet:
-    """A ``grove.io/v1alpha1`` PodCliqueSet."""
-
     api_version: GoStr = Field(default="", alias="apiVersion")
     kind: GoStr = ""
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
@@ -213,15 +183,33 @@ class PodCliqueSet:
         return bool(self.metadata.deletion_timestamp)
 
 
-read_podcliqueset = TypeAdapter(PodCliqueSet).validate_python
-
-
 def read_without_templates(obj: Any) -> PodCliqueSet:
-    """A PodCliqueSet as the object stores keep it: its internal templates left unread (the pod
-    webhook never reads one, and thousands of PodCliqueSets are kept)."""
+    """A PodCliqueSet as the stores keep it, its internal templates (never read there) left out."""
     spec = obj.get("spec") if isinstance(obj, dict) else None
     template = spec.get("template") if isinstance(spec, dict) else None
     if isinstance(spec, dict) and isinstance(template, dict) and "resourceClaimTemplates" in template:
         template = {k: v for k, v in template.items() if k != "resourceClaimTemplates"}
         obj = {**obj, "spec": {**spec, "template": template}}
     return read_podcliqueset(obj)
+
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class ReplicasSpec:
+    replicas: Int32 | None = None
+
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class PodCliqueScalingGroup:
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: ReplicasSpec = Field(default_factory=ReplicasSpec)
+
+
+@dataclass(frozen=True, slots=True, config=MODEL)
+class PodClique:
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: ReplicasSpec = Field(default_factory=ReplicasSpec)
+
+
+read_podcliqueset = TypeAdapter(PodCliqueSet).validate_python
+read_scaling_group = TypeAdapter(PodCliqueScalingGroup).validate_python
+read_podclique = TypeAdapter(PodClique).validate_python

@@ -1,2 +1,1 @@
-"""The validating webhook for PodCliqueSets: Grove's create-time rules, its immutability rules on
-UPDATE, the checks beyond Grove (warnings), and the handler that applies them."""
+"""The validating webhooks: PodCliqueSets (Grove's rules and the checks beyond them) and scales."""

@@ -1,21 +1,12 @@
-"""External ResourceClaimTemplates at CREATE: those of other namespaces only for users who may read
-them (DECISIONS.md §3.1), and a warning for those that do not exist (DECISIONS.md §3.4).
+"""External ResourceClaimTemplates at CREATE (DECISIONS.md §3.1, DECISIONS.md §3.4), asked through
+``TemplateAccess`` and ``TemplateLookup``: this module never talks to the API server itself.
 
-An entry with ``namespace: B`` makes the reconciler copy a template of namespace B into a claim of
-the PodCliqueSet's namespace, with the reconciler's own rights: whoever may create a PodCliqueSet
-could read any template of the cluster through its claims. So a CREATE naming a template of another
-namespace is allowed only when the requesting user may ``get`` that template. This module decides
-which references need the question, asks it through ``TemplateAccess`` (a shell implements it with
-SubjectAccessReviews), and words the answer; it never talks to the API server itself.
-
-A PodCliqueSet naming a template that is not there is valid (a GitOps tool applies a directory in
-its own order), but its claims cannot be made until it exists and its pods stay Pending: an
-allowed CREATE gets a warning per missing template (``warn_missing``, the first ``MAX_TEMPLATES``),
-never a denial. The shell
-asks whether each exists (``TemplateLookup``); an answer it cannot get says nothing. A template of
-another namespace is looked up only when the user may read it: the webhook reads with its own
-rights, and "not found" would tell anyone allowed to create a PodCliqueSet what other namespaces hold.
-"""
+The reconciler copies a template of another namespace into a claim with its own rights, so whoever
+may create a PodCliqueSet could read any template through its claims: a CREATE naming one is
+allowed only for a user who may ``get`` it. A template that is not there is valid (a GitOps tool
+applies a directory in its own order) but its pods stay Pending: a warning, never a denial. One of
+another namespace is looked up only for a user who may read it, or "not found" would tell anyone
+allowed to create a PodCliqueSet what other namespaces hold."""
 
 from __future__ import annotations
 
@@ -42,17 +33,18 @@ MAX_TEMPLATES = 16
 missing-template warnings, at most: each is a request to the API server, and an object naming
 thousands would make one review send thousands. The ValidatingAdmissionPolicy has as many slots."""
 TOO_MANY_TEMPLATES = (
-    "spec.template: Forbidden: names {} ResourceClaimTemplates of other namespaces; "
+    "names {} ResourceClaimTemplates of other namespaces; "
     f"the webhook checks at most {MAX_TEMPLATES}"
 )
 TEMPLATE_REFUSED = "{} may not get {}; a template of another namespace may be used only by users who may read it"
-"""Completed with the user (``user "<name>"``) and the template (``ResourceClaimTemplate "<ns>/<name>"``)."""
+"""Completed with ``user "<name>"`` and ``ResourceClaimTemplate "<ns>/<name>"``."""
+REVIEW_RESULTS = ("allowed", "denied", "error")
+"""How a question asked of the API server ended; ``error``: ``AccessUnknown``."""
 
 
 @dataclass(frozen=True, slots=True, config=MODEL)
 class UserInfo:
-    """``request.userInfo``: who sent the request, as the API server authenticated them
-    (``authentication.k8s.io/v1`` UserInfo); ``null`` members read as empty, as Go reads them."""
+    """``request.userInfo`` (``authentication.k8s.io/v1``), as the API server authenticated the user."""
 
     username: GoStr = ""
     uid: GoStr = ""
@@ -65,7 +57,7 @@ _read_user_info = TypeAdapter(UserInfo).validate_python
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class User:
-    """The requesting user as authorization sees them; hashable, so answers can be kept per user."""
+    """The requesting user, hashable so that answers can be kept per user."""
 
     username: str
     uid: str = ""
@@ -73,17 +65,14 @@ class User:
     extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @classmethod
-    def of(cls, info: UserInfo) -> User:
-        extra = tuple(sorted((key, tuple(values)) for key, values in info.extra.items()))
-        return cls(info.username, info.uid, tuple(info.groups), extra)
-
-    @classmethod
     def read(cls, raw: object) -> User | str:
         """``request.userInfo`` as sent (absent: nobody), or why it cannot be read."""
         try:
-            return cls.of(_read_user_info({} if raw is None else raw))
+            info = _read_user_info({} if raw is None else raw)
         except ValidationError as err:
             return f"cannot decode request.userInfo: {first_problem(err)}"
+        extra = tuple(sorted((key, tuple(values)) for key, values in info.extra.items()))
+        return cls(info.username, info.uid, tuple(info.groups), extra)
 
     @property
     def anonymous(self) -> bool:
@@ -96,9 +85,7 @@ class User:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class TemplateReference:
-    """A template of another namespace, and where the first entry naming it is: ``level`` (``""``
-    for the PodCliqueSet's list, ``cliques`` or ``podCliqueScalingGroups``), the index of the
-    clique or group, and the entry's. Its path is made only for a message."""
+    """A template of another namespace and where its first entry is, as ``_entry_lists`` says."""
 
     namespace: str
     name: str
@@ -108,7 +95,6 @@ class TemplateReference:
 
     @property
     def path(self) -> Path:
-        """The entry's ``namespace`` field, e.g. ``spec.template.cliques[0].resourceSharing[1].namespace``."""
         owner = TEMPLATE.child(self.level).index(self.index) if self.level else TEMPLATE
         return owner.child("resourceSharing").index(self.entry).child("namespace")
 
@@ -117,12 +103,7 @@ class TemplateReference:
 
 
 class AccessUnknown(Exception):
-    """The question could not be answered (API server unreachable, an error, no answer in time);
-    the message says why, in one line."""
-
-
-REVIEW_RESULTS = ("allowed", "denied", "error")
-"""How a question asked of the API server ended; ``error``: ``AccessUnknown``."""
+    """The question could not be answered (no API server, an error, no answer in time)."""
 
 
 class TemplateAccess(Protocol):
@@ -130,15 +111,12 @@ class TemplateAccess(Protocol):
         """The answer ``may_get`` would give at once (one it remembers), else None."""
 
     async def may_get(self, user: User, namespace: str, name: str) -> bool:
-        """Whether ``user`` may get the ResourceClaimTemplate ``namespace/name``; raises
-        ``AccessUnknown`` when that cannot be found out."""
+        """Whether ``user`` may get the template; ``AccessUnknown`` if that cannot be found out."""
 
 
 def cross_namespace_references(spec: PodCliqueSetSpec, namespace: str) -> list[TemplateReference]:
-    """The distinct templates of namespaces other than ``namespace`` (the PodCliqueSet's) that the
-    entries name, each with its first entry, in the order Grove's rules visit the lists. Internal
-    templates and entries without a namespace, or with the PodCliqueSet's own, name none. A
-    PodCliqueSet without such a reference costs one look at each entry's namespace."""
+    """The distinct templates of other namespaces than ``namespace`` that the entries name, each
+    with its first entry; a PodCliqueSet naming none costs a look at each entry's namespace."""
     lists = _entry_lists(spec)
     if not any(e.namespace and e.namespace != namespace for _, _, entries in lists for e in entries):
         return []
@@ -151,7 +129,7 @@ def cross_namespace_references(spec: PodCliqueSetSpec, namespace: str) -> list[T
 
 
 def _entry_lists(spec: PodCliqueSetSpec) -> list[tuple[str, int, Entries]]:
-    """(level, index of the clique or group, entries) of every list, in the order Grove's rules visit them."""
+    """(level, index of the clique or group, entries) of each list, in Grove's order."""
     template = spec.template
     lists: list[tuple[str, int, Entries]] = [("", 0, template.resource_sharing or ())]
     lists += [("cliques", c, clique.resource_sharing or ()) for c, clique in enumerate(template.cliques)]
@@ -159,34 +137,16 @@ def _entry_lists(spec: PodCliqueSetSpec) -> list[tuple[str, int, Entries]]:
     return lists
 
 
-def refusal(user: User, reference: TemplateReference) -> str:
-    return str(forbidden(reference.path, TEMPLATE_REFUSED.format(user, reference)))
-
-
-def unchecked(user: User, reference: TemplateReference, problem: str) -> str:
-    return str(
-        forbidden(reference.path, f"authorization could not be checked for {user} to get {reference}: {problem}")
-    )
-
-
-def as_warning(denial: str, reference: TemplateReference) -> str:
-    """A denial's text as the warning ``warn`` gives instead: without Go's ``Forbidden:``."""
-    prefix = f"{reference.path}: Forbidden: "
-    return f"{reference.path}: {denial.removeprefix(prefix)}; {WARN_SUFFIX}"
-
-
 class TemplateAuthorization:
-    """The check on an allowed CREATE: ``enforce`` (denied, code 403) or ``warn`` (admitted with a
-    warning) when the user may not get a template of another namespace, or when that cannot be
-    found out (fail closed)."""
+    """The check on an allowed CREATE: denied (code 403), or under ``warn`` admitted with a warning,
+    when the user may not get a template of another namespace or that cannot be found out."""
 
     def __init__(self, access: TemplateAccess, *, warn: bool = False) -> None:
         self.access = access
         self.warn = warn
 
     async def review(self, decided: AdmissionResponse, pcs: PodCliqueSet, user_info: object, namespace: str) -> AdmissionResponse:
-        """``decided``, the answer of the rules, as it stands once the user's access is known
-        (``user_info``: ``request.userInfo`` as sent, read only when there is a question)."""
+        """The rules' answer ``decided`` once the user's access is known, if it is in question."""
         if not decided.allowed:
             return decided
         references = cross_namespace_references(pcs.spec, namespace or pcs.namespace)
@@ -196,12 +156,8 @@ class TemplateAuthorization:
         if isinstance(user, str):
             return errored(400, user)
         if len(references) > MAX_TEMPLATES:
-            denial = TOO_MANY_TEMPLATES.format(len(references))
-            if self.warn:
-                return allowed([*decided.warnings, f"{denial.replace('Forbidden: ', '')}; {WARN_SUFFIX}"])
-            return denied([denial], decided.warnings)
-        denials = _denials(user, references, await self._answers(user, references))
-        return self._with_denials(decided, denials)
+            return self._with_denials(decided, [(TEMPLATE, TOO_MANY_TEMPLATES.format(len(references)))])
+        return self._with_denials(decided, _denials(user, references, await self._answers(user, references)))
 
     async def _answers(self, user: User, references: list[TemplateReference]) -> list[bool | BaseException | None]:
         """Whether the user may get each template: remembered, else asked (nobody may get any)."""
@@ -212,12 +168,13 @@ class TemplateAuthorization:
             await self._ask(user, references, answers)
         return answers
 
-    def _with_denials(self, decided: AdmissionResponse, denials: list[tuple[TemplateReference, str]]) -> AdmissionResponse:
+    def _with_denials(self, decided: AdmissionResponse, denials: list[tuple[Path, str]]) -> AdmissionResponse:
+        """Each (path, problem) a Forbidden error, or under ``warn`` a warning."""
         if not denials:
             return decided
         if self.warn:
-            return allowed([*decided.warnings, *(as_warning(d, r) for r, d in denials)])
-        return denied([d for _, d in denials], decided.warnings)
+            return allowed([*decided.warnings, *(f"{path}: {problem}; {WARN_SUFFIX}" for path, problem in denials)])
+        return denied([forbidden(path, problem) for path, problem in denials], decided.warnings)
 
     async def _ask(self, user: User, references: list[TemplateReference], answers: list[bool | BaseException | None]) -> None:
         """The answers not remembered, into ``answers``: all asked at once (a single one without a task)."""
@@ -239,27 +196,29 @@ class TemplateAuthorization:
 
 def _denials(
     user: User, references: list[TemplateReference], answers: list[bool | BaseException | None]
-) -> list[tuple[TemplateReference, str]]:
-    denials: list[tuple[TemplateReference, str]] = []
+) -> list[tuple[Path, str]]:
+    denials: list[tuple[Path, str]] = []
     for reference, answer in zip(references, answers, strict=True):
         if isinstance(answer, AccessUnknown):
-            denials.append((reference, unchecked(user, reference, str(answer))))
+            problem = f"authorization could not be checked for {user} to get {reference}: {answer}"
         elif isinstance(answer, BaseException):
             raise answer
-        elif not answer:
-            denials.append((reference, refusal(user, reference)))
+        elif answer:
+            continue
+        else:
+            problem = TEMPLATE_REFUSED.format(user, reference)
+        denials.append((reference.path, problem))
     return denials
 
 
 class TemplateLookup(Protocol):
     async def exists(self, namespace: str, name: str) -> bool | None:
-        """Whether the ResourceClaimTemplate ``namespace/name`` exists; None when that cannot be
-        found out (the API server unreachable, no answer in time, no right to read it)."""
+        """Whether the ResourceClaimTemplate exists; None when that cannot be found out."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ExternalTemplate:
-    """A template an entry names outside the PodCliqueSet, and the path of its first entry."""
+    """A template an entry names outside the PodCliqueSet, and its first entry's path."""
 
     namespace: str
     name: str
@@ -274,7 +233,6 @@ class ExternalTemplate:
 
 
 def _entries(spec: PodCliqueSetSpec) -> Iterator[tuple[str, ResourceSharingSpec]]:
-    """Every entry with its path, in the order Grove's rules visit the lists."""
     for level, index, entries in _entry_lists(spec):
         source = PCS_ENTRIES if not level else entries_source(Level.CLIQUE if level == "cliques" else Level.SCALING_GROUP, index)
         for i, entry in enumerate(entries):
@@ -282,16 +240,13 @@ def _entries(spec: PodCliqueSetSpec) -> Iterator[tuple[str, ResourceSharingSpec]
 
 
 def external_templates(pcs: PodCliqueSet, namespace: str) -> list[ExternalTemplate]:
-    """The distinct templates the entries name outside the PodCliqueSet (BEHAVIOUR.md §6.1: an entry
-    with a namespace, or without one whose name is no internal template), each with its first
-    entry; ``namespace`` is the PodCliqueSet's. Entries without a name name nothing."""
+    """The distinct templates entries name outside the PodCliqueSet (§6.1), with first entries."""
     internal = {t.name for t in pcs.spec.template.resource_claim_templates or ()}
     found: dict[tuple[str, str], ExternalTemplate] = {}
     for path, entry in _entries(pcs.spec):
-        if not entry.name or (not entry.namespace and entry.name in internal):
-            continue
-        key = (entry.namespace or namespace, entry.name)
-        found.setdefault(key, ExternalTemplate(*key, path))
+        if entry.name and (entry.namespace or entry.name not in internal):
+            key = (entry.namespace or namespace, entry.name)
+            found.setdefault(key, ExternalTemplate(*key, path))
     return list(found.values())
 
 
@@ -302,9 +257,8 @@ async def warn_missing(
     lookup: TemplateLookup,
     readable: Callable[[str, str], bool],
 ) -> AdmissionResponse:
-    """``decided`` with a warning added for each external template that does not exist, when it
-    admits the CREATE. ``readable(namespace, name)`` says whether the user may read a template of
-    another namespace (one the user may not read is not looked up)."""
+    """``decided`` with a warning for each external template that does not exist, when it admits the
+    CREATE; one of another namespace is looked up only if ``readable`` for the user."""
     if not decided.allowed:
         return decided
     checked = [t for t in external_templates(pcs, namespace) if t.namespace == namespace or readable(t.namespace, t.name)]

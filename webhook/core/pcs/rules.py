@@ -1,19 +1,6 @@
-"""Grove's resource-sharing rules (BEHAVIOUR.md §2.5 to §2.10), as Grove's ``pcs/validation`` writes them.
-
-``validate_create`` mirrors the part of Grove's ``validate()`` that concerns resource sharing, in
-Grove's order: the templates (T1 to T3), the PodCliqueSet's list (R1 to R4, then F1 to F3), each
-clique's list (R1 to R4), each scaling group's list (R1 to R4, then G1 and G2). The same entry
-checks run at every level (``validate_resource_sharing_specs``).
-
-``validate_update`` is Grove's ``validateUpdate`` for resource sharing: the lists cannot change
-after creation (an ``Invalid: <new list as JSON>: field is immutable``, U1 to U4) and the
-composition of cliques and scaling groups is checked because it decides which of those appear.
-Lists are compared as ``Semantic.DeepEqual`` does (nil equals empty, order matters) and printed as
-``json.Marshal`` prints them, from the model's own declaration (``gotypes.of_model``).
-
-Every text a rule reports is a constant here, which the ValidatingAdmissionPolicy generated from
-these rules (``webhook.policy``) shares, so that the two cannot drift apart in wording.
-"""
+"""Grove's resource-sharing rules (BEHAVIOUR.md §2.5 to §2.10) as Grove's ``pcs/validation`` writes
+them, in its order. Every text is a constant here, shared with the ValidatingAdmissionPolicy made
+from these rules (``webhook.policy``), so that the two cannot drift apart in wording."""
 
 from __future__ import annotations
 
@@ -24,26 +11,12 @@ import orjson
 
 from webhook.core.gocompat import dra
 from webhook.core.gocompat.fielderrors import (
-    FieldError,
-    GoString,
-    Path,
-    duplicate,
-    forbidden,
-    invalid,
-    not_found,
-    not_supported,
-    required,
+    FieldError, GoString, Path, duplicate, forbidden, invalid, not_found, not_supported, required,
 )
 from webhook.core.gocompat.gotypes import GoType, Slice, of_model, semantic_equal
 from webhook.core.model.podcliqueset import (
-    SUPPORTED_SCOPES,
-    Entries,
-    PCSGResourceSharingSpec,
-    PCSResourceSharingSpec,
-    PodCliqueScalingGroupConfig,
-    PodCliqueSetSpec,
-    ResourceClaimTemplateConfig,
-    ResourceSharingSpec,
+    SUPPORTED_SCOPES, Entries, PCSGResourceSharingSpec, PCSResourceSharingSpec, PodCliqueScalingGroupConfig,
+    PodCliqueSetSpec, ResourceClaimTemplateConfig, ResourceSharingSpec,
 )
 
 TEMPLATE = Path("spec").child("template")
@@ -71,13 +44,10 @@ TEMPLATES_TYPE: GoType = Slice(of_model(ResourceClaimTemplateConfig, templateSpe
 """Grove's lists as Go types: how ``Semantic.DeepEqual`` compares them and ``json.Marshal`` prints them."""
 
 
-# --- CREATE and UPDATE ---------------------------------------------------------------------------
-
-
 def validate_create(spec: PodCliqueSetSpec) -> Iterator[FieldError]:
-    """Every resource-sharing error of one PodCliqueSet, in the order Grove reports them. The
-    errors are made as they are asked for, so a caller that reads only the first ones does no
-    more work than they take."""
+    """Every resource-sharing error of one PodCliqueSet in Grove's order (T1 to T3; R1 to R4 and F1 to
+    F3, then R1 to R4 of each clique, R1 to R4 and G1, G2 of each scaling group), made as asked for,
+    so that a caller reading the first ones does no more work than they take."""
     template = spec.template
     internal = {t.name for t in template.resource_claim_templates or ()}
     yield from validate_resource_claim_templates(template.resource_claim_templates or (), TEMPLATES)
@@ -135,23 +105,20 @@ def validate_pcs_resource_sharing(
 
 
 def validate_pcsg_resource_sharings(groups: Sequence[PodCliqueScalingGroupConfig], internal: set[str]) -> Iterator[FieldError]:
+    """R1 to R4 of each group's list, then G1 and G2: a filter names a clique, and only members."""
     for g, group in enumerate(groups):
-        if group.resource_sharing:
-            yield from validate_pcsg_resource_sharing(group, GROUPS.index(g).child("resourceSharing"), internal)
-
-
-def validate_pcsg_resource_sharing(group: PodCliqueScalingGroupConfig, path: Path, internal: set[str]) -> Iterator[FieldError]:
-    """R1 to R4, then G1 and G2: a filter names at least one clique, and only the group's members."""
-    entries = group.resource_sharing or ()
-    yield from validate_resource_sharing_specs(entries, path, internal)
-    members = set(group.clique_names)
-    for i, entry in enumerate(entries):
-        flt = entry.filter
-        if flt is None:
+        if not group.resource_sharing:
             continue
-        if not flt.child_clique_names:
-            yield required(path.index(i).child("filter"), GROUP_FILTER_EMPTY)
-        yield from _not_found(flt.child_clique_names, members, path, i, "childCliqueNames")
+        path = GROUPS.index(g).child("resourceSharing")
+        yield from validate_resource_sharing_specs(group.resource_sharing, path, internal)
+        members = set(group.clique_names)
+        for i, entry in enumerate(group.resource_sharing):
+            flt = entry.filter
+            if flt is None:
+                continue
+            if not flt.child_clique_names:
+                yield required(path.index(i).child("filter"), GROUP_FILTER_EMPTY)
+            yield from _not_found(flt.child_clique_names, members, path, i, "childCliqueNames")
 
 
 def _not_found(names: list[str], known: set[str], path: Path, entry: int, field: str) -> Iterator[FieldError]:
@@ -163,13 +130,10 @@ def _not_found(names: list[str], known: set[str], path: Path, entry: int, field:
             yield not_found(path.index(entry).child("filter", field).index(j), GoString(name))
 
 
-# --- UPDATE only ---------------------------------------------------------------------------------
-
-
 def validate_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> Iterator[FieldError]:
-    """Immutability and composition errors of an UPDATE whose new object passed the create-time
-    rules, in Grove's order: cliques, scaling groups, templates (U1), the PodCliqueSet's list (U2).
-    The templates must decode (the validator checks first): raises ``gotypes.DecodeError`` else."""
+    """``validateUpdate``'s errors for an UPDATE whose new object passed the create-time rules: the
+    composition, which decides which lists appear, then the lists, immutable (U1 to U4). The
+    templates must decode (the validator checks first), else ``DecodeError``."""
     yield from validate_cliques_update(new, old)
     yield from validate_scaling_groups_update(new, old)
     new_templates, old_templates = new.template.resource_claim_templates, old.template.resource_claim_templates
@@ -209,17 +173,15 @@ def validate_scaling_groups_update(new: PodCliqueSetSpec, old: PodCliqueSetSpec)
 
 
 def _immutable(go_type: GoType, new: Entries | None, old: Entries | None, path: Path) -> Iterator[FieldError]:
-    """``ValidateImmutableField`` of a sharing list: the new list printed as Go does when it differs
-    from the old one. Its entries hold strings and lists of strings alone, so the model's equality
-    is ``Semantic.DeepEqual``'s (a nil list is an empty one)."""
+    """``ValidateImmutableField``: entries of strings and lists of strings alone compare as
+    ``Semantic.DeepEqual`` compares them (a nil list is an empty one)."""
     if list(new or ()) != list(old or ()):
         yield invalid(path, go_type.marshal(new), IMMUTABLE)
 
 
 def _sent_alike(new: Sequence[ResourceClaimTemplateConfig] | None, old: Sequence[ResourceClaimTemplateConfig] | None) -> bool:
-    """Whether both lists were sent as the same JSON (members in the same order), which Go decodes
-    alike: the usual UPDATE, as templates are immutable. Parameters nested too deep to write are
-    not known to be alike, and are compared as Go compares them."""
+    """Whether both lists were sent as the same JSON, which Go decodes alike: the usual UPDATE, as
+    templates are immutable. Parameters nested too deep to write are compared as Go compares them."""
     try:
         return orjson.dumps([(t.name, t.template_spec) for t in new or ()]) == orjson.dumps([(t.name, t.template_spec) for t in old or ()])
     except orjson.JSONEncodeError:

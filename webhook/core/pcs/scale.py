@@ -1,19 +1,13 @@
-"""The validating webhook for scales (DECISIONS.md §3.3): claim names a new replica count makes.
-
-``kubectl scale`` and autoscalers write the ``scale`` subresource of a PodClique, a
-PodCliqueScalingGroup or a PodCliqueSet: an ``autoscaling/v1`` Scale, which names the object and
-its new count and carries nothing of the PodCliqueSet. The webhook finds the PodCliqueSet in its
-store (``scaling.place``, by Grove's names) and warns when a claim the new count makes has a name
-that is not a DNS-1123 label or that another entry also makes, naming the first such claim; under
-``strict`` those are denials, as the PodCliqueSet webhook's. Only a count that grows is checked: a
-scale down makes no new name, and must never be refused. An object whose PodCliqueSet is not in
-the store is allowed without a word (the webhook cannot know its names).
-"""
+"""The validating webhook for scales (DECISIONS.md §3.3): claim names a new replica count makes, as
+a name valid at 9 replicas may be too long at 10 (Grove's #660), or another entry's. A Scale names
+only the object: ``place`` finds its PodCliqueSet in the store by Grove's names (one not there is
+allowed without a word). A scale down makes no new name, and is never refused."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Protocol
+import re
+from collections.abc import Callable, Iterator
+from typing import NamedTuple, Protocol
 
 from pydantic import Field, TypeAdapter
 from pydantic.dataclasses import dataclass
@@ -21,12 +15,12 @@ from pydantic.dataclasses import dataclass
 from webhook.core.admission import AdmissionRequest, AdmissionResponse, allowed, decided
 from webhook.core.gocompat import gojson
 from webhook.core.model.meta import DEFAULT_NAMESPACE, GroupVersionKind, Int32, ObjectMeta, MODEL
-from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.model.podcliqueset import PodCliqueSet, PodCliqueSetSpec
 from webhook.core.pcs.warnings import NOT_CHECKED, first_invalid
-from webhook.core.sharing.owners import Level
-from webhook.core.sharing.patterns import NamePattern, TooManyFamilies, name_patterns
-from webhook.core.sharing.sharednames import shared_names
-from webhook.core.sharing.scaling import ScaleTarget, place
+from webhook.core.sharing import naming
+from webhook.core.sharing.naming import OpenIndex, Parts
+from webhook.core.sharing.owners import Level, clique_replicas, entries_source, planned_replicas
+from webhook.core.sharing.patterns import NamePattern, TooManyFamilies, name_patterns, owner_patterns, shared_names
 
 SCALE = GroupVersionKind("autoscaling", "v1", "Scale")
 
@@ -36,6 +30,7 @@ LEVELS = {
     "podcliquesets": Level.PODCLIQUESET,
 }
 """The resources whose ``scale`` subresource the webhook takes, by plural."""
+_INDEX = re.compile(r"0|[1-9][0-9]*")
 
 
 @dataclass(frozen=True, slots=True, config=MODEL)
@@ -45,26 +40,107 @@ class ScaleSpec:
 
 @dataclass(frozen=True, slots=True, config=MODEL)
 class Scale:
-    """An ``autoscaling/v1`` Scale: the object's name and its (new) replica count."""
-
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: ScaleSpec = Field(default_factory=ScaleSpec)
 
 
-read_scale = TypeAdapter(Scale).validate_python
-
-
 class PodCliqueSetLookup(Protocol):
-    """Where PodCliqueSets are found: the object stores, from memory only."""
-
     def get(self, namespace: str, name: str) -> PodCliqueSet | None:
-        """From memory, at once."""
+        """From the object stores' memory, at once."""
+
+
+class ScaleTarget(NamedTuple):
+    """The object a scale writes, placed in its PodCliqueSet."""
+
+    level: Level
+    name: str
+    pcs: PodCliqueSet
+    config: int = -1
+    """Index of the clique template or scaling-group config (-1 for the PodCliqueSet)."""
+
+    def patterns(self, replicas: int) -> list[NamePattern]:
+        """The names at ``replicas`` that depend on the count (those with an open index)."""
+        spec = self.pcs.spec
+        if self.level is Level.PODCLIQUESET:
+
+            def scaled(spec: PodCliqueSetSpec, level: Level, template: int) -> int:
+                return max(replicas, 0) if level is Level.PODCLIQUESET else planned_replicas(spec, level, template)
+
+            found = name_patterns(spec, scaled)
+        elif self.level is Level.CLIQUE:
+            entries = spec.template.cliques[self.config].resource_sharing or ()
+            found = owner_patterns(self._owner(), entries, entries_source(self.level, self.config), replicas)
+        else:
+            found = self._group_patterns(replicas)
+        return [p for p in found if p.open_sizes()]
+
+    def _owner(self) -> Parts:
+        """The object's name after the PodCliqueSet's (``patterns.PCS_NAME`` stands for that)."""
+        return (self.name[len(self.pcs.name) :],)
+
+    def _group_patterns(self, replicas: int) -> list[NamePattern]:
+        template, g = self.pcs.spec.template, self.config
+        group = template.pod_clique_scaling_groups[g]
+        found = owner_patterns(self._owner(), group.resource_sharing or (), entries_source(Level.SCALING_GROUP, g), replicas)
+        if replicas <= 0:
+            return found
+        for clique_name in group.clique_names:
+            c = template.clique_index(clique_name)
+            if c is not None:
+                member = naming.member_clique_parts(self._owner(), OpenIndex(replicas), clique_name)
+                clique = template.cliques[c]
+                found += owner_patterns(member, clique.resource_sharing or (), entries_source(Level.CLIQUE, c), clique_replicas(clique))
+        return found
+
+
+def place(level: Level, name: str, lookup: Callable[[str], PodCliqueSet | None]) -> ScaleTarget | None:
+    """The object of that level and name in the PodCliqueSet that built it, if any: that one's name
+    is the segments before a replica index (``<pcs>-<i>-...``), tried shortest first, and the rest
+    what it builds at an index below its replicas."""
+    if level is Level.PODCLIQUESET:
+        pcs = lookup(name)
+        return None if pcs is None else ScaleTarget(level, name, pcs)
+    segments = name.split("-")
+    for k in range(1, len(segments) - 1):
+        if not _INDEX.fullmatch(segments[k]):
+            continue
+        pcs = lookup("-".join(segments[:k]))
+        replicas = 0 if pcs is None else pcs.spec.replicas
+        if pcs is None or len(segments[k]) > len(str(replicas)) or int(segments[k]) >= replicas:
+            continue
+        config = _config(level, name, pcs, int(segments[k]))
+        if config is not None:
+            return ScaleTarget(level, name, pcs, config)
+    return None
+
+
+def _config(level: Level, name: str, pcs: PodCliqueSet, i: int) -> int | None:
+    """The index of the config or template that makes ``name`` in replica ``i`` of the PodCliqueSet."""
+    template = pcs.spec.template
+    groups = template.pod_clique_scaling_groups
+    if level is Level.SCALING_GROUP:
+        return next((g for g, group in enumerate(groups) if naming.scaling_group_name(pcs.name, i, group.name) == name), None)
+    members = {m for group in groups for m in group.clique_names}
+    for c, clique in enumerate(template.cliques):
+        if clique.name not in members and naming.standalone_clique_name(pcs.name, i, clique.name) == name:
+            return c
+    return _member(name, pcs, i)
+
+
+def _member(name: str, pcs: PodCliqueSet, i: int) -> int | None:
+    """The clique template of member PodClique ``name`` of a scaling group in replica ``i``."""
+    template = pcs.spec.template
+    for group in template.pod_clique_scaling_groups:
+        prefix = naming.scaling_group_name(pcs.name, i, group.name) + "-"
+        index, _, clique_name = name.removeprefix(prefix).partition("-")
+        member = template.clique_index(clique_name)
+        if name.startswith(prefix) and _INDEX.fullmatch(index) and clique_name in group.clique_names and member is not None:
+            return member
+    return None
 
 
 def scale_warnings(target: ScaleTarget, replicas: int) -> list[str]:
-    """The warnings for ``target`` scaled to ``replicas``: each entry's first name that is not a
-    DNS-1123 label, then each name shared with another entry (the spec's other owners at the
-    replicas it gives), first per pair of entries."""
+    """Each entry's first name that is no DNS-1123 label, then each pair's first shared name."""
     subject = f"{target.level.kind} {target.name} at {replicas} replicas"
     try:
         scaled = target.patterns(replicas)
@@ -90,8 +166,7 @@ def _invalid(pcs_name: str, patterns: list[NamePattern]) -> Iterator[str]:
 
 
 def _collisions(pcs_name: str, scaled: list[NamePattern], others: list[NamePattern]) -> Iterator[str]:
-    """Names a scaled pattern shares with a pattern of another list, scaled or not (patterns
-    follow the PodCliqueSet's name, ``pcs_name``)."""
+    """Names a scaled pattern shares with a pattern of another list, scaled or not."""
     patterns = scaled + others
     seen: set[tuple[str, str]] = set()
     for a, b, name in shared_names(patterns):
@@ -106,11 +181,10 @@ def _collisions(pcs_name: str, scaled: list[NamePattern], others: list[NamePatte
 
 
 class ScaleValidator:
-    """The ``scale`` subresource's UPDATE: warned about (denied under ``strict``) when the count
-    grows into claim names pods cannot use; everything else allowed untouched."""
+    """Warns (under ``strict`` denies) of a scale growing into claim names pods cannot use."""
 
     kind = SCALE
-    read = staticmethod(read_scale)
+    read = staticmethod(TypeAdapter(Scale).validate_python)
 
     def __init__(self, store: PodCliqueSetLookup, strict: bool = False) -> None:
         self.store = store

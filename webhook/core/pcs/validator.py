@@ -1,21 +1,15 @@
 """The validating webhook for PodCliqueSets (DECISIONS.md §3), as a controller-runtime validator.
 
-CREATE runs Grove's create-time rules (``rules.validate_create``); UPDATE runs them on the new
-object and, only when they pass, the immutability rules (Grove's short-circuit, BEHAVIOUR.md
-§2.2); DELETE is allowed. Templates Go's decoder would refuse are answered code 400 first, as
-Grove's webhook fails to decode such an object. The checks beyond Grove (``warnings``) are
-warnings, or denials under ``strict``; an owner needing more claims than the reconciler makes is
-only ever a warning. A CREATE the rules allow may still be refused for templates of other
-namespaces the user may not read, and gets a warning for each external template that does not
-exist (``authorization``).
-"""
+UPDATE runs the immutability rules only when the new object passes the create-time ones (Grove's
+short-circuit, BEHAVIOUR.md §2.2). Templates Go's decoder would refuse are answered code 400 first,
+as Grove's webhook fails to decode such an object."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from itertools import islice
 
-from webhook.core.admission import AdmissionRequest, AdmissionResponse, allowed, decided, errored, missing
+from webhook.core.admission import AdmissionRequest, AdmissionResponse, allowed, decided, missing, undecodable
 from webhook.core.gocompat import dra
 from webhook.core.model.meta import GroupVersionKind
 from webhook.core.model.podcliqueset import PodCliqueSet, read_podcliqueset
@@ -26,20 +20,18 @@ from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 
 PODCLIQUESET = GroupVersionKind("grove.io", "v1alpha1", "PodCliqueSet")
 MAX_ERRORS = 100
-"""Errors a denial lists at most, however many the object has: each is made as it is listed, so an
-object built to have a million makes a hundred (DECISIONS.md §3)."""
+"""Errors a denial lists: each is made as listed, so an object built to have a million makes 100."""
 MORE_ERRORS = f"spec: Too many errors: only the first {MAX_ERRORS} are listed"
 
 
 def first_errors(errors: Iterable[object]) -> list[str]:
-    """At most ``MAX_ERRORS`` errors as messages, and a last one saying when there are more."""
     found = list(map(str, islice(errors, MAX_ERRORS + 1)))
     return found if len(found) <= MAX_ERRORS else [*found[:MAX_ERRORS], MORE_ERRORS]
 
 
-def templates_problem(pcs: PodCliqueSet) -> str | None:
-    """Where Go's decoder would refuse the object's templates (``path: problem``), or None."""
-    return dra.templates_problem([t.template_spec for t in pcs.spec.template.resource_claim_templates or ()])
+def undecodable_templates(pcs: PodCliqueSet, field: str = "object") -> AdmissionResponse | None:
+    problem = dra.templates_problem([t.template_spec for t in pcs.spec.template.resource_claim_templates or ()])
+    return None if problem is None else undecodable(field, PODCLIQUESET, problem)
 
 
 class PodCliqueSetValidator:
@@ -63,9 +55,9 @@ class PodCliqueSetValidator:
         """Asks whether the external templates a CREATE names exist (DECISIONS.md §3.4)."""
 
     async def create(self, request: AdmissionRequest, pcs: PodCliqueSet) -> AdmissionResponse:
-        problem = templates_problem(pcs)
-        if problem:
-            return errored(400, f"cannot decode request.object as {PODCLIQUESET}: {problem}")
+        refused = undecodable_templates(pcs)
+        if refused:
+            return refused
         errors, warnings = self.validate(pcs)
         response = decided(errors, warnings)
         if self.templates is not None:
@@ -77,12 +69,9 @@ class PodCliqueSetValidator:
     async def update(self, request: AdmissionRequest, pcs: PodCliqueSet, old: PodCliqueSet | None) -> AdmissionResponse:
         if old is None:
             return missing("oldObject")
-        problem = templates_problem(pcs)
-        if problem:
-            return errored(400, f"cannot decode request.object as {PODCLIQUESET}: {problem}")
-        problem = templates_problem(old)
-        if problem:
-            return errored(400, f"cannot decode request.oldObject as {PODCLIQUESET}: {problem}")
+        refused = undecodable_templates(pcs) or undecodable_templates(old, "oldObject")
+        if refused:
+            return refused
         errors, warnings = self.validate(pcs)
         if not errors:
             errors = first_errors(validate_update(pcs.spec, old.spec))
@@ -102,8 +91,7 @@ class PodCliqueSetValidator:
         return errors, warnings
 
     def _readable(self, user_info: object) -> Callable[[str, str], bool]:
-        """Whether the user may read a template of another namespace, as the templates' check
-        found (nothing is readable without that check)."""
+        """Whether the user may read a template of another namespace, as the check found."""
         user = User.read(user_info) if self.templates is not None else None
         if self.templates is None or not isinstance(user, User):
             return lambda _namespace, _name: False

@@ -1,20 +1,8 @@
-"""Checks beyond Grove (DECISIONS.md §3): problems Grove only meets later, reported at admission.
-
-Grove accepts claim names that pods cannot use and names two owners both generate (BEHAVIOUR.md
-§9 items 1, 8 and 9), and filters that select no pod. Each becomes a warning here (``claim_warnings``),
-or a denial under ``--strict``, in a stable order: invalid claim names (one per entry, its first
-invalid name), then collisions (one per pair of entries, the first shared name), then filters
-matching no pod.
-
-The names are those the claim reconciler would create at the most replicas the spec allows (the
-autoscalers' ``maxReplicas`` where set: a clique scaled from 9 to 10 must not make its names
-invalid), taken as families (``sharing.patterns``), so that the cost does not grow with the
-replica counts and no collision is missed.
-
-Apart from these, and never a denial: an owner whose sharing needs more claims than the claim
-reconciler makes for one owner (``--max-claims-per-owner``), counted from the replicas the spec
-gives (``limit_warnings``). Replica counts are scale, not mistakes.
-"""
+"""Checks beyond Grove (DECISIONS.md §3): claim names pods cannot use, names two owners both make
+(BEHAVIOUR.md §9 items 1, 8, 9) and filters selecting no pod, which Grove only meets later, are
+warnings (denials under ``--strict``). Names are checked as families (``sharing.patterns``) at the
+autoscalers' ``maxReplicas``: a clique scaled from 9 to 10 must not make its names invalid. An owner
+over ``--max-claims-per-owner`` is only ever warned of: replica counts are scale, not mistakes."""
 
 from __future__ import annotations
 
@@ -23,15 +11,13 @@ from collections.abc import Sequence
 
 from webhook.core.gocompat import gojson
 from webhook.core.model.podcliqueset import (
-    PCSGResourceSharingSpec,
-    PCSResourceSharingSpec,
-    PodCliqueSet,
-    PodCliqueSetSpec,
+    PCSGResourceSharingSpec, PCSResourceSharingSpec, PodCliqueSet, PodCliqueSetSpec,
 )
 from webhook.core.sharing.desired import claim_count, over_limit
 from webhook.core.sharing.owners import most_replicas, planned_owners
-from webhook.core.sharing.patterns import MAX_FAMILIES, NamePattern, TooManyFamilies, first_longer_than, name_patterns
-from webhook.core.sharing.sharednames import may_share, shared_names
+from webhook.core.sharing.patterns import (
+    MAX_FAMILIES, NamePattern, TooManyFamilies, first_longer_than, may_share, name_patterns, shared_names,
+)
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 MAX_LABEL_LENGTH = 63
@@ -41,9 +27,8 @@ BAD_CHARACTERS = (
 )
 MATCHES_NO_POD = "matches no pod of this PodCliqueSet"
 MAX_COLLISIONS = 100
-"""Collision warnings listed at most; one more says the list is cut. The API server keeps only the
-first few kilobytes of a response's warnings anyway, and a spec of many cliques of one name would
-otherwise be answered with a warning per pair of them."""
+"""Collision warnings listed at most, as the API server keeps only a few kilobytes of warnings and
+a spec of many cliques of one name would be answered with a warning per pair of them."""
 NOT_CHECKED = (
     f"spec.template: claim names not checked: the spec makes more than {MAX_FAMILIES} families of "
     "claim names (owners times entries)"
@@ -57,7 +42,7 @@ INCOMPLETE = (
 
 
 def claim_warnings(pcs: PodCliqueSet) -> list[str]:
-    """Every warning beyond Grove's rules but the claim limit's, in their order."""
+    """Every warning beyond Grove's rules but the claim limit's, in a stable order."""
     try:
         patterns = name_patterns(pcs.spec, most_replicas)
     except TooManyFamilies:  # a spec of millions is answered without them rather than held for seconds
@@ -75,9 +60,8 @@ def dns1123_label_problem(name: str) -> str | None:
 
 
 def first_invalid(pcs_name: str, pattern: NamePattern) -> tuple[str, str] | None:
-    """The first name of a family that is not a DNS-1123 label, with the reason. Indices are digits,
-    which never make a name invalid except by its length, so the first name (all indices 0) shows
-    every other problem."""
+    """The first name of a family that is not a DNS-1123 label, with the reason. Indices, digits,
+    only make a name invalid by its length: the first name (indices 0) shows every other problem."""
     first = pcs_name + pattern.name()
     problem = dns1123_label_problem(first)
     if problem:
@@ -105,9 +89,8 @@ def invalid_names(pcs_name: str, patterns: list[NamePattern]) -> list[str]:
 
 
 def collisions(pcs_name: str, patterns: list[NamePattern]) -> list[str]:
-    """Names two entries of different lists both generate. Within one list a repeated name is
-    already Grove's Duplicate error (so only its first entry is compared with other lists), and
-    different names in one list never produce the same claim."""
+    """Names entries of different lists both make: within one list, a repeated name is Grove's
+    Duplicate error, and different names never make the same claim."""
     if not may_share(patterns):
         return []
     firsts: dict[tuple[str, tuple[str | int, ...]], NamePattern] = {}
@@ -130,13 +113,8 @@ def collisions(pcs_name: str, patterns: list[NamePattern]) -> list[str]:
 
 
 def unmatched_filters(spec: PodCliqueSetSpec) -> list[str]:
-    """Filters that select no clique of the spec (whatever the replica counts).
-
-    A filter that names nothing, or names a child that does not exist, is already one of Grove's
-    errors (F1 to F3, G1, G2) and is not repeated as a warning. What is left: a filter naming only
-    existing children none of which has pods, such as a scaling group whose ``cliqueNames`` name no
-    clique template (a problem of Grove's wider validation, which this webhook does not run).
-    """
+    """Filters naming only existing children without pods (a scaling group whose ``cliqueNames``
+    name no template); naming nothing, or a child that does not exist, is Grove's error already."""
     template = spec.template
     cliques = {c.name for c in template.cliques}
     groups = {g.name for g in template.pod_clique_scaling_groups}
@@ -154,8 +132,7 @@ def unmatched_filters(spec: PodCliqueSetSpec) -> list[str]:
 def _unmatched(
     source: str, entries: Sequence[PCSResourceSharingSpec | PCSGResourceSharingSpec], cliques: set[str], groups: set[str], pod_names: set[str]
 ) -> list[str]:
-    """The entries of one list whose filter names only existing ``cliques`` and ``groups`` but
-    selects no pod (names none of ``pod_names``)."""
+    """Entries whose filter names only existing ``cliques`` and ``groups`` but no ``pod_names``."""
     warnings = []
     for i, entry in enumerate(entries):
         flt = entry.filter
@@ -182,10 +159,8 @@ def most_claims(spec: PodCliqueSetSpec) -> int:
 
 
 def limit_warnings(pcs: PodCliqueSet, limit: int) -> list[str]:
-    """Owners needing more than ``limit`` claims at the spec's replicas, one warning per list of
-    entries. Every owner made from one list (the PodCliques of one template in every replica)
-    needs as many, so the first stands for all and the walk does not grow with the replicas; and a
-    spec whose entries times its largest replica count stay within the limit is not walked."""
+    """Owners needing more than ``limit`` claims, one warning per list: every owner made from a list
+    needs as many, so the first stands for all and the walk does not grow with the replicas."""
     if most_claims(pcs.spec) <= limit:
         return []
     warnings: dict[str, str] = {}

@@ -1,2 +1,1 @@
-"""The mutating webhook for Pods: the handler that places a Grove pod and the JSON Patch that gives it
-its shared claims."""
+"""The mutating webhook for Pods: it places a Grove pod and patches in its shared claims."""

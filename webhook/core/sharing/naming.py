@@ -1,11 +1,7 @@
-"""Grove's deterministic names: objects built from a PodCliqueSet, and the two claim formulas.
-
-Every name in this project comes from here; nothing else concatenates one. Each formula is written
-twice, side by side: as the name itself, and as its parts (``*_parts``), where an index may be
-left open (``OpenIndex``: any of ``range(size)``) so that the names a whole family of owners will
-have can be reasoned about without listing them (``patterns``). Joined with ``-``, the parts of a
-concrete name are the name (tests/core/sharing/test_naming.py checks every formula).
-"""
+"""Grove's deterministic names of the objects built from a PodCliqueSet and of their claims: every
+name in this project comes from here. A formula is also written as parts (``*_parts``) where an
+index may be left open (``OpenIndex``), so that a whole family of owners' names can be reasoned
+about without listing them (``patterns``); joined by ``-``, a concrete name's parts are its name."""
 
 from __future__ import annotations
 
@@ -23,8 +19,7 @@ Parts = tuple[str | Index, ...]
 
 
 def claim_name(owner: str, template: str, replica: int | None) -> str:
-    """``<owner>-all-<template>`` for AllReplicas (``replica`` None), ``<owner>-<replica>-<template>``
-    for PerReplica. The ``all`` keyword keeps the two apart when a template name starts with a digit."""
+    """``all`` (AllReplicas) tells it from PerReplica's when a template starts with a digit."""
     if replica is None:
         return f"{owner}-all-{template}"
     return f"{owner}-{replica}-{template}"
@@ -53,12 +48,8 @@ def standalone_clique_name(pcs: str, pcs_replica: int, clique: str) -> str:
     return f"{pcs}-{pcs_replica}-{clique}"
 
 
-def standalone_clique_parts(pcs: str, pcs_replica: Index, clique: str) -> Parts:
-    return (pcs, pcs_replica, clique)
-
-
 def member_clique_name(scaling_group: str, group_replica: int, clique: str) -> str:
-    """The PodClique object of a clique in replica ``group_replica`` of scaling group object ``scaling_group``."""
+    """The PodClique object of a clique in replica ``group_replica`` of a scaling group object."""
     return f"{scaling_group}-{group_replica}-{clique}"
 
 

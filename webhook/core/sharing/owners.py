@@ -1,18 +1,7 @@
-"""The owners of shared claims, and where they sit in a PodCliqueSet (BEHAVIOUR.md §4.6, §4.7).
-
-An owner is one object that owns shared claims: the PodCliqueSet, a PodCliqueScalingGroup object
-or a PodClique object, with the resource-sharing entries that apply to it, its UID and its replica
-count. The three levels are data (``Level``: the owner's kind, the label naming it on its claims,
-the replica-index label), as in Grove's ``ResourceSharer``, so no rule is written once per level.
-
-Owners come from one of two places, and both make them with the same constructors, so names,
-entries and field paths always agree:
-
-- ``planned_owners`` walks the spec (``places``): the owners Grove builds from the template, with
-  the replicas each starts with. ``patterns`` walks the same places with the indices left open;
-- ``live_owners`` places the scaling groups and PodCliques that exist (the reconciler's caches) by
-  their labels, as Grove places them, with their own replica counts and UIDs.
-"""
+"""The owners of shared claims and where they sit in a PodCliqueSet (BEHAVIOUR.md §4.6, §4.7). The
+levels are data (``Level``), as in Grove's ``ResourceSharer``, so no rule is written once per level.
+``planned_owners`` walks the spec for the owners Grove builds, ``live_owners`` places those that
+exist by their labels; both make owners with one constructor, so that names and paths agree."""
 
 from __future__ import annotations
 
@@ -21,17 +10,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Generic, NamedTuple, TypeVar
 
-from webhook.core.gocompat.strconv import atoi
+from webhook.core.gocompat.gojson import atoi
 from webhook.core.model import labels
-from webhook.core.model.children import PodClique, PodCliqueScalingGroup
 from webhook.core.model.meta import OwnerReference
 from webhook.core.model.podcliqueset import (
-    Entries,
-    PodCliqueScalingGroupConfig,
-    PodCliqueSet,
-    PodCliqueSetSpec,
-    PodCliqueTemplateSpec,
-    ResourceSharingSpec,
+    Entries, PodClique, PodCliqueScalingGroup, PodCliqueScalingGroupConfig, PodCliqueSet,
+    PodCliqueSetSpec, PodCliqueTemplateSpec, ResourceSharingSpec,
 )
 from webhook.core.sharing import naming
 from webhook.core.sharing.placement import CliqueIdentity, IdentityError, clique_identity, clique_of
@@ -51,24 +35,26 @@ class Level(Enum):
 
 
 LEVELS = tuple(Level)
+PCS_ENTRIES = "spec.template.resourceSharing"
+I = TypeVar("I", int, naming.OpenIndex)
+OnError = Callable[[str, str], None]
 
 
 @dataclass(frozen=True, slots=True)
 class Owner:
-    """One owner of shared claims: the entries that apply to it, its UID (empty for an owner that
-    may not exist yet) and its replica count (the object's now, or the one it starts with)."""
+    """The PodCliqueSet, a PodCliqueScalingGroup or a PodClique, with the entries that apply to it,
+    its UID (empty for one that may not exist yet) and its replica count (now, or to start with)."""
 
     level: Level
     name: str
     pcs_name: str
     entries: Entries
     source: str
-    """Field path of ``entries`` in the PodCliqueSet, for messages."""
+    """Field path of ``entries``, for messages."""
     uid: str = ""
     replicas: int = 0
     identity: CliqueIdentity | None = field(default=None, compare=False)
-    """A PodClique's place in its PodCliqueSet (``placement``), which its pods share: None for the
-    other levels."""
+    """A PodClique's place (``placement``), which its pods share; None for the other levels."""
 
     @property
     def reference(self) -> OwnerReference:
@@ -79,7 +65,6 @@ class Owner:
         return naming.claim_name(self.name, entry.name, replica)
 
     def owner_labels(self) -> dict[str, str]:
-        """The labels that select this owner's claims (base labels plus the owner's own label)."""
         result = labels.claim_base_labels(self.pcs_name)
         if self.level.owner_label:
             result[self.level.owner_label] = self.name
@@ -92,15 +77,11 @@ class Owner:
         return result
 
     def in_scope(self, scope: str) -> Iterator[tuple[int, ResourceSharingSpec]]:
-        """Entries of one scope with their index; entries of any other scope are skipped, as Grove does."""
+        """Entries of one scope with their index (Grove skips any other scope)."""
         return ((i, e) for i, e in enumerate(self.entries) if e.scope == scope)
 
 
-PCS_ENTRIES = "spec.template.resourceSharing"
-
-
 def entries_source(level: Level, template: int) -> str:
-    """Where the entries of an owner made from the clique or scaling group at ``template`` are."""
     if level is Level.PODCLIQUESET:
         return PCS_ENTRIES
     kind = "cliques" if level is Level.CLIQUE else "podCliqueScalingGroups"
@@ -108,7 +89,6 @@ def entries_source(level: Level, template: int) -> str:
 
 
 def level_entries(spec: PodCliqueSetSpec, level: Level, template: int) -> Entries:
-    """The entries of the PodCliqueSet, or of the clique or scaling group at ``template``."""
     if level is Level.PODCLIQUESET:
         found: Entries | None = spec.template.resource_sharing
     elif level is Level.CLIQUE:
@@ -124,15 +104,8 @@ def _owner(pcs: PodCliqueSet, level: Level, template: int, name: str, pcs_name: 
     return Owner(level, name, pcs_name, entries, entries_source(level, template), uid, replicas, identity)
 
 
-# --- where the spec's owners are -------------------------------------------------------------------
-
-I = TypeVar("I", int, naming.OpenIndex)
-
-
 class Place(NamedTuple, Generic[I]):
-    """Where an owner sits in the spec: its level, the clique or scaling group it is made from (its
-    position in the spec; 0 for the PodCliqueSet), the PodCliqueSet replica and, for a member
-    PodClique, its scaling group's position and replica."""
+    """Where an owner sits: its template, its PodCliqueSet replica, and its group's."""
 
     level: Level
     template: int = 0
@@ -142,13 +115,11 @@ class Place(NamedTuple, Generic[I]):
 
 
 Counts = Callable[[PodCliqueSetSpec, Level, int], int]
-"""The replicas a walk gives the owners made from the spec's PodCliqueSet, or its clique or scaling
-group at a position: as the spec starts them (``planned_replicas``), at the most an autoscaler may
-take them (``most_replicas``), or at a count a scale writes."""
+"""The replicas a walk gives the owners of a level made from a template: as they start
+(``planned_replicas``), at the autoscalers' most (``most_replicas``), or as a scale writes them."""
 
 
 def planned_replicas(spec: PodCliqueSetSpec, level: Level, template: int) -> int:
-    """The replicas the owner starts with."""
     if level is Level.PODCLIQUESET:
         return max(spec.replicas, 0)
     if level is Level.SCALING_GROUP:
@@ -157,8 +128,7 @@ def planned_replicas(spec: PodCliqueSetSpec, level: Level, template: int) -> int
 
 
 def most_replicas(spec: PodCliqueSetSpec, level: Level, template: int) -> int:
-    """The most replicas the owner can reach: the autoscaler's ``maxReplicas`` where one is set
-    and above what it starts with."""
+    """The autoscaler's ``maxReplicas`` where one is set above the replicas the owner starts with."""
     if level is Level.PODCLIQUESET:
         return max(spec.replicas, 0)
     if level is Level.SCALING_GROUP:
@@ -171,19 +141,18 @@ def most_replicas(spec: PodCliqueSetSpec, level: Level, template: int) -> int:
 
 
 def group_replicas(group: PodCliqueScalingGroupConfig) -> int:
-    """The replicas a scaling group starts with, as the template gives them (1 when unset)."""
-    return max(group.template_replicas(), 0)
+    """As the template gives them: the CRD defaults an absent value to 1."""
+    return max(1 if group.replicas is None else group.replicas, 0)
 
 
 def clique_replicas(clique: PodCliqueTemplateSpec) -> int:
-    """The replicas a PodClique starts with: at least 1 (Grove's defaulting turns 0 into 1)."""
+    """At least 1: Grove's defaulting turns 0 into 1."""
     return max(clique.spec.replicas or 0, 1)
 
 
 def places(spec: PodCliqueSetSpec, indices: Callable[[int], Iterable[I]], counts: Counts = planned_replicas) -> Iterator[Place[I]]:
-    """Every owner of the spec, in Grove's order: the PodCliqueSet; then for each of its replicas
-    the standalone PodCliques, and each scaling group followed by the PodCliques of each of its
-    replicas. ``indices`` gives the replica indices of a count: ``range``, or one open index."""
+    """Every owner of the spec in Grove's order: the PodCliqueSet, then in each replica the
+    standalone PodCliques and each scaling group with its PodCliques, at a count's ``indices``."""
     pcs_place: Place[I] = Place(Level.PODCLIQUESET, 0, None, 0, None)
     yield pcs_place
     standalone, members = clique_templates(spec)
@@ -198,9 +167,8 @@ def places(spec: PodCliqueSetSpec, indices: Callable[[int], Iterable[I]], counts
 
 
 def clique_templates(spec: PodCliqueSetSpec) -> tuple[list[int], list[list[int]]]:
-    """The positions of the standalone clique templates, and of each scaling group's member
-    templates: the first of each name its ``cliqueNames`` names, as Grove's lookup finds it, once
-    (a PodClique's name is made of them: a name listed twice makes one PodClique)."""
+    """The positions of the standalone clique templates, and of each scaling group's members: the
+    first template of each name its ``cliqueNames`` lists, once, as it makes one PodClique."""
     template = spec.template
     first: dict[str, int] = {}
     for c, clique in enumerate(template.cliques):
@@ -232,16 +200,8 @@ def _planned(pcs: PodCliqueSet, place: Place[int]) -> Owner:
 
 
 def planned_owners(pcs: PodCliqueSet, indices: Callable[[int], Iterable[int]] = range) -> Iterator[Owner]:
-    """The owners Grove builds from the spec, in its order, with the replicas each starts with, at
-    the replica indices ``indices`` gives for a count (all of them by default). UIDs are unknown
-    (empty) but the PodCliqueSet's, when it has one: the others may not exist yet. PodCliques carry their identity, as their pods'
-    labels will give it."""
+    """Grove's owners as they start; UIDs empty but the PodCliqueSet's: the rest may not exist."""
     return (_planned(pcs, place) for place in places(pcs.spec, indices))
-
-
-# --- the owners that exist -------------------------------------------------------------------------
-
-OnError = Callable[[str, str], None]
 
 
 def _live_group(pcs: PodCliqueSet, obj: PodCliqueScalingGroup, on_error: OnError) -> Owner | None:
@@ -282,11 +242,9 @@ def live_owners(
     cliques: Iterable[PodClique],
     on_error: OnError = lambda _name, _message: None,
 ) -> list[Owner]:
-    """The sharing owners of a PodCliqueSet as they exist: the PodCliqueSet itself plus the given
-    scaling-group and PodClique objects (those being deleted are skipped). Objects Grove's labels do
-    not place are reported through ``on_error(object name, message)`` and skipped. Replica counts are
-    as the objects say, negative ones included: such an owner has no PerReplica claims, and what to
-    do about its existing ones is the caller's decision."""
+    """The PodCliqueSet and the given scaling groups and PodCliques not being deleted, as owners,
+    with replica counts as they say (even negative: what becomes of the claims is the caller's
+    decision); one Grove's labels do not place is reported to ``on_error``."""
     found: list[Owner | None] = [_owner(pcs, Level.PODCLIQUESET, 0, pcs.name, pcs.name, pcs.metadata.uid, pcs.spec.replicas)]
     found += [_live_group(pcs, g, on_error) for g in scaling_groups if not g.metadata.deletion_timestamp]
     found += [_live_clique(pcs, c, on_error) for c in cliques if not c.metadata.deletion_timestamp]

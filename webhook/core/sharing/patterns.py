@@ -1,28 +1,19 @@
 """Every claim name a PodCliqueSet spec will produce, as patterns with the replica indices left open.
 
-Grove names a claim ``<owner>-all-<entry>`` or ``<owner>-<index>-<entry>`` and owners carry indices
-of their own (``<pcs>-<i>-<group>-<j>-<clique>``), so one entry on one kind of owner produces a
-family of names that differ only in their indices. Listing the family would cost as much as the
-replica counts (``spec.replicas`` alone may be two billion); a pattern costs as much as the name.
-
-A pattern is the name as ``naming`` makes its parts, the indices open; split at ``-``, its
-segments are literal segments and open segments standing for any decimal index in ``range(n)``.
-Indices are always printed between two hyphens with no leading zero, so two names are equal
-exactly when their segments are, which makes "can these two families share a name" a
-segment-by-segment question. The owners are those of
-``owners.places`` walked with open indices, named by ``naming``'s formulas.
-
-Every claim name of a PodCliqueSet starts with the PodCliqueSet's name, so the patterns of a spec
-leave it out: their first segment is empty, and a claim's name is the PodCliqueSet's name followed
-by its pattern's name. Which names two families share, and how long they get, is then the same
-whatever the PodCliqueSet is called.
-"""
+One entry on one kind of owner makes a family of names that differ only in their indices: listing
+it would cost as much as the replica counts (``spec.replicas`` alone may be two billion), a pattern
+as much as one name. An index is printed between hyphens with no leading zero, so whether two
+families share a name is a segment-by-segment question. A spec's patterns leave out the
+PodCliqueSet's name (their first segment is empty): what they share does not depend on it. Which
+families share a name is searched for within a bound (``shared_names``)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import combinations, islice
 from typing import NamedTuple
 
 from webhook.core.model.podcliqueset import ALL_REPLICAS, PER_REPLICA, Entries, PodCliqueSetSpec
@@ -33,25 +24,29 @@ from webhook.core.sharing.owners import PCS_ENTRIES, Counts, Level, clique_templ
 
 Segment = str | int
 """A literal segment, or the size ``n`` of an open index (any of ``0 .. n-1``)."""
+PCS_NAME = ""
+"""Where the PodCliqueSet's name stands in a spec's patterns."""
+MAX_FAMILIES = 10_000
+"""Families made at most: thousands of scaling groups listing thousands of cliques make millions."""
+WORK_LIMIT = 20_000
+"""Patterns compared plus pairs found, at most, in one ``shared_names``: a few hundred for real
+specs, half a million pairs (a warning each) for a spec of a thousand cliques of one name."""
 
 
 class NamePattern(NamedTuple):
-    """The names one entry produces on one kind of owner."""
+    """The names one entry, at ``position`` in the list at ``list_path``, makes on one kind of owner."""
 
     list_path: str
-    """The field path of the entry's list, e.g. ``spec.template.cliques[0].resourceSharing``."""
     position: int
-    """The entry's position in it."""
     owner: Parts
-    """The owners' names' parts after the PodCliqueSet's name, the replica indices open."""
+    """The owners' names' parts after the PodCliqueSet's name."""
     entry: str
-    """The entry's name (its template's)."""
     replica: OpenIndex | None
     """The owner's replicas, for a PerReplica entry (None for AllReplicas)."""
     first: str
     """The family's first name (every open index 0)."""
     longest: int
-    """Bytes the family's longest name takes (the first with each open index at its largest)."""
+    """Bytes the family's longest name takes."""
 
     @property
     def source(self) -> str:
@@ -60,13 +55,11 @@ class NamePattern(NamedTuple):
 
     @property
     def parts(self) -> Parts:
-        """The names' parts as ``naming`` makes them, the replica indices open."""
         return naming.claim_parts(self.owner, self.entry, self.replica)
 
     @property
     def segments(self) -> tuple[Segment, ...]:
-        """The parts split at ``-``, each open index as its size: what the search for shared names
-        compares (made when asked: most specs' families are told apart by their shapes)."""
+        """Parts split at ``-``, open indices as sizes (made when asked: most differ in shape)."""
         segments: list[Segment] = []
         for part in self.parts:
             if type(part) is str:
@@ -86,39 +79,18 @@ class NamePattern(NamedTuple):
         return [p.size for p in self.parts if type(p) is OpenIndex]
 
     def shape(self) -> tuple[str | None, ...]:
-        """The segments with every number and open index blanked (None): two families can only
-        share a name when their shapes are equal. The first name's segments are the segments with
-        each open index 0, a number too (and the most common: tested first)."""
+        """The segments with each open index and each number that could be one blanked: families
+        can only share a name when their shapes are equal. Read off the first name."""
         shape: list[str | None] = []
         for s in self.first.split("-"):
-            shape.append(None if s == "0" or (s.isdigit() and _is_number(s)) else s)
+            shape.append(None if s == "0" or (s.isdigit() and s.isascii() and s[0] != "0") else s)
         return tuple(shape)
 
 
-def _is_number(segment: str) -> bool:
-    """Whether a literal segment is a number as an index is printed (no sign, no leading zero)."""
-    return segment.isdigit() and segment.isascii() and (segment == "0" or segment[0] != "0")
-
-
-def _open(count: int) -> tuple[OpenIndex, ...]:
-    """One open index standing for all of ``range(count)`` (none when the count is 0)."""
-    return (OpenIndex(count),) if count > 0 else ()
-
-
-PCS_NAME = ""
-"""Where the PodCliqueSet's name stands in a spec's patterns."""
-
-
 def name_patterns(spec: PodCliqueSetSpec, counts: Counts = planned_replicas) -> list[NamePattern]:
-    """The patterns of every claim the spec produces, in the order Grove creates them: the owners of
-    ``owners.places`` with open indices at the replica counts ``counts`` gives, each owner's
-    AllReplicas entries, then its PerReplica entries (with an open replica index). Entries without
-    a name (a Required error) or with another scope (ignored by Grove) make none. Raises
-    ``TooManyFamilies`` past ``MAX_FAMILIES``, having made no more than that many.
-
-    The places are walked here by their templates rather than through ``owners.places``: only an
-    owner with entries costs anything, which on every review matters (the tests hold the two walks
-    to the same names)."""
+    """The patterns of every claim the spec makes at the replica counts ``counts`` gives, in Grove's
+    order; ``TooManyFamilies`` past ``MAX_FAMILIES``. The owners are walked by template, not through
+    ``places``, so that only an owner with entries costs anything (tests hold the two alike)."""
     template = spec.template
     pcs_count = counts(spec, Level.PODCLIQUESET, 0)
     found = owner_patterns((PCS_NAME,), template.resource_sharing or (), PCS_ENTRIES, pcs_count)
@@ -144,16 +116,10 @@ def name_patterns(spec: PodCliqueSetSpec, counts: Counts = planned_replicas) -> 
 
 
 def _clique_patterns(spec: PodCliqueSetSpec, counts: Counts, c: int, owner: Parts) -> list[NamePattern]:
-    """The patterns of the PodCliques of clique template ``c``, whose names follow ``owner`` (the
-    parts of the PodCliqueSet's replica, or of a scaling group's)."""
+    """The patterns of the PodCliques of clique template ``c``, whose names follow ``owner``."""
     clique = spec.template.cliques[c]
     entries = clique.resource_sharing or ()
     return owner_patterns((*owner, clique.name), entries, entries_source(Level.CLIQUE, c), counts(spec, Level.CLIQUE, c))
-
-
-MAX_FAMILIES = 10_000
-"""Families of claim names made at most: a spec of thousands of scaling groups each listing
-thousands of cliques makes millions (each a PodClique's claims)."""
 
 
 class TooManyFamilies(Exception):
@@ -161,17 +127,13 @@ class TooManyFamilies(Exception):
 
 
 def _bounded(more: list[NamePattern], found: Sequence[NamePattern] = ()) -> list[NamePattern]:
-    """``more``, when it and ``found`` stay within ``MAX_FAMILIES``."""
     if len(found) + len(more) > MAX_FAMILIES:
         raise TooManyFamilies
     return more
 
 
 def owner_patterns(owner: Parts, entries: Entries, list_path: str, replicas: int) -> list[NamePattern]:
-    """The patterns of the claims of the owners named ``owner`` (parts after the PodCliqueSet's
-    name) at ``replicas``, their ``entries`` at ``list_path``: its AllReplicas entries, then its
-    PerReplica entries with an open replica index (none at 0 replicas). A scale (``scaling``) asks
-    for one owner at a new count."""
+    """The patterns of the claims of owners named ``owner`` at ``replicas``: AllReplicas first."""
     head, extra = _first_name(owner)
     every: list[NamePattern] = []
     each: list[NamePattern] = []
@@ -191,8 +153,7 @@ def owner_patterns(owner: Parts, entries: Entries, list_path: str, replicas: int
 
 
 def _first_name(owner: Parts) -> tuple[str, int]:
-    """The owner's first name (open indices 0), which its claims' first names follow by
-    ``naming.claim_name``, and the digits its open indices may add: found once for all its entries."""
+    """The owner's first name and the digits its open indices may add, once for all its entries."""
     first: list[str] = []
     extra = 0
     for part in owner:
@@ -209,19 +170,16 @@ def _first_name(owner: Parts) -> tuple[str, int]:
 
 @dataclass(frozen=True, slots=True)
 class PlannedSize:
-    """How much a spec makes at the replica counts Grove starts with (``owners.planned_owners``)."""
-
     owners: int
     claims: int
     pods: int
 
 
 def planned_size(spec: PodCliqueSetSpec) -> PlannedSize:
-    """The owners, claims and pods of ``planned_owners``, counted without listing them: the owners
-    are walked with open indices, and each place stands for as many owners as its open indices
-    take values. Costs as much as ``name_patterns``, whatever the replica counts."""
+    """The owners, claims and pods ``planned_owners`` makes, counted at the cost of ``name_patterns``
+    whatever the replica counts: a place with open indices stands for as many as they take."""
     owners = claims = pods = 0
-    for place in places(spec, _open):
+    for place in places(spec, lambda count: (OpenIndex(count),) if count > 0 else ()):
         copies = math.prod(i.size for i in (place.pcs_replica, place.group_replica) if i is not None)
         replicas = planned_replicas(spec, place.level, place.template)
         owners += copies
@@ -232,8 +190,7 @@ def planned_size(spec: PodCliqueSetSpec) -> PlannedSize:
 
 
 def first_longer_than(pattern: NamePattern, limit: int, prefix: str = "") -> str | None:
-    """The first name of the family (indices in creation order) longer than ``limit`` bytes, each
-    name following ``prefix`` (the PodCliqueSet's name, for a spec's patterns)."""
+    """The family's first name longer than ``limit`` bytes after ``prefix`` (the PodCliqueSet's)."""
     shortest = len((prefix + pattern.name()).encode())
     extra = [naming.extra_digits(n) for n in pattern.open_sizes()]
     if shortest + sum(extra) <= limit:
@@ -244,3 +201,91 @@ def first_longer_than(pattern: NamePattern, limit: int, prefix: str = "") -> str
         chosen.append(0 if digits == 0 else 10**digits)
         used += digits
     return prefix + pattern.name(chosen)
+
+
+class _OutOfWork(Exception):
+    pass
+
+
+@dataclass(slots=True)
+class _Work:
+    left: int
+
+    def spend(self, units: int) -> None:
+        self.left -= units
+        if self.left < 0:
+            raise _OutOfWork
+
+
+@dataclass(frozen=True, slots=True)
+class SharedNames:
+    pairs: list[tuple[int, int, str]]
+    """(earlier, later, a shared name), ordered by the later pattern, then the earlier."""
+    complete: bool
+    """False when the work limit stopped the search: ``pairs`` are some of the pairs, not all."""
+
+    def __iter__(self) -> Iterator[tuple[int, int, str]]:
+        return iter(self.pairs)
+
+
+def may_share(patterns: list[NamePattern]) -> bool:
+    """Whether two of the patterns have one shape: only then may their families share a name."""
+    return len({p.shape() for p in patterns}) < len(patterns)
+
+
+def shared_names(patterns: list[NamePattern], work_limit: int = WORK_LIMIT) -> SharedNames:
+    """Every two patterns whose families share a name, with one such name, within ``work_limit``:
+    grouped by shape, then split on each numeric position (a number meets indices reaching it)."""
+    groups: dict[tuple[str | None, ...], list[int]] = defaultdict(list)
+    for k, p in enumerate(patterns):
+        groups[p.shape()].append(k)
+    found: set[tuple[int, int]] = set()
+    work = _Work(work_limit)
+    complete = True
+    segments = [p.segments for p in patterns]
+    try:
+        for shape, members in groups.items():
+            if len(members) > 1:
+                numeric = [pos for pos, s in enumerate(shape) if s is None]
+                _meet(segments, members, numeric, found, work)
+    except _OutOfWork:
+        complete = False
+    ordered = sorted(found, key=lambda pair: (pair[1], pair[0]))
+    pairs = [(a, b, _shared_name(patterns[a].segments, patterns[b].segments)) for a, b in ordered]
+    return SharedNames(pairs, complete)
+
+
+def _meet(segments: list[tuple[Segment, ...]], members: list[int], positions: list[int], found: set[tuple[int, int]], work: _Work) -> None:
+    if len(members) < 2:
+        return
+    if not positions:
+        # As many pairs as the work left allows, so that a search cut short still lists some.
+        found.update(islice(combinations(sorted(members), 2), max(work.left, 0)))
+        work.spend(len(members) * (len(members) - 1) // 2)
+        return
+    work.spend(len(members))
+    pos, rest = positions[0], positions[1:]
+    open_members: list[int] = []
+    by_value: dict[str, list[int]] = defaultdict(list)
+    for k in members:
+        segment = segments[k][pos]
+        if isinstance(segment, int):
+            open_members.append(k)
+        else:
+            by_value[segment].append(k)
+    _meet(segments, open_members, rest, found, work)
+    for value, fixed in by_value.items():
+        work.spend(len(open_members))
+        reaching = [k for k in open_members if _reaches(segments[k][pos], value)]
+        _meet(segments, fixed + reaching, rest, found, work)
+
+
+def _reaches(size: Segment, value: str) -> bool:
+    """Whether an index of ``size`` values takes ``value``, measured first: it may be huge."""
+    assert isinstance(size, int), "an open index"
+    return len(value) <= len(str(size)) and int(value) < size
+
+
+def _shared_name(a: tuple[Segment, ...], b: tuple[Segment, ...]) -> str:
+    """The first name two meeting families share: literals where either has one, else index 0."""
+    return "-".join(x if isinstance(x, str) else y if isinstance(y, str) else "0" for x, y in zip(a, b, strict=True))

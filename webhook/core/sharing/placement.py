@@ -1,22 +1,18 @@
-"""Where a PodClique (or one of its pods) sits in its PodCliqueSet, read from Grove's labels (§5.1).
-
-Grove derives these values from the PodClique's name and labels while it builds a pod; a pod carries
-the same labels, so the pod webhook derives them from the pod and the claim reconciler from the
-PodClique object, both through ``clique_identity``. Error texts are Grove's.
-"""
+"""Where a PodClique or its pod sits in its PodCliqueSet, read from its labels as Grove reads them,
+with Grove's error texts (§5.1), and so which claims a pod gets (§5.2, §5.3)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
-from webhook.core.gocompat import gojson
-from webhook.core.gocompat.strconv import atoi
+from webhook.core.gocompat.gojson import atoi, quote
 from webhook.core.model import labels
 from webhook.core.model.meta import ObjectKey
-from webhook.core.model.podcliqueset import PodCliqueScalingGroupConfig, PodCliqueSet, PodCliqueTemplateSpec
-from webhook.core.sharing import naming
+from webhook.core.model.podcliqueset import (
+    ALL_REPLICAS, PER_REPLICA, Entries, PodCliqueScalingGroupConfig, PodCliqueSet, PodCliqueTemplateSpec,
+)
+from webhook.core.sharing.naming import claim_name, scaling_group_name
 
 
 class IdentityError(ValueError):
@@ -54,11 +50,12 @@ def _pcs_replica_from_fqn(pcs_name: str, clique_fqn: str) -> int:
 def _strip_prefix(fqn: str, owner: str, replica: int) -> str:
     prefix = f"{owner}-{replica}-"
     if not fqn.startswith(prefix):
-        raise ValueError(f"FQN {gojson.quote(fqn)} does not have expected prefix {gojson.quote(prefix)}")
+        raise ValueError(f"FQN {quote(fqn)} does not have expected prefix {quote(prefix)}")
     return fqn[len(prefix) :]
 
 
-def _index_label(value: str | None, key: str, object_key: str) -> int:
+def _index_label(object_labels: Mapping[str, str], key: str, object_key: str) -> int:
+    value = object_labels.get(key)
     if value is None:
         raise ValueError(f"missing label {key} on PodClique: {object_key}")
     try:
@@ -67,57 +64,28 @@ def _index_label(value: str | None, key: str, object_key: str) -> int:
         raise ValueError(f"invalid label {key} on PodClique: {object_key}: {err}") from None
 
 
-@dataclass(frozen=True, slots=True)
-class Placement:
-    """All that places a PodClique or one of its pods: where it is, its PodClique's name, and the
-    four labels Grove reads (None where absent). Every pod of a PodClique has the same."""
-
-    namespace: str
-    pcs_name: str
-    clique_fqn: str
-    scaling_group: str | None
-    scaling_group_replica: str | None
-    part_of: str | None
-    pcs_replica: str | None
-
-    @classmethod
-    def of(cls, namespace: str, pcs_name: str, clique_fqn: str, object_labels: Mapping[str, str]) -> Placement:
-        get = object_labels.get
-        return cls(
-            namespace, pcs_name, clique_fqn, get(labels.PCSG), get(labels.PCSG_REPLICA_INDEX), get(labels.PART_OF), get(labels.PCS_REPLICA_INDEX)
-        )
-
-
 def clique_identity(
     namespace: str, pcs_name: str, clique_fqn: str, object_labels: Mapping[str, str]
 ) -> CliqueIdentity:
-    """Place a PodClique named ``clique_fqn`` (or a pod of it) from its labels, as Grove does."""
-    return place(Placement.of(namespace, pcs_name, clique_fqn, object_labels))
-
-
-def place(found: Placement) -> CliqueIdentity:
-    """The PodClique's identity; ``IdentityError`` with Grove's text where the labels do not place it."""
-    object_key = f"{found.namespace}/{found.clique_fqn}"
+    """Place a PodClique (or its pod) by its labels as Grove does, or ``IdentityError``."""
+    object_key = f"{namespace}/{clique_fqn}"
     try:
-        pcs_replica = _pcs_replica_from_fqn(found.pcs_name, found.clique_fqn)
+        pcs_replica = _pcs_replica_from_fqn(pcs_name, clique_fqn)
     except ValueError as err:
         raise IdentityError(f"error extracting PCS replica index for PodClique {object_key}: {err}") from None
     try:
-        return _placed(found, pcs_replica, object_key)
+        group = object_labels.get(labels.PCSG)
+        if group is not None:
+            group_replica = _index_label(object_labels, labels.PCSG_REPLICA_INDEX, object_key)
+            clique_name = _strip_prefix(clique_fqn, group, group_replica)
+            return CliqueIdentity(namespace, pcs_name, pcs_replica, clique_fqn, clique_name, group, group_replica)
+        part_of = object_labels.get(labels.PART_OF)
+        if part_of is None:
+            raise ValueError(f"missing label {labels.PART_OF} on PodClique: {object_key}")
+        replica_in_label = _index_label(object_labels, labels.PCS_REPLICA_INDEX, object_key)
+        clique_name = _strip_prefix(clique_fqn, part_of, replica_in_label)
     except ValueError as err:
         raise IdentityError(f"failed to get PodClique name: {err}") from None
-
-
-def _placed(found: Placement, pcs_replica: int, object_key: str) -> CliqueIdentity:
-    namespace, pcs_name, clique_fqn = found.namespace, found.pcs_name, found.clique_fqn
-    if found.scaling_group is not None:
-        group_replica = _index_label(found.scaling_group_replica, labels.PCSG_REPLICA_INDEX, object_key)
-        clique_name = _strip_prefix(clique_fqn, found.scaling_group, group_replica)
-        return CliqueIdentity(namespace, pcs_name, pcs_replica, clique_fqn, clique_name, found.scaling_group, group_replica)
-    if found.part_of is None:
-        raise ValueError(f"missing label {labels.PART_OF} on PodClique: {object_key}")
-    replica_in_label = _index_label(found.pcs_replica, labels.PCS_REPLICA_INDEX, object_key)
-    clique_name = _strip_prefix(clique_fqn, found.part_of, replica_in_label)
     return CliqueIdentity(namespace, pcs_name, pcs_replica, clique_fqn, clique_name)
 
 
@@ -125,7 +93,7 @@ def clique_of(pcs: PodCliqueSet, identity: CliqueIdentity) -> PodCliqueTemplateS
     """The clique template the PodClique (or its pod) was built from: the first of its name."""
     clique = pcs.spec.template.clique(identity.clique_name)
     if clique is None:
-        raise template_not_found(identity)
+        raise IdentityError(f"PodClique template {quote(identity.clique_name)} not found in PCS spec")
     return clique
 
 
@@ -134,29 +102,17 @@ def scaling_group_of(pcs: PodCliqueSet, identity: CliqueIdentity) -> PodCliqueSc
     if not identity.scaling_group_fqn:
         return None
     for group in pcs.spec.template.pod_clique_scaling_groups:
-        if naming.scaling_group_name(pcs.name, identity.pcs_replica, group.name) == identity.scaling_group_fqn:
+        if scaling_group_name(pcs.name, identity.pcs_replica, group.name) == identity.scaling_group_fqn:
             return group
-    raise scaling_group_not_found(identity, pcs.name)
-
-
-def template_not_found(identity: CliqueIdentity) -> IdentityError:
-    return IdentityError(f"PodClique template {gojson.quote(identity.clique_name)} not found in PCS spec")
-
-
-def scaling_group_not_found(identity: CliqueIdentity, pcs_name: str) -> IdentityError:
-    return IdentityError(
-        f"PCSG label {gojson.quote(identity.scaling_group_fqn)} present on PodClique "
-        f"{gojson.quote(identity.clique_fqn)} but no matching PodCliqueScalingGroupConfig found in PCS "
-        f"{gojson.quote(pcs_name)}"
+    raise IdentityError(
+        f"PCSG label {quote(identity.scaling_group_fqn)} present on PodClique {quote(identity.clique_fqn)} "
+        f"but no matching PodCliqueScalingGroupConfig found in PCS {quote(pcs.name)}"
     )
 
 
 def pod_index(pod_labels: Mapping[str, str], pod_key: str) -> int:
-    """The pod index ``k`` a clique-level PerReplica claim is keyed by.
-
-    Grove numbers pods from 0 and creates claims for indices 0..replicas-1 only, so a negative
-    index would name a claim that never exists and leave the pod waiting for it: refused instead.
-    """
+    """The pod index a clique-level PerReplica claim is keyed by. Grove makes claims for indices
+    0..replicas-1 only, so a negative one, whose claim never exists, is refused."""
     if labels.POD_INDEX not in pod_labels:
         raise IdentityError(f"missing label {labels.POD_INDEX} on Pod: {pod_key}")
     try:
@@ -174,3 +130,30 @@ def index_below(value: str, replicas: int) -> bool:
     if not (value.isascii() and value.isdigit()) or (len(value) > 1 and value[0] == "0"):
         return False
     return len(value) <= len(str(replicas)) and int(value) < replicas
+
+
+def _level(names: list[str], entries: Entries | None, owner: str, replica: int, clique: str, group: str | None) -> None:
+    """Appends the claims of one level that a pod of ``clique`` (in ``group``) gets: the AllReplicas
+    entries its filter leaves the pod in, then the PerReplica ones, of ``replica``."""
+    selected = [e for e in entries or () if e.selects(clique, group)]
+    names += [claim_name(owner, e.name, None) for e in selected if e.scope == ALL_REPLICAS]
+    names += [claim_name(owner, e.name, replica) for e in selected if e.scope == PER_REPLICA]
+
+
+def pod_claims(pcs: PodCliqueSet, identity: CliqueIdentity, pod_index: Callable[[], int]) -> list[str]:
+    """The claim names a pod of the PodClique ``identity`` gets, by level as Grove orders them;
+    ``pod_index`` is called only if a clique-level PerReplica entry needs it: a pod may lack it."""
+    clique = clique_of(pcs, identity)
+    group = scaling_group_of(pcs, identity)
+    names: list[str] = []
+    group_name = None if group is None else group.name
+    _level(names, pcs.spec.template.resource_sharing, pcs.name, identity.pcs_replica, clique.name, group_name)
+    if group is not None:
+        _level(names, group.resource_sharing, identity.scaling_group_fqn, identity.scaling_group_replica, clique.name, None)
+    own = clique.resource_sharing or ()
+    names += [claim_name(identity.clique_fqn, e.name, None) for e in own if e.scope == ALL_REPLICAS]
+    per_pod = [e.name for e in own if e.scope == PER_REPLICA]
+    if per_pod:
+        index = pod_index()
+        names += [claim_name(identity.clique_fqn, name, index) for name in per_pod]
+    return names

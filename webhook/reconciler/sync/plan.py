@@ -1,22 +1,23 @@
 """What one owner's claims need, as actions computed from the caches without a client, a chunk of
-claim positions at a time, so that a plan never holds all of an owner of a million replicas; and
-the reasons of the Events on owners. Stale PerReplica claims are Grove's selector (BEHAVIOUR.md
-§4.8), at the owner's replicas as cached, then as a read of the owner says (``cleanup``).
+claim positions at a time, so that a plan never holds all of an owner of a million replicas. An
+existing claim is made ours as controller-runtime's ``SetControllerReference`` does it for Grove
+(§4.6, §4.7): one with no controller, or controlled by an earlier object of the owner's kind and
+name, gets the owner's reference; one controlled by anything else is refused. Grove's labels are
+merged in; ``spec`` is never changed. Stale PerReplica claims are Grove's selector (§4.8).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable
-from typing import NamedTuple, Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
 
-from webhook.core.model.meta import ObjectKey
+from webhook.core.model.meta import ObjectKey, OwnerReference, controller_of
 from webhook.core.model.podcliqueset import ResourceSharingSpec
 from webhook.core.sharing.desired import DesiredClaim, claim_count, claim_slots, desired_claim, over_limit
 from webhook.core.sharing.owners import LEVELS, Owner
 from webhook.core.sharing.placement import index_below
 from webhook.reconciler.cluster import INDEX_LABELS, ClaimRecord, RecentDeletions, label_shape, shared
-from webhook.reconciler.sync.ownership import MetadataChange, OwnedByOther, controlled_by_other, plan_change
 
 CLAIM_CREATED = "ResourceClaimCreated"
 CLAIM_ADOPTED = "ResourceClaimAdopted"
@@ -26,6 +27,61 @@ OWNED_BY_OTHER = "ResourceClaimOwnedByOther"
 SYNC_FAILED = "ResourceClaimSyncFailed"
 LIMIT_EXCEEDED = "ResourceClaimLimitExceeded"
 INVALID_REPLICAS = "ResourceClaimInvalidReplicas"
+
+
+def controlled_by_other(references: Sequence[OwnerReference], owner: OwnerReference) -> OwnerReference | None:
+    """The claim's controller when not ``owner``: such a claim is neither adopted, changed nor deleted."""
+    controller = controller_of(references)
+    return controller if controller is not None and not controller.same_object(owner) else None
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedByOther:
+    controller: OwnerReference
+
+    def message(self, namespace: str, name: str) -> str:
+        return f"Object {namespace}/{name} is already owned by another {self.controller.kind} controller {self.controller.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataChange:
+    """The labels that differ and, when the controller reference changes, the whole new list."""
+
+    labels: dict[str, str]
+    owner_references: list[OwnerReference] | None
+
+    @property
+    def adopts(self) -> bool:
+        return self.owner_references is not None
+
+    def merge_patch(self, resource_version: str) -> dict[str, Any]:
+        """A new reference list replaces the old one whole, so it carries the resourceVersion it was
+        computed from: a concurrent change to the list fails with 409 instead of being overwritten."""
+        metadata: dict[str, Any] = {}
+        if self.labels:
+            metadata["labels"] = self.labels
+        if self.owner_references is not None:
+            metadata["ownerReferences"] = [r.to_api() for r in self.owner_references]
+            metadata["resourceVersion"] = resource_version
+        return {"metadata": metadata}
+
+
+def plan_change(labels: Mapping[str, str], references: Sequence[OwnerReference], desired: DesiredClaim) -> MetadataChange | OwnedByOther | None:
+    """What to change on an existing claim so that it matches ``desired``; None when nothing."""
+    other = controlled_by_other(references, desired.owner)
+    if other is not None:
+        return OwnedByOther(other)
+    changed_labels = {k: v for k, v in desired.labels.items() if labels.get(k) != v}
+    new_references = list(references)
+    index = next((i for i, r in enumerate(references) if r.same_object(desired.owner)), None)
+    if index is None:
+        new_references.append(desired.owner)
+    else:
+        new_references[index] = desired.owner
+    changed_references = new_references if new_references != list(references) else None
+    if not changed_labels and changed_references is None:
+        return None
+    return MetadataChange(changed_labels, changed_references)
 
 
 class Create(NamedTuple):
@@ -40,8 +96,6 @@ class Recreate(NamedTuple):
 
 
 class Adopt(NamedTuple):
-    """An existing claim whose labels or controller reference are to be made Grove's."""
-
     claim: DesiredClaim
     existing: ClaimRecord
     change: MetadataChange
@@ -60,11 +114,7 @@ class Defer(NamedTuple):
     seconds: float
 
 
-class Delete(NamedTuple):
-    claim: ClaimRecord
-
-
-Action = Create | Recreate | Adopt | Report | Defer | Delete
+Action = Create | Recreate | Adopt | Report | Defer
 
 
 class ClaimView(Protocol):
@@ -114,8 +164,7 @@ def _missing(owner: Owner, namespace: str, deletions: RecentDeletions, index: in
     return Recreate(desired) if deletions.recent(key) else Create(desired)
 
 
-def adoption(desired: DesiredClaim, existing: ClaimRecord, namespace: str) -> list[Action]:
-    """Nothing, a change of its metadata, or a report when another object controls it."""
+def adoption(desired: DesiredClaim, existing: ClaimRecord, namespace: str) -> list[Adopt | Report]:
     change = plan_change(existing.labels, existing.references, desired)
     if change is None:
         return []
@@ -131,11 +180,10 @@ def still_needed(recreated: list[Recreate], replicas: int | None) -> list[Desire
     return [r.claim for r in recreated if r.claim.replica is None or r.claim.replica < replicas]
 
 
-def cleanup(owner: Owner, candidates: StaleCandidates, replicas: int | None = None) -> list[Delete]:
-    """The owner's stale claims at its cached replicas, or at ``replicas`` (a count read from the API
-    server: stale both ways, when the cache is behind)."""
-    count = owner.replicas if replicas is None else max(replicas, owner.replicas)
-    return [Delete(record) for record in candidates.stale(dataclasses.replace(owner, replicas=count), count)]
+def cleanup(owner: Owner, candidates: StaleCandidates, replicas: int | None = None) -> list[ClaimRecord]:
+    """The owner's stale claims at its cached replicas, or at ``replicas`` read from the API server
+    (stale both ways, when the cache is behind)."""
+    return candidates.stale(owner, owner.replicas if replicas is None else max(replicas, owner.replicas))
 
 
 def owner_reports(owner: Owner, limit: int) -> list[Report]:

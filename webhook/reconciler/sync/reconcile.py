@@ -1,12 +1,10 @@
 """One reconcile of one PodCliqueSet, as controller-runtime's ``Reconcile(key) -> Result``: observe
-the cached PodCliqueSet and its current children as owners (``live_owners``, as the pod webhook
-sees them), plan each owner's actions from the caches (``plan``), apply them (``Executor``).
-
-The executor goes owner by owner, a chunk of claim positions at a time, then deletes the stale
-claims of an owner whose claims are all as desired. It owns the time budget: once it has written
-for ``budget`` seconds it stops between two chunks, so that one owner of a million claims never
-holds a worker for long, and goes on from there next time unless an event in between could have
-changed what it checked. It owns the Events too, and one owner's failure never stops the others.
+the cached PodCliqueSet and its current children as owners (as the pod webhook sees them), plan
+each owner's actions from the caches (``plan``), apply them owner by owner (``apply``) with the
+claim writes and owner reads they ask for (``ClaimWrites``). Once it has written for ``budget``
+seconds the reconcile stops between two chunks, so that one owner of a million claims never holds a
+worker for long, and goes on from there next time unless an event in between could have changed
+what it checked. One owner's failure never stops the others.
 """
 
 from __future__ import annotations
@@ -15,33 +13,93 @@ import datetime
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
+from cachetools import LRUCache, TTLCache
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from webhook.core.boundedcache import BoundedCache
 from webhook.core.model.meta import ObjectKey, OwnerReference
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER, DesiredClaim, claim_count
 from webhook.core.sharing.owners import Owner, live_owners
-from webhook.kube.apierrors import NOT_FOUND, status_message
-from webhook.kube.objects import Objects
-from webhook.kube.resources import EVENTS
-from webhook.reconciler.cluster import Caches, current_children
+from webhook.kube.api import (
+    CONFLICT, EVENTS, NOT_FOUND, PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RESOURCECLAIMS, Obj, Objects,
+    connection_problem, is_connection_error, status_message,
+)
+from webhook.kube.templates import TemplateError, TemplateReads
+from webhook.reconciler.cluster import Caches, ClaimRecord, current_children
 from webhook.reconciler.metrics import ReconcilerMetrics
 from webhook.reconciler.sync import plan
-from webhook.reconciler.sync.writes import FAILURES_KEPT, ClaimWrites, Interrupted, OwnerWork, Unreachable
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+R = TypeVar("R")
 BUDGET = 1.0  # seconds a reconcile goes on writing before it yields to the PodCliqueSets waiting
 CHUNK = 256  # claim positions planned, and their writes sent, at a time
 WARNINGS_PER_OWNER = 5  # Warning Events per owner and reconcile, for distinct failures; the rest are counted
 ORPHANS_REMEMBERED, MESSAGE_BUDGET = 4096, 900
 _ACTIONS = ((plan.CLAIM_CREATED, "Created"), (plan.CLAIM_ADOPTED, "Adopted"), (plan.CLAIM_DELETED, "Deleted stale"))
+LIMIT = 8
+"""Largest batch, and the writes in flight at once in the whole process (the pool's size)."""
+TEMPLATE_RETRY = 5.0
+"""Seconds within which a claim waiting for a missing template is tried again."""
+FAILURES_KEPT = 20  # failure messages kept per owner; the rest are counted
+OWNERS = {r.kind: r for r in (PODCLIQUESETS, PODCLIQUESCALINGGROUPS, PODCLIQUES)}
+
+
+class Interrupted(Exception):
+    """Shutdown or a lost lease: stop before the next write (the one under way has finished)."""
+
+
+class Unreachable(Exception):
+    """The API server did not answer: the reconcile stops and is retried, with no Event (none could be written)."""
+
+
+class OwnerFailure(Exception):
+    """One claim of one owner could not be made as desired; reported on the owner."""
+
+    def __init__(self, message: str, reason: str = plan.SYNC_FAILED) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def api_failure(err: Exception, claim: str, verb: str = "") -> OwnerFailure:
+    """The failure an exception of a claim write or read means, or ``Unreachable`` raised."""
+    if is_connection_error(err):
+        raise Unreachable(connection_problem(err)) from None
+    if isinstance(err, ApiException):
+        return OwnerFailure(f'{verb}RC "{claim}": {status_message(err)}')
+    raise err
+
+
+@dataclass(slots=True)
+class OwnerWork:
+    """What one owner's part of a reconcile did."""
+
+    owner: Owner
+    created: list[str] = field(default_factory=list)
+    adopted: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    writes: int = 0
+    failures: list[OwnerFailure] = field(default_factory=list)
+    failed: int = 0
+    complete: bool = True
+    """Every claim of the owner up to the limit is as desired, so that cleanup may follow."""
+    retry_within: float | None = None
+    requeue_after: float = 0.0
+    live: tuple[int | None] | None = None
+    """The owner's replicas as the API server had them during this reconcile, once read."""
+
+    def fail(self, failure: OwnerFailure) -> None:
+        self.complete = False
+        self.failed += 1
+        if len(self.failures) < FAILURES_KEPT:
+            self.failures.append(failure)
 
 
 @dataclass(slots=True)
@@ -60,10 +118,6 @@ class Outcome:
     retry_within: float | None = None  # whatever the backoff says: a missing template may appear
     partial: bool = False  # the budget ran out with work left: run again after the PodCliqueSets waiting
 
-    @property
-    def ok(self) -> bool:
-        return not self.failed
-
     def add(self, work: OwnerWork) -> None:
         self.created += len(work.created)
         self.adopted += len(work.adopted)
@@ -78,8 +132,7 @@ class Outcome:
 
 @dataclass(slots=True)
 class Observed:
-    """One reconcile: what it works from (with the caches' epoch for the PodCliqueSet when read) and
-    what it did."""
+    """One reconcile: what it works from (the caches' epoch of the PodCliqueSet when read), what it did."""
 
     key: ObjectKey
     epoch: int
@@ -101,17 +154,21 @@ class Continuation(NamedTuple):
 
 class PodCliqueSetReconciler:
     def __init__(self, api: client.ApiClient, caches: Caches, recorder: EventRecorder, metrics: ReconcilerMetrics,
-                 stopping: threading.Event, pool: ThreadPoolExecutor, max_claims_per_owner: int = MAX_CLAIMS_PER_OWNER) -> None:
+                 stopping: threading.Event, max_claims_per_owner: int = MAX_CLAIMS_PER_OWNER) -> None:
         self._caches = caches
+        self.pool = ThreadPoolExecutor(max_workers=LIMIT, thread_name_prefix="claim-write")
+        self._writes = ClaimWrites(api, caches, metrics, self.pool, stopping)
+        self._recorder = recorder
         self._metrics = metrics
-        self._stopping = stopping
-        writes = ClaimWrites(api, caches, metrics, pool, self._check_stopping)
-        self.executor = Executor(caches, writes, recorder, metrics, max_claims_per_owner)
-        self._orphans: BoundedCache[str, bool] = BoundedCache(ORPHANS_REMEMBERED)
+        self._limit = max_claims_per_owner
+        self.budget = BUDGET
+        self._continuations: dict[ObjectKey, Continuation] = {}
+        self._orphans: LRUCache[str, bool] = LRUCache(ORPHANS_REMEMBERED)
+        self._orphans_lock = threading.Lock()
 
     def reconcile(self, key: ObjectKey) -> Outcome:
         observed = self.observe(key)
-        return Outcome() if observed is None else self.executor.apply(observed)
+        return Outcome() if observed is None else self.apply(observed)
 
     def observe(self, key: ObjectKey) -> Observed | None:
         """The PodCliqueSet and its owners as the caches have them; None when it needs nothing."""
@@ -132,27 +189,13 @@ class PodCliqueSetReconciler:
         children = [("PodCliqueScalingGroup", g.metadata) for g in self._caches.scaling_groups_of(key)]
         children += [("PodClique", c.metadata) for c in self._caches.cliques_of(key)]
         for kind, metadata in children:
-            if metadata.uid in self._orphans:
-                continue
-            self._orphans.put(metadata.uid, True)
+            with self._orphans_lock:
+                if self._orphans.get(metadata.uid):
+                    continue
+                self._orphans[metadata.uid] = True
             collected = any(r.controller for r in metadata.owner_references)
             log.log(logging.DEBUG if collected else logging.INFO, "%s %s/%s names PodCliqueSet %s, which does not exist; ignored%s",
                     kind, metadata.namespace, metadata.name, key.name, " until the garbage collector removes it" if collected else "")
-
-    def _check_stopping(self) -> None:
-        if self._stopping.is_set():
-            raise Interrupted()
-
-
-class Executor:
-    def __init__(self, caches: Caches, writes: ClaimWrites, recorder: EventRecorder, metrics: ReconcilerMetrics, limit: int) -> None:
-        self._caches = caches
-        self._writes = writes
-        self._recorder = recorder
-        self._metrics = metrics
-        self._limit = limit
-        self.budget = BUDGET
-        self._continuations: dict[ObjectKey, Continuation] = {}
 
     def apply(self, observed: Observed) -> Outcome:
         """Every owner's plan applied, from where the last reconcile stopped if that still holds."""
@@ -243,7 +286,7 @@ class Executor:
         if not deletes:
             return
         doing = f"cannot read {owner.level.kind} {owner.name} to delete "
-        replicas = self._writes.owner_replicas(observed.key.namespace, work, deletes[0].claim.name, doing)
+        replicas = self._writes.owner_replicas(observed.key.namespace, work, deletes[0].name, doing)
         if replicas is None:
             return  # gone, re-created, or unreadable: the owner's own event is on its way
         if replicas != owner.replicas:
@@ -251,15 +294,14 @@ class Executor:
         self._writes.delete(work, deletes)
 
     def _report(self, namespace: str, work: OwnerWork) -> None:
-        """One Event per owner and action naming the claims, not one per claim; an Event per distinct
-        failure, a few per owner."""
+        """One Event per owner and action naming its claims, and one per distinct failure, a few per owner."""
         about = work.owner.reference
         for names, (reason, verb) in zip((work.created, work.adopted, work.deleted), _ACTIONS, strict=True):
             if names:
-                self._recorder.normal(namespace, about, reason, event_message(verb, names))
+                self._recorder.record(namespace, about, "Normal", reason, event_message(verb, names))
         reported = dict.fromkeys((failure.reason, str(failure)) for failure in work.failures)
         for reason, message in list(reported)[:WARNINGS_PER_OWNER]:
-            self._recorder.warning(namespace, about, reason, message)
+            self._recorder.record(namespace, about, "Warning", reason, message)
 
     def _report_owners(self, observed: Observed) -> None:
         """Warnings about owners whose sharing cannot be reconciled in full, and the gauge of them."""
@@ -267,8 +309,172 @@ class Executor:
         for owner in observed.owners:
             for report in plan.owner_reports(owner, self._limit):
                 over += report.reason == plan.LIMIT_EXCEEDED
-                self._recorder.warning(observed.key.namespace, owner.reference, report.reason, report.message)
+                self._recorder.record(observed.key.namespace, owner.reference, "Warning", report.reason, report.message)
         self._metrics.owners_over_limit(observed.key, over)
+
+
+def slow_start(
+    pool: ThreadPoolExecutor, items: Sequence[T], call: Callable[[T], R], before_batch: Callable[[], None]
+) -> Iterator[tuple[T, R | Exception]]:
+    """``(item, result or exception)`` for each item written, none after a batch in which one raised:
+    as client-go's controllers do, so that many claims cost neither as many round trips nor a burst
+    of failures when something is wrong."""
+    start, size = 0, 1
+    while start < len(items):
+        before_batch()
+        batch = items[start : start + size]
+        futures = [pool.submit(call, item) for item in batch]
+        failed = False
+        for item, future in zip(batch, futures, strict=True):
+            try:
+                yield item, future.result()
+            except Exception as err:  # noqa: BLE001 - handed to the caller, which knows what it means
+                failed = True
+                yield item, err
+        if failed:
+            return
+        start, size = start + size, min(size * 2, LIMIT)
+
+
+def claim_body(namespace: str, desired: DesiredClaim, spec: dict[str, Any]) -> dict[str, Any]:
+    """The claim Grove would create: labels §4.5, one controller reference §4.6, the template's spec
+    verbatim and nothing else (template metadata is not copied, §6.4)."""
+    metadata = {"name": desired.name, "namespace": namespace, "labels": dict(desired.labels),
+                "ownerReferences": [desired.owner.to_api()]}
+    return {"apiVersion": RESOURCECLAIMS.api_version, "kind": RESOURCECLAIMS.kind, "metadata": metadata, "spec": spec}
+
+
+class ClaimWrites:
+    def __init__(self, api: Any, caches: Caches, metrics: ReconcilerMetrics, pool: ThreadPoolExecutor, stopping: threading.Event) -> None:
+        self._api = api
+        self._caches = caches
+        self._metrics = metrics
+        self._pool = pool
+        self._stopping = stopping
+        self.templates = TemplateReads(api)
+
+    def _check_stopping(self) -> None:
+        if self._stopping.is_set():
+            raise Interrupted()
+
+    def owner_replicas(self, namespace: str, work: OwnerWork, claim: str, doing: str) -> int | None:
+        """The owner's replicas as the API server has them, read once per reconcile: None when it is
+        gone, re-created, being deleted, or the read failed (the owner's failure: ``doing``)."""
+        if work.live is None:
+            reference = work.owner.reference
+            try:
+                found = Objects(self._api, OWNERS[reference.kind], namespace).find(reference.name)
+            except Exception as err:  # noqa: BLE001 - api_failure raises what is not an API answer
+                work.fail(api_failure(err, claim, doing))
+                return None
+            work.live = (_replicas(found, reference.uid),)
+        return work.live[0]
+
+    def apply_to_existing(self, namespace: str, work: OwnerWork, action: plan.Adopt | plan.Report) -> None:
+        """An ``Adopt`` is written; a ``Report`` is the owner's failure."""
+        if isinstance(action, plan.Report):
+            work.fail(OwnerFailure(action.message, action.reason))
+            return
+        self._check_stopping()
+        desired, existing, change = action
+        try:
+            stored = Objects(self._api, RESOURCECLAIMS, namespace).patch(desired.name, change.merge_patch(existing.resource_version))
+        except Exception as err:  # noqa: BLE001 - api_failure raises what is not an API answer
+            work.fail(api_failure(err, desired.name))
+            return
+        self._caches.wrote(ClaimRecord.from_object(stored))
+        work.writes += 1
+        if change.adopts:
+            work.adopted.append(desired.name)
+        self._metrics.claim_writes.labels("adopted" if change.adopts else "labelled").inc()
+
+    def create(self, pcs: PodCliqueSet, work: OwnerWork, missing: list[DesiredClaim]) -> bool:
+        """Creates ``missing``; False when a batch failed (the owner's other claims wait for a retry)."""
+        bodies: list[tuple[DesiredClaim, dict[str, Any]]] = []
+        for desired in missing:
+            try:
+                bodies.append((desired, claim_body(pcs.namespace, desired, self._spec(pcs, work, desired))))
+            except OwnerFailure as failure:
+                work.fail(failure)
+        written = 0
+        for (desired, _), result in slow_start(self._pool, bodies, self._send, self._check_stopping):
+            written += 1
+            try:
+                self._created(pcs.namespace, work, desired, result)
+            except OwnerFailure as failure:
+                work.fail(failure)
+        return written == len(bodies)
+
+    def _spec(self, pcs: PodCliqueSet, work: OwnerWork, desired: DesiredClaim) -> dict[str, Any]:
+        try:
+            return self.templates.claim_spec(pcs, desired.entry)
+        except TemplateError as err:
+            if err.missing:
+                work.retry_within = TEMPLATE_RETRY
+            reason = plan.TEMPLATE_NOT_FOUND if err.missing else plan.SYNC_FAILED
+            raise OwnerFailure(f'ref "{desired.entry.name}" ({desired.source}): {err}', reason) from None
+        except Exception as err:
+            raise api_failure(err, desired.name) from None  # no answer (Unreachable), or a bug: raised as it is
+
+    def _send(self, item: tuple[DesiredClaim, dict[str, Any]]) -> ClaimRecord | None:
+        """Creates one claim (in a pool thread); None when one of that name exists already."""
+        body = item[1]
+        try:
+            return ClaimRecord.from_object(Objects(self._api, RESOURCECLAIMS, body["metadata"]["namespace"]).create(body))
+        except ApiException as err:
+            if err.status == CONFLICT:
+                return None
+            raise
+
+    def _created(self, namespace: str, work: OwnerWork, desired: DesiredClaim, result: ClaimRecord | None | Exception) -> None:
+        """Accounts for one create; a lost race adopts what exists."""
+        if isinstance(result, Exception):
+            raise api_failure(result, desired.name)
+        if result is None:
+            try:
+                found = Objects(self._api, RESOURCECLAIMS, namespace).find(desired.name)
+            except Exception as err:
+                raise api_failure(err, desired.name) from None
+            if found is None:
+                raise OwnerFailure(f'RC "{desired.name}": already exists, then not found; retrying')
+            for action in plan.adoption(desired, ClaimRecord.from_object(found), namespace):
+                self.apply_to_existing(namespace, work, action)
+            return
+        self._caches.wrote(result)
+        work.created.append(desired.name)
+        work.writes += 1
+        self._metrics.claim_writes.labels("created").inc()
+
+    def delete(self, work: OwnerWork, claims: list[ClaimRecord]) -> None:
+        for claim, result in slow_start(self._pool, claims, self._delete, self._check_stopping):
+            if isinstance(result, Exception):
+                work.fail(api_failure(result, claim.name, "failed to delete stale "))
+                continue
+            self._caches.wrote(claim, deleted=True)
+            if result:
+                work.deleted.append(claim.name)
+                work.writes += 1
+                self._metrics.claim_writes.labels("deleted").inc()
+
+    def _delete(self, claim: ClaimRecord) -> bool:
+        """Deletes exactly this claim (UID precondition); False when it was gone already."""
+        try:
+            Objects(self._api, RESOURCECLAIMS, claim.namespace).delete(claim.name, claim.uid)
+        except ApiException as err:
+            if err.status == NOT_FOUND:
+                return False
+            raise
+        return True
+
+
+def _replicas(found: Obj | None, uid: str) -> int | None:
+    """The replicas of the object read, if it is the owner of ``uid`` and not being deleted."""
+    if found is None or not isinstance(found.get("spec"), dict):
+        return None
+    if found["metadata"].get("uid") != uid or found["metadata"].get("deletionTimestamp"):
+        return None
+    replicas = found["spec"].get("replicas", 0)
+    return replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else None
 
 
 def event_message(verb: str, names: list[str]) -> str:
@@ -296,20 +502,16 @@ class EventRecorder:
     def __init__(self, api: client.ApiClient, component: str, instance: str, window: float = 600.0, remembered: int = 4096) -> None:
         self._api = api
         self.component, self.instance = component, instance
-        self._seen: BoundedCache[tuple[str, OwnerReference, str, str, str], tuple[str, int]] = BoundedCache(remembered, window)
+        self._seen: TTLCache[tuple[str, OwnerReference, str, str, str], tuple[str, int]] = TTLCache(remembered, window)
         """The Event written for each, and how many times it happened."""
-
-    def normal(self, namespace: str, about: OwnerReference, reason: str, message: str) -> None:
-        self.record(namespace, about, "Normal", reason, message)
-
-    def warning(self, namespace: str, about: OwnerReference, reason: str, message: str) -> None:
-        self.record(namespace, about, "Warning", reason, message)
+        self._seen_lock = threading.Lock()
 
     def record(self, namespace: str, about: OwnerReference, event_type: str, reason: str, message: str) -> None:
         key = (namespace, about, event_type, reason, message)
         now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()  # metav1.Time: seconds
         events = Objects(self._api, EVENTS, namespace)
-        name, count = self._seen.get(key) or ("", 0)
+        with self._seen_lock:
+            name, count = self._seen.get(key) or ("", 0)
         try:
             if not (count and self._bump(events, name, count + 1, now)):
                 created = events.create(self._event(namespace, about, event_type, reason, message, now))
@@ -320,7 +522,8 @@ class EventRecorder:
         except Exception as err:  # noqa: BLE001 - a report must never fail the work it reports on
             log.warning("cannot record event %s: %s", reason, err)
             return
-        self._seen.put(key, (name, count + 1))
+        with self._seen_lock:
+            self._seen[key] = (name, count + 1)
 
     @staticmethod
     def _bump(events: Objects, name: str, count: int, now: str) -> bool:
