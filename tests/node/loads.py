@@ -27,10 +27,13 @@ PIECE = 64 * 1024
 
 class Creators:
     """``count`` clients creating copies of ``pod`` through the API server until stopped (or
-    ``most`` creates); each outcome recorded with when it was answered."""
+    ``most`` creates), each without pause or, given ``rate``, at most that many a second; each
+    outcome recorded with when it was answered."""
 
-    def __init__(self, admin: client.ApiClient, pod: dict[str, Any], count: int = 3, most: int = 3000) -> None:
+    def __init__(self, admin: client.ApiClient, pod: dict[str, Any], count: int = 3, most: int = 3000,
+                 rate: float | None = None) -> None:
         self.admin, self.pod, self.most = admin, pod, most
+        self.interval = 1 / rate if rate else 0.0
         self.results: list[tuple[float, str]] = []
         self.lock = threading.Lock()
         self.done = threading.Event()
@@ -47,6 +50,7 @@ class Creators:
             thread.join(60)
 
     def create(self) -> None:
+        due = time.monotonic()
         while not self.done.is_set() and len(self.results) < self.most:
             try:
                 stored = create(self.admin, copy.deepcopy(self.pod), timeout=30)
@@ -57,9 +61,16 @@ class Creators:
                 outcome = f"failed: {err!r}"
             with self.lock:
                 self.results.append((time.monotonic(), outcome))
+            if self.interval:
+                due += self.interval
+                self.done.wait(max(0.0, due - time.monotonic()))
 
     def count(self) -> int:
         return len(self.results)
+
+    def exhausted(self) -> bool:
+        """The clients stopped at their bound, ``most`` creates."""
+        return self.count() >= self.most
 
     def failures(self) -> list[str]:
         return [outcome for _, outcome in self.results if outcome != "with claims"]

@@ -107,11 +107,16 @@ def test_metrics_are_scraped_through_the_service_as_the_service_monitor_says(
 def test_a_rollout_restart_under_load_refuses_no_grove_pod(
     release: None, workload: GroveOperator, shell: Shell, admin: client.ApiClient
 ) -> None:
-    with Creators(admin, grove_pods(workload)[0]) as creators:
+    """Three clients, each creating 10 Grove pods a second (paced, so that how long the rollout
+    takes on a busy machine changes only how many pods are made, never whether the load lasts it
+    out), from before the restart until 20 creates after it is done."""
+    rate, count, restart_deadline = 10, 3, 180
+    with Creators(admin, grove_pods(workload)[0], count, most=rate * count * (restart_deadline + 60), rate=rate) as creators:
         until(lambda: creators.count() >= 20, "creates before the restart")
         shell(f"kubectl -n {NAMESPACE} rollout restart deployment/{RELEASE} && "
-              f"kubectl -n {NAMESPACE} rollout status deployment/{RELEASE} --timeout=180s", timeout=240)
+              f"kubectl -n {NAMESPACE} rollout status deployment/{RELEASE} --timeout={restart_deadline}s", timeout=restart_deadline + 60)
         settled = creators.count()
+        assert not creators.exhausted(), f"the clients reached their bound of {creators.most} creates during the restart"
         until(lambda: creators.count() >= settled + 20, "creates after the restart")
     assert creators.count() >= 40 and not creators.failures(), f"{len(creators.failures())} of {creators.count()}: {creators.failures()[:3]}"
 
@@ -121,9 +126,11 @@ def test_a_killed_webhook_container_is_ready_again_only_once_its_certificate_is_
 ) -> None:
     """``kill -9`` of one replica's webhook container while two clients create Grove pods. Until
     kubelet has seen it die and its endpoint is withdrawn (about half a second), the API server's
-    calls that go to it are refused (connection refused; reset, or closed without an answer, for a
-    request it was reading: the API server does not retry these, and the webhook fails closed); from then on the other replica answers every call. The killed one is
-    restarted and Ready again only serving a certificate the webhook configurations trust."""
+    calls that go to it are refused (connection refused; reset, or closed without an answer or in
+    the middle of one, for a request it was reading or answering: the API server does not retry
+    these, and the webhook fails closed); from then on the other replica answers every call. The
+    killed one is restarted and Ready again only serving a certificate the webhook configurations
+    trust."""
     victim, other = wait_ready(admin, 2)
     core = client.CoreV1Api(admin)
     discovery = client.DiscoveryV1Api(admin)
@@ -151,7 +158,7 @@ def test_a_killed_webhook_container_is_ready_again_only_once_its_certificate_is_
         until(lambda: creators.between(ready, time.monotonic()) >= 10, "creates once it is back")
     refused = [(at, outcome) for at, outcome in creators.results if outcome != "with claims"]
     lost = (f"{victim.status.pod_ip}:8443: connect: connection refused", f"{victim.status.pod_ip}:8443: read: connection reset by peer",
-            'mutate-pod?timeout=10s\\": EOF')
+            'mutate-pod?timeout=10s\\": EOF', "reading response body. Please retry. Original error: unexpected EOF")
     assert all("failed calling webhook" in o and any(how in o for how in lost) for _, o in refused), refused[:2]
     assert all(killed <= at <= withdrawn + 1.0 for at, _ in refused), (killed, withdrawn, [at for at, _ in refused][-3:])
     assert creators.between(withdrawn + 1.0, ready) > 0, "no create while the other replica answered alone"
