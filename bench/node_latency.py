@@ -22,8 +22,10 @@ from __future__ import annotations
 import argparse
 import copy
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -58,8 +60,9 @@ def percentile(values: list[float], q: float) -> float:
 class Webhooks:
     """Both configurations, deleted and put back as they were."""
 
-    def __init__(self, admin: client.ApiClient) -> None:
+    def __init__(self, admin: client.ApiClient, probe: Obj) -> None:
         self.api = client.AdmissionregistrationV1Api(admin)
+        self.probe = probe
         self.saved = (self.api.read_validating_webhook_configuration(RELEASE), self.api.read_mutating_webhook_configuration(RELEASE))
 
     def remove(self) -> None:
@@ -72,6 +75,18 @@ class Webhooks:
             configuration.metadata = client.V1ObjectMeta(name=RELEASE, labels=configuration.metadata.labels)
         self.api.create_validating_webhook_configuration(validating)
         self.api.create_mutating_webhook_configuration(mutating)
+
+    def wait_applied(self, api: client.ApiClient, present: bool, deadline: float = 30) -> None:
+        """Until the API server acts on the change (its informer of webhook configurations lags
+        the write): a probe pod is stored with claims exactly when the webhooks are ``present``."""
+        end = time.monotonic() + deadline
+        while True:
+            stored = client.CoreV1Api(api).create_namespaced_pod("rs-bench", self.probe)
+            if bool(stored.spec.resource_claims) == present:
+                return
+            if time.monotonic() > end:
+                raise RuntimeError(f"the webhooks' {'return' if present else 'removal'} not applied within {deadline:g} s")
+            time.sleep(0.05)
 
 
 def measure(node: Node, kubeconfig: Path, cases: dict[str, Any], webhooks: Webhooks, n: int, block: int) -> dict[str, dict[str, list[float]]]:
@@ -98,7 +113,7 @@ def measure(node: Node, kubeconfig: Path, cases: dict[str, Any], webhooks: Webho
                     webhooks.remove()
                 else:
                     webhooks.restore()
-                time.sleep(1)  # the API server's informer of webhook configurations catches up
+                webhooks.wait_applied(api, side == "without")
         except BaseException as err:
             errors.append(err)
 
@@ -121,7 +136,7 @@ def main() -> int:
     except host.Unavailable as err:
         print(f"node_latency: skipped: {err}")
         return 0
-    workdir = Path(__import__("tempfile").mkdtemp(prefix="node-latency-"))
+    workdir = Path(tempfile.mkdtemp(prefix="node-latency-"))
     images = Images(host.cache_dir(), workdir, workdir / "images.log")
     try:
         archives = [images.pause_archive(), images.project_archive()]
@@ -152,7 +167,7 @@ def main() -> int:
             client.CustomObjectsApi(api).create_namespaced_custom_object("grove.io", "v1alpha1", "rs-bench", "podcliquesets", body)
 
         cases = {"Grove pod (mutating webhook)": create_pod, "PodCliqueSet (validating webhook)": create_pcs}
-        times = measure(node, node.plane.admin, cases, Webhooks(admin), options.n, options.block)
+        times = measure(node, node.plane.admin, cases, Webhooks(admin, pod), options.n, options.block)
         print(f"\n{options.n} creates of each, with and without the webhooks, in alternating blocks of {options.block}; "
               f"one client inside the node's namespace; ms\n")
         print("| create | webhooks | p50 | p90 | p99 | mean |")
@@ -171,7 +186,7 @@ def main() -> int:
         problems = node.stop()
         if problems:
             print(f"left behind: {problems}", file=sys.stderr)
-        __import__("shutil").rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
