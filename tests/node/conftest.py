@@ -71,7 +71,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"node tier: {TIER['skipped']}")
     elif "ran" in TIER:
         terminalreporter.write_line(f"node tier: {TIER['ran']}")
-        for key in ("kill", "memory"):
+        for key in ("stale", "kill", "memory"):
             if key in TIER:
                 terminalreporter.write_line(f"node tier: {TIER[key]}")
         if "cleanup" in TIER:
@@ -103,6 +103,8 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
             f"{'built: ' + ', '.join(images.built) if images.built else 'from the cache'} in {made:.0f} s, "
             f"node up in {node.timings['node up']:.0f} s"
         )
+        if node.stale:
+            TIER["stale"] = f"removed what killed runs had left: {', '.join(node.stale)}"
         yield node
     finally:
         problems = node.stop()

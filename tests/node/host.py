@@ -11,6 +11,7 @@ else ``requirements`` says in one line why not.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import shutil
 import subprocess
@@ -97,6 +98,8 @@ def run(*command: str | Path, timeout: float = 120, input: str | None = None, ch
 # --- the network namespace ---------------------------------------------------------------------
 
 CLONE_NEWNET = 0x40000000
+NETNS_DIR = Path("/run/netns")
+CNI_RESULTS = Path("/var/lib/cni/results")
 NODE_IP, PEER_IP = "10.213.0.1", "10.213.0.2"
 """The node's address and the other end of its veth pair, both inside the namespace: the node
 needs an interface with an address besides loopback, and nothing is routed out of the namespace."""
@@ -113,7 +116,7 @@ class NetworkNamespace:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.path = Path("/run/netns") / name
+        self.path = NETNS_DIR / name
 
     def create(self) -> None:
         run("ip", "netns", "add", self.name)
@@ -215,6 +218,48 @@ class CgroupRoot:
                             break
                         time.sleep(0.1)
         return left
+
+
+# --- what a killed run left ----------------------------------------------------------------------
+
+def netns_in_use(name: str) -> bool:
+    return bool(run("ip", "netns", "pids", name, check=False).stdout.strip())
+
+
+def remove_stale(prefix: str, network: str) -> list[str]:
+    """What runs of the tier killed before their end left behind (they could not take it away):
+    each network namespace ``<prefix><pid>`` whose pid has ended and where nothing runs, with its
+    cgroups; then, when no run is left alive, the network namespaces of their pods' sandboxes
+    (named in the CNI results of ``network``) where nothing runs, and those results. What was
+    removed, by name."""
+    removed: list[str] = []
+    alive = False
+    for path in sorted(NETNS_DIR.glob(f"{prefix}*")):
+        pid = path.name.removeprefix(prefix)
+        if (pid.isdigit() and Path(f"/proc/{pid}").exists()) or netns_in_use(path.name):
+            alive = True
+            continue
+        run("ip", "netns", "delete", path.name, check=False)
+        CgroupRoot(path.name).remove(deadline=2)
+        removed.append(path.name)
+    if alive or not CNI_RESULTS.is_dir():
+        return removed
+    for result in sorted(CNI_RESULTS.glob(f"{network}-*")):
+        try:
+            interfaces = json.loads(result.read_text())["result"].get("interfaces", [])
+        except (OSError, ValueError, KeyError, AttributeError):
+            continue
+        sandboxes = {Path(i["sandbox"]).name for i in interfaces if i.get("sandbox")}
+        if any((NETNS_DIR / name).exists() and netns_in_use(name) for name in sandboxes):
+            continue
+        for name in sandboxes:
+            if (NETNS_DIR / name).exists():
+                run("ip", "netns", "delete", name, check=False)
+                removed.append(name)
+        container = result.name.removeprefix(f"{network}-").rpartition("-")[0]
+        for cached in (result, CNI_RESULTS / f"cni-loopback-{container}-lo"):
+            cached.unlink(missing_ok=True)
+    return removed
 
 
 # --- mounts ------------------------------------------------------------------------------------

@@ -35,9 +35,13 @@ from cluster.assets import Assets
 from cluster.controlplane import Component, ControlPlane, tail
 from cluster.ports import free_port
 from node.host import (CNI_BIN, NODE_IP, POD_CIDR, SERVICE_IP, CgroupRoot, NetworkNamespace, kill_processes_using,
-                       mounts_under, run, unmount_under)
+                       mounts_under, remove_stale, run, unmount_under)
 
 NODE_NAME = "node-0"
+PREFIX = "gsw-node-"
+"""Of the node's network namespace and cgroups, followed by the pid of the run that made them."""
+NETWORK = "grove-node"
+"""The CNI network of the pods."""
 CONTROLLERS = (
     "garbage-collector-controller", "namespace-controller", "serviceaccount-controller", "serviceaccount-token-controller",
     "root-ca-certificate-publisher-controller", "deployment-controller", "replicaset-controller", "endpoints-controller",
@@ -138,14 +142,14 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
 """
 
     def network(self) -> dict[str, object]:
-        return {"cniVersion": "0.4.0", "name": "grove-node", "plugins": [{
+        return {"cniVersion": "0.4.0", "name": NETWORK, "plugins": [{
             "type": "bridge", "bridge": "gswbr0", "isGateway": True, "ipMasq": False, "hairpinMode": True,
             "ipam": {"type": "host-local", "ranges": [[{"subnet": POD_CIDR}]], "routes": [{"dst": "0.0.0.0/0"}],
                      "dataDir": str(self.cni / "ipam")}}]}
 
     def start(self) -> None:
         (self.cni / "net.d").mkdir(parents=True, exist_ok=True)
-        (self.cni / "net.d" / "10-grove-node.conflist").write_text(json.dumps(self.network(), indent=2))
+        (self.cni / "net.d" / f"10-{NETWORK}.conflist").write_text(json.dumps(self.network(), indent=2))
         config = self.workdir / "config.toml"
         config.write_text(self.config())
         self.process = Component("containerd", self.netns.command("containerd", "--config", config), self.log)
@@ -247,7 +251,7 @@ class Node:
     workdir: Path
     pause: str
     images: list[Path]
-    name: str = field(default_factory=lambda: f"gsw-node-{os.getpid()}")
+    name: str = field(default_factory=lambda: f"{PREFIX}{os.getpid()}")
     timings: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -257,6 +261,8 @@ class Node:
         self.plane: NodeControlPlane | None = None
         self.containerd = Containerd(self.netns, self.workdir / "containerd", self.pause)
         self.kubelet: Kubelet | None = None
+        self.stale: list[str] = []
+        """What runs killed before their end had left, removed before this node started."""
         # Directories of the host that ip netns, containerd 1.6, CNI and kubelet use whatever the
         # node's own are: removed at the end if this node made them and they are empty again.
         host_directories = ("/run/netns", "/var/lib/cni", "/var/lib/cni/results", "/var/log/containers")
@@ -272,6 +278,7 @@ class Node:
     def start(self) -> None:
         started = time.monotonic()
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self.stale = remove_stale(PREFIX, NETWORK)
         self.netns.create()
         self.cgroups.create()
         self.containerd.workdir.mkdir(parents=True, exist_ok=True)
