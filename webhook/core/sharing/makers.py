@@ -1,5 +1,5 @@
 """Who makes a PodCliqueSet's shared claims: this project's reconciler, or Grove's operator, which
-makes the same claims itself from v0.1.0-alpha.8 (DECISIONS.md §14). Two writers of the same claims
+makes the same claims itself from v0.1.0-alpha.8 (DECISIONS.md §9). Two writers of the same claims
 race for every one of them, so the reconciler steps back where Grove's operator makes them.
 
 A claim says who made it in the ``metadata.managedFields`` the API server records on every write:
@@ -14,7 +14,7 @@ them, for the reconciler to adopt, says nothing either way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, NamedTuple
@@ -40,8 +40,7 @@ class Maker(StrEnum):
 
 def claim_maker(metadata: Mapping[str, Any]) -> Maker | None:
     """Who created the claim of ``metadata``, from its managed fields; None when they do not say."""
-    entries = [e for e in metadata.get("managedFields") or () if isinstance(e, dict) and not e.get("subresource")]
-    creator = next((e for e in entries if "f:spec" in _fields(e)), entries[0] if entries else None)
+    creator = _create(metadata.get("managedFields") or ())
     if creator is None:
         return None
     if creator.get("manager") == RECONCILER_MANAGER:
@@ -51,6 +50,13 @@ def claim_maker(metadata: Mapping[str, Any]) -> Maker | None:
         return None
     created_labels = meta.get("f:labels")
     return Maker.GROVE if isinstance(created_labels, dict) and f"f:{labels.MANAGED_BY}" in created_labels else None
+
+
+def _create(managed: Iterable[Any]) -> Mapping[str, Any] | None:
+    """The entry of the object's create: the one that owns ``spec``, else the first (a create with
+    an empty spec owns none of it); entries of subresources are later writes."""
+    entries = [e for e in managed if isinstance(e, dict) and not e.get("subresource")]
+    return next((e for e in entries if "f:spec" in _fields(e)), entries[0] if entries else None)
 
 
 def _fields(entry: Mapping[str, Any]) -> dict[str, Any]:
