@@ -42,12 +42,8 @@ def namespace_name(value: str) -> str:
     return value
 
 
-def _namespace_names(values: list[str]) -> list[str]:
-    return list(dict.fromkeys(map(namespace_name, values)))
-
-
 Commas = BeforeValidator(lambda value: split_list(value, ","))
-Namespaces = Annotated[list[str], NoDecode, Commas, AfterValidator(_namespace_names)]
+Namespaces = Annotated[list[str], NoDecode, Commas, AfterValidator(lambda values: list(dict.fromkeys(map(namespace_name, values))))]
 """A repeatable namespace option: comma-separated in the environment, repeats dropped."""
 
 Seconds = Annotated[float, Field(gt=0, json_schema_extra={"metavar": "SECONDS"})]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import functools
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -140,13 +141,10 @@ def pruned(stored: Stored, now: datetime.datetime) -> dict[str, bytes]:
     return {CA_BUNDLE: bundle, TLS_CERT: stored.pair.cert_pem, TLS_KEY: stored.pair.key_pem}
 
 
-def utcnow() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc)
-
-
 class CertificateSecret:
     def __init__(
-        self, api: client.ApiClient, namespace: str, name: str, hosts: list[str], validity: datetime.timedelta, clock: Clock = utcnow
+        self, api: client.ApiClient, namespace: str, name: str, hosts: list[str], validity: datetime.timedelta,
+        clock: Clock = functools.partial(datetime.datetime.now, datetime.timezone.utc),
     ) -> None:
         self.namespace, self.name = namespace, name
         self.hosts, self.validity = hosts, validity

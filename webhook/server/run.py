@@ -17,10 +17,9 @@ import os
 import signal
 import socket
 import ssl
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import uvicorn
 import uvloop
@@ -119,12 +118,8 @@ def serve(settings: ServeSettings) -> int:
         sock = sockets.enter_context(listen(settings.host, settings.port))
         metrics_sock = sockets.enter_context(listen(settings.host, settings.metrics_port)) if settings.metrics_port else None
         controller = controller_for(settings) if settings.cert_secret is not None else None
-        try:
-            store = build_store(settings)
-        except StoreError as err:
-            raise CommandError(str(err)) from None
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            runner.run(_serve(settings, store, sock, metrics_sock, controller))
+            runner.run(_serve(settings, build_store(settings), sock, metrics_sock, controller))
     return 0
 
 
@@ -153,8 +148,11 @@ async def _serve(
     reloader = CertificateReloader(context, settings.tls_cert, settings.tls_key, metrics, settings.cert_reload_interval)
     if metrics_sock is not None:
         listeners.append(metrics_listener(settings, metrics, lifecycle, context, metrics_sock))
+    if controller is not None:  # the controller writes the files, then has them reloaded
+        controller.reload = reloader.check
+        metrics.registry.register(CertificateCollector(controller))
     _stop_on_signals(settings, lifecycle, listeners)
-    background = asyncio.create_task(_keep_certificate(reloader, controller, metrics))
+    background = asyncio.create_task(reloader.run() if controller is None else controller.run())
     # What is built so far lives as long as the process: frozen, full collections stop walking it
     # and the latency tail shrinks.
     gc.collect()
@@ -168,15 +166,6 @@ async def _serve(
             # Still open at the drain's end (uvicorn cancelled their requests, if any): cut off.
             each.connections.drop_all("drain_timeout")
         await store.stop()
-
-
-def _keep_certificate(reloader: CertificateReloader, controller: CertificateController | None, metrics: ServerMetrics) -> Coroutine[Any, Any, None]:
-    """The files watched for changes, or the certificate controller, which reloads them itself."""
-    if controller is None:
-        return reloader.run()
-    controller.reload = reloader.check
-    metrics.registry.register(CertificateCollector(controller))
-    return controller.run()
 
 
 def _stop_on_signals(settings: ServeSettings, lifecycle: Lifecycle, listeners: list[Listener]) -> None:
