@@ -53,7 +53,7 @@ def test_beside_an_operator_that_makes_claims_the_reconciler_writes_none_and_rep
     fake_api: FakeApiServer, kube_api_client: Any, start_reconciler: Start, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(reconcile, "MISSING_AFTER", 0.5)
-    running = start_reconciler()
+    running = start_reconciler(claims_grace=5.0)
     running.wait_active()
 
     fake_api.create(podcliqueset("solo", PER_REPLICA, replicas=2))

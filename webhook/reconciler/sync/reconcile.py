@@ -25,7 +25,7 @@ from kubernetes.client.exceptions import ApiException
 
 from webhook.core.model.meta import ObjectKey, OwnerReference
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER, DesiredClaim, claim_count
+from webhook.core.sharing.desired import DesiredClaim, claim_count
 from webhook.core.sharing.makers import RECONCILER_MANAGER, ClaimMaking, Evidence, Maker, Wait, who_makes
 from webhook.core.sharing.owners import Owner, live_owners
 from webhook.kube.api import (
@@ -159,8 +159,7 @@ class Continuation(NamedTuple):
 
 class PodCliqueSetReconciler:
     def __init__(self, api: client.ApiClient, caches: Caches, recorder: EventRecorder, metrics: ReconcilerMetrics,
-                 stopping: threading.Event, max_claims_per_owner: int = MAX_CLAIMS_PER_OWNER,
-                 claims: ClaimMaking = "always", grace: float = 0.0) -> None:
+                 stopping: threading.Event, max_claims_per_owner: int, claims: ClaimMaking, grace: float) -> None:
         self._caches = caches
         self._setting, self._grace = claims, grace
         self._makers: dict[ObjectKey, Maker] = {}
@@ -217,7 +216,7 @@ class PodCliqueSetReconciler:
         on it when the reconciler steps back."""
         key = observed.key
         if maker is Maker.RECONCILER:
-            log.info("PodCliqueSet %s/%s: the reconciler makes its claims (--claims %s)", *key, self._setting)
+            log.debug("PodCliqueSet %s/%s: the reconciler makes its claims (--claims %s)", *key, self._setting)
             return
         message = f"Grove's operator makes the ResourceClaims of this PodCliqueSet: the reconciler creates, changes and deletes none of them (--claims {self._setting})"
         log.info("PodCliqueSet %s/%s: %s", *key, message)
