@@ -243,15 +243,13 @@ async def decide(handler: Handler, request: AdmissionRequest) -> AdmissionRespon
 
 def _read_objects(handler: Handler, request: AdmissionRequest) -> tuple[Any, Any] | AdmissionResponse:
     """``object`` and ``oldObject`` as the webhook reads them (None where absent), or code 400."""
-    try:
-        obj = None if request.object is None else handler.read(request.object)
-    except ValidationError as err:
-        return undecodable("object", handler.kind, first_problem(err))
-    try:
-        old = None if request.old_object is None else handler.read(request.old_object)
-    except ValidationError as err:
-        return undecodable("oldObject", handler.kind, first_problem(err))
-    return obj, old
+    read = []
+    for field, value in (("object", request.object), ("oldObject", request.old_object)):
+        try:
+            read.append(None if value is None else handler.read(value))
+        except ValidationError as err:
+            return undecodable(field, handler.kind, first_problem(err))
+    return read[0], read[1]
 
 
 def _dispatch(handler: Handler, request: AdmissionRequest, obj: Any, old: Any) -> AdmissionResponse | Awaitable[AdmissionResponse]:
