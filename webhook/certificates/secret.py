@@ -21,7 +21,6 @@ from enum import StrEnum
 from typing import Any
 
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
@@ -91,12 +90,9 @@ def _pair(values: Mapping[str, bytes], bundle: tuple[x509.Certificate, ...], hos
     missing = pki.uncovered(cert, hosts)
     if missing:
         raise pki.Unusable(f"{TLS_CERT} does not cover {', '.join(missing)}")
-    for ca in bundle:
-        try:
-            cert.verify_directly_issued_by(ca)
-        except (ValueError, TypeError, InvalidSignature):
-            continue
-        return ServingPair(cert, values[TLS_CERT], values[TLS_KEY], ca)
+    issuer = next((ca for ca in bundle if pki.issued_by(cert, ca)), None)
+    if issuer is not None:
+        return ServingPair(cert, values[TLS_CERT], values[TLS_KEY], issuer)
     raise pki.Unusable(f"{TLS_CERT} is not signed by a CA of {CA_BUNDLE}")
 
 
