@@ -28,7 +28,9 @@ BUSY = "the server holds as many request and answer bytes as it may at once; ret
 RETRY_AFTER = b"1"
 """Seconds a refused client waits: bytes are held for seconds, or until a slow client times out."""
 
-DROP_REASONS = ("header_timeout", "header_too_large", "over_budget", "write_timeout", "drained_idle", "drain_timeout")
+DROP_REASONS = (
+    "header_timeout", "header_too_large", "over_budget", "write_timeout", "drained_idle", "drain_timeout", "max_connections",
+)
 """The ``reason`` label of ``webhook_connections_dropped_total``: its help says what each means."""
 
 WRITE_HIGH_WATER = 64 * 1024
@@ -77,6 +79,8 @@ class Lifecycle:
     """The listener is closing: uvicorn drains the connections, and cancels what is left at the end."""
     dropped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DROP_REASONS, 0))
     """Connections the server dropped, by reason (counted on the event loop)."""
+    accept_error: str | None = None
+    """Why connections cannot be accepted now (a full descriptor table, say): readiness fails meanwhile."""
 
 
 def passed(due: float | None, now: float) -> bool:
@@ -91,6 +95,8 @@ class Connections:
         self.budget = budget
         self.dropped = dropped
         self.open: dict[Peer, ConnectionGuard] = {}
+        self.count = 0
+        """Every connection accepted and not yet closed: waiting for TLS, in its handshake, or guarded."""
 
     def protocol(self) -> type[asyncio.Protocol]:
         """What ``uvicorn.Config(http=...)`` takes: a guard of these connections for each one."""
@@ -101,6 +107,10 @@ class Connections:
                 super().__init__(connections, **uvicorn_arguments)
 
         return Guard
+
+    def guard(self, **uvicorn_arguments: Any) -> ConnectionGuard:
+        """A guard of one of these connections, around uvicorn's protocol made with these arguments."""
+        return ConnectionGuard(self, **uvicorn_arguments)
 
     def idle(self) -> int:
         """Connections uvicorn knows with no request under way (its shutdown closes them at once)."""
@@ -122,6 +132,8 @@ class ConnectionGuard(asyncio.Protocol):
         self.transport: asyncio.Transport
         self.peer: Peer | None = None
         self.started = self.ended = self.in_request = self.paused = False
+        self.made = False
+        """Told of its connection (after the TLS handshake): counted among ``Connections.count`` till it ends."""
         self.received = self.delivered = self.held = 0
         """Bytes received and body bytes delivered since the request began; held: the difference."""
         self.head_due: float | None = None
@@ -134,6 +146,7 @@ class ConnectionGuard(asyncio.Protocol):
     # --- asyncio's protocol, passed on to uvicorn's --------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.made = True
         self.transport = cast(asyncio.Transport, transport)  # uvloop's TLS transport is one, unregistered
         self.transport.set_write_buffer_limits(WRITE_HIGH_WATER)
         peer = transport.get_extra_info("peername")
@@ -259,6 +272,8 @@ class ConnectionGuard(asyncio.Protocol):
         if self.ended:
             return
         self.ended = True
+        if self.made:
+            self.connections.count -= 1
         if self.timer is not None:
             self.timer.cancel()
         self.release(0)
