@@ -72,6 +72,8 @@ class AdmissionRequest(NamedTuple):
     resource: str = ""
     """The plural written (``podcliques``): a subresource's object is of another kind (a ``Scale``)."""
     sub_resource: str = ""
+    body: bytes = b""
+    """The review as sent, for the members Go keeps as written (``gocompat.rawjson``)."""
 
 
 class AdmissionReview(NamedTuple):
@@ -127,7 +129,7 @@ def decode(body: bytes) -> AdmissionReview | Rejection:
     return AdmissionReview(api_version, AdmissionRequest(
         read.uid, GroupVersionKind(kind_of.group, kind_of.version, kind_of.kind), read.name, read.namespace,
         read.operation, read.dry_run, read.object, read.old_object, read.user_info, read.resource.resource,
-        read.sub_resource,
+        read.sub_resource, body,
     ))
 
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import orjson
 
+from webhook.core.gocompat.rawjson import RawJSON
+
 _HTML_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 """What Go's encoder escapes beyond what orjson does (orjson writes these five literally)."""
 _UINT64_MAX = 2**64 - 1
@@ -50,6 +52,8 @@ def marshal(value: Any) -> str:
     """As Go's ``json.Marshal``: compact, a ``GoMap``'s keys sorted, a struct's in order."""
     if value is None:
         return "null"
+    if isinstance(value, RawJSON):
+        return value.compact()
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
