@@ -94,7 +94,7 @@ class AcceptErrors:
 
     def recovered(self) -> None:
         if self.failed:
-            log.warning("accepting connections again after %d failed accepts in %.1f s", self.failed, time.monotonic() - self.since)
+            log.warning("accepting connections again after %d failed accepts in %.3g s", self.failed, time.monotonic() - self.since)
             self.failed = 0
             self.lifecycle.accept_error = None
 
