@@ -106,7 +106,12 @@ def decode(body: bytes) -> AdmissionReview | Rejection:
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as err:
-        return Rejection(400, f"request body is not valid JSON: {err}")
+        # Go's decoder reads bytes that are not UTF-8 and lone surrogates as U+FFFD, and decides.
+        body = gojson.go_text(body)
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return Rejection(400, f"request body is not valid JSON: {err}")
     if not isinstance(data, dict):
         return Rejection(400, "request body must be a JSON object (an AdmissionReview)")
     api_version, kind = data.get("apiVersion", DEFAULT_API_VERSION), data.get("kind", REVIEW_KIND)

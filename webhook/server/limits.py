@@ -327,7 +327,7 @@ class RequestLimits:
             if refusal is None:
                 await self.app(scope, request.receive, request.send)
             else:
-                await self.refuse(request, refusal)
+                await self.refuse(request, *refusal)
         except asyncio.CancelledError:
             if not self.lifecycle.closed:
                 raise
@@ -338,11 +338,12 @@ class RequestLimits:
             if guard is not None:
                 guard.request_ended()
 
-    async def refuse(self, request: LimitedRequest, refusal: str) -> None:
-        self.lifecycle.dropped["header_too_large"] += 1
+    async def refuse(self, request: LimitedRequest, status: int, refusal: str) -> None:
+        if status == 431:
+            self.lifecycle.dropped["header_too_large"] += 1
         content = orjson.dumps({"error": refusal})
         headers = [JSON, (b"content-length", str(len(content)).encode()), CLOSE]
-        await request.send({"type": "http.response.start", "status": 431, "headers": headers})
+        await request.send({"type": "http.response.start", "status": status, "headers": headers})
         await request.send({"type": "http.response.body", "body": content})
 
 
@@ -366,24 +367,30 @@ class LimitedRequest:
         """Bytes of the body held in the budget."""
         self.complete = False
 
-    def read_head(self, scope: Scope) -> str | None:
-        """Why the head is refused (431), or None; its Content-Length noted on the way."""
+    def read_head(self, scope: Scope) -> tuple[int, str] | None:
+        """Why the head is refused (431 past a limit, 501 for a transfer coding Go's server does not
+        take), or None; its Content-Length noted on the way."""
         limits, headers = self.limits, scope["headers"]
         target = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
         if len(headers) > limits.max_headers:
-            return f"request has more than {limits.max_headers} header lines"
+            return 431, f"request has more than {limits.max_headers} header lines"
         line, size = limits.max_line, target
         if target > line:
-            return f"request line is longer than the limit of {line} bytes"
+            return 431, f"request line is longer than the limit of {line} bytes"
+        codings: list[bytes] = []
         for name, value in headers:
             length = len(name) + len(value)
             if length > line:
-                return f"request line is longer than the limit of {line} bytes"
+                return 431, f"request line is longer than the limit of {line} bytes"
             size += length
             if name == b"content-length":
                 self.length = value
+            elif name == b"transfer-encoding":
+                codings.append(value)
         if size > limits.max_head:
-            return f"request head is longer than the limit of {limits.max_head} bytes"
+            return 431, f"request head is longer than the limit of {limits.max_head} bytes"
+        if codings and (len(codings) > 1 or codings[0].strip().lower() != b"chunked"):
+            return 501, f'unsupported transfer encoding "{b", ".join(codings).decode("latin-1")}": only chunked is taken'
         return None
 
     async def receive(self) -> Message:

@@ -4,6 +4,8 @@ and spaces differ), and ``strconv.Atoi``'s reading and errors."""
 
 from __future__ import annotations
 
+import codecs
+import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
@@ -117,3 +119,27 @@ def _read_digits(text: str) -> int:
 
 def _atoi_error(text: str, problem: str) -> ValueError:
     return ValueError(f"strconv.Atoi: parsing {quote(text)}: {problem}")
+
+
+def _each_byte(err: UnicodeError) -> tuple[str, int]:
+    assert isinstance(err, UnicodeDecodeError)
+    return "\ufffd" * (err.end - err.start), err.end
+
+
+codecs.register_error("go-replace", _each_byte)
+
+_ESCAPE = re.compile(r"\\(u[dD][89abAB][0-9a-fA-F]{2}(?:\\u[dD][c-fC-F][0-9a-fA-F]{2})?|u[dD][c-fC-F][0-9a-fA-F]{2}|.)", re.DOTALL)
+"""An escape: a surrogate pair, a lone surrogate (five characters after the backslash), or any other."""
+
+
+def _surrogate(match: re.Match[str]) -> str:
+    return "\\ufffd" if len(match.group(1)) == 5 else match.group()
+
+
+def go_text(body: bytes) -> bytes:
+    """JSON text as Go's ``encoding/json`` reads its strings: each byte that is not UTF-8, and each
+    ``\\u`` escape of a lone surrogate, as U+FFFD (orjson refuses both)."""
+    text = body.decode("utf-8", "go-replace")
+    if "\\" in text:
+        text = _ESCAPE.sub(_surrogate, text)
+    return text.encode()
