@@ -100,18 +100,26 @@ def _shown(value: Any) -> str:
     return shortened(orjson.dumps(value).decode())
 
 
+def _loads(body: bytes) -> tuple[Any, bytes] | Rejection:
+    """The JSON document and the text it was read from: Go's decoder reads bytes that are not
+    UTF-8 and lone surrogates as U+FFFD, and decides (orjson refuses both)."""
+    try:
+        return orjson.loads(body), body
+    except orjson.JSONDecodeError as err:
+        body = gojson.go_text(body)
+        try:
+            return orjson.loads(body), body
+        except orjson.JSONDecodeError:
+            return Rejection(400, f"request body is not valid JSON: {err}")
+
+
 def decode(body: bytes) -> AdmissionReview | Rejection:
     if not body.strip():
         return Rejection(400, "request body is empty: expected an AdmissionReview")
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError as err:
-        # Go's decoder reads bytes that are not UTF-8 and lone surrogates as U+FFFD, and decides.
-        body = gojson.go_text(body)
-        try:
-            data = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            return Rejection(400, f"request body is not valid JSON: {err}")
+    loaded = _loads(body)
+    if isinstance(loaded, Rejection):
+        return loaded
+    data, body = loaded
     if not isinstance(data, dict):
         return Rejection(400, "request body must be a JSON object (an AdmissionReview)")
     api_version, kind = data.get("apiVersion", DEFAULT_API_VERSION), data.get("kind", REVIEW_KIND)

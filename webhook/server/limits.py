@@ -97,6 +97,13 @@ class Connections:
         self.open: dict[Peer, ConnectionGuard] = {}
         self.count = 0
         """Every connection accepted and not yet closed: waiting for TLS, in its handshake, or guarded."""
+        self.closed = 0
+        """Connections closed since the server started (``webhook.server.memory`` trims after many)."""
+
+    def ended(self) -> None:
+        """One of ``count`` has closed."""
+        self.count -= 1
+        self.closed += 1
 
     def protocol(self) -> type[asyncio.Protocol]:
         """What ``uvicorn.Config(http=...)`` takes: a guard of these connections for each one."""
@@ -273,7 +280,7 @@ class ConnectionGuard(asyncio.Protocol):
             return
         self.ended = True
         if self.made:
-            self.connections.count -= 1
+            self.connections.ended()
         if self.timer is not None:
             self.timer.cancel()
         self.release(0)
@@ -370,27 +377,32 @@ class LimitedRequest:
     def read_head(self, scope: Scope) -> tuple[int, str] | None:
         """Why the head is refused (431 past a limit, 501 for a transfer coding Go's server does not
         take), or None; its Content-Length noted on the way."""
+        too_large = self.over_limits(scope)
+        if too_large is not None:
+            return 431, too_large
+        codings = [value for name, value in scope["headers"] if name == b"transfer-encoding"]
+        if codings and (len(codings) > 1 or codings[0].strip().lower() != b"chunked"):
+            return 501, f'unsupported transfer encoding "{b", ".join(codings).decode("latin-1")}": only chunked is taken'
+        return None
+
+    def over_limits(self, scope: Scope) -> str | None:
+        """Which limit of size the head is over, or None."""
         limits, headers = self.limits, scope["headers"]
         target = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
         if len(headers) > limits.max_headers:
-            return 431, f"request has more than {limits.max_headers} header lines"
+            return f"request has more than {limits.max_headers} header lines"
         line, size = limits.max_line, target
         if target > line:
-            return 431, f"request line is longer than the limit of {line} bytes"
-        codings: list[bytes] = []
+            return f"request line is longer than the limit of {line} bytes"
         for name, value in headers:
             length = len(name) + len(value)
             if length > line:
-                return 431, f"request line is longer than the limit of {line} bytes"
+                return f"request line is longer than the limit of {line} bytes"
             size += length
             if name == b"content-length":
                 self.length = value
-            elif name == b"transfer-encoding":
-                codings.append(value)
         if size > limits.max_head:
-            return 431, f"request head is longer than the limit of {limits.max_head} bytes"
-        if codings and (len(codings) > 1 or codings[0].strip().lower() != b"chunked"):
-            return 501, f'unsupported transfer encoding "{b", ".join(codings).decode("latin-1")}": only chunked is taken'
+            return f"request head is longer than the limit of {limits.max_head} bytes"
         return None
 
     async def receive(self) -> Message:

@@ -186,7 +186,7 @@ class Acceptor:
             # A failed handshake (asyncio's TLS closed the socket) is no concern of the server's: the
             # client is told by TLS. The guard counts a connection it was told of.
             if not (made and made[0].made):
-                self.connections.count -= 1
+                self.connections.ended()
             if isinstance(err, asyncio.CancelledError):
                 raise
 
@@ -269,4 +269,4 @@ class Opening:
     def close(self) -> None:
         if self.stop():
             self.sock.close()
-            self.acceptor.connections.count -= 1
+            self.acceptor.connections.ended()

@@ -34,6 +34,7 @@ from webhook.errors import CommandError
 from webhook.server.app import create_app, create_metrics_app
 from webhook.server.limits import Budget, ConnectionGuard, Connections, Lifecycle
 from webhook.server.listener import AcceptErrors, Acceptor
+from webhook.server.memory import Trimmer, keep_large_blocks_apart
 from webhook.server.metrics import ServerMetrics
 from webhook.settings import ServeSettings
 from webhook.stores import ObjectStore, StoreError, build_store
@@ -131,6 +132,7 @@ def listen(host: str, port: int) -> socket.socket:
 
 def serve(settings: ServeSettings) -> int:
     logs.configure(settings.log_level, settings.log_format)
+    keep_large_blocks_apart()
     if settings.cert_secret is None:
         check_files(settings.tls_cert, settings.tls_key)
     with contextlib.ExitStack() as sockets:
@@ -175,6 +177,7 @@ async def _serve(
         listeners.append(metrics_listener(settings, metrics, lifecycle, context, metrics_sock, errors))
     _stop_on_signals(settings, lifecycle, listeners)
     background = asyncio.create_task(_keep_certificate(reloader, controller, metrics))
+    trimmer = asyncio.create_task(Trimmer(lambda: sum(each.connections.closed for each in listeners)).run())
     # What is built so far lives as long as the process: frozen, full collections stop walking it
     # and the latency tail shrinks.
     gc.collect()
@@ -186,6 +189,7 @@ async def _serve(
         await asyncio.gather(*(each.server.serve(sockets=[]) for each in listeners))
     finally:
         background.cancel()
+        trimmer.cancel()
         for each in listeners:
             # Still open at the drain's end (uvicorn cancelled their requests, if any): cut off.
             each.acceptor.close()

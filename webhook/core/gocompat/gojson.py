@@ -51,21 +51,26 @@ def quote(value: str) -> str:
 
 
 def marshal(value: Any) -> str:
-    """As Go's ``json.Marshal``: compact, a ``GoMap``'s keys sorted, a struct's in order."""
+    """As Go's ``json.Marshal``: compact, a ``GoMap``'s keys sorted, a struct's in order, a
+    ``RawJSON`` as written."""
     if value is None:
         return "null"
     if isinstance(value, RawJSON):
         return value.compact()
+    if isinstance(value, Mapping):
+        return _object(value)
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return "[" + ",".join(marshal(item) for item in value) + "]"
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
         return json_string(value)
     if isinstance(value, int | float):
         return str(value) if isinstance(value, int) else _float(value)
-    if isinstance(value, Mapping):
-        return _object(value)
-    if isinstance(value, Sequence):
-        return "[" + ",".join(marshal(item) for item in value) + "]"
     raise TypeError(f"cannot render {type(value).__name__} as Go JSON")
 
 
