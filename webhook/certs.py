@@ -9,10 +9,9 @@ import datetime
 from pathlib import Path
 
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature
 
 from webhook.certificates.pki import (
-    CLOCK_SKEW, KeyType, Pair, Unusable, cert_pem, is_ca, key_pem, load_cert, load_key, new_ca, new_serving,
+    CLOCK_SKEW, KeyType, Pair, Unusable, cert_pem, is_ca, issued_by, key_pem, load_cert, load_key, new_ca, new_serving,
     uncovered, write_pair,
 )
 from webhook.errors import CommandError
@@ -84,10 +83,8 @@ def _load_ca(directory: Path, now: datetime.datetime) -> Pair:
 
 def _check_serving(directory: Path, ca: x509.Certificate, hosts: list[str], now: datetime.datetime) -> None:
     cert, _ = _load(directory, TLS, now)
-    try:
-        cert.verify_directly_issued_by(ca)
-    except (ValueError, TypeError, InvalidSignature):
-        raise Unusable(f"{TLS[0]} is not signed by {CA[0]}") from None
+    if not issued_by(cert, ca):
+        raise Unusable(f"{TLS[0]} is not signed by {CA[0]}")
     try:
         cert.extensions.get_extension_for_class(x509.SubjectAlternativeName)
     except x509.ExtensionNotFound:

@@ -95,8 +95,10 @@ COMMANDS: tuple[Command, ...] = (
 
 
 class UsageError(CommandError):
-    def __init__(self, prog: str, message: str) -> None:
-        super().__init__(message, USAGE_EXIT)
+    """A usage mistake, said by ``prog`` and pointing at the help of ``see`` (``prog`` unless given)."""
+
+    def __init__(self, prog: str, message: str, see: str | None = None) -> None:
+        super().__init__(f"{message} (see '{see or prog} --help')", USAGE_EXIT)
         self.prog = prog
 
 
@@ -106,7 +108,7 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         if message == "the following arguments are required: COMMAND":
             message = f"no command given: choose one of {', '.join(c.name for c in COMMANDS)}"
-        raise UsageError(self.prog, f"{message} (see '{self.prog} --help')")
+        raise UsageError(self.prog, message)
 
 
 PLUGIN_PREFIX = "kubectl-"
@@ -136,18 +138,15 @@ def build_parser(prog: str = "webhook") -> Parser:
 
 def _before_the_command(prog: str, argv: Sequence[str]) -> None:
     """argparse reports an option given before the command as a missing command; this names it."""
-    for token in argv:
-        if not token.startswith("-") or token in ("-h", "--help", "--version"):
-            return
-        flag = token.split("=", 1)[0]
-        owners = [c.name for c in COMMANDS if flag in {f for o in options(c.settings) for f in o.flags}]
-        if not owners:
-            raise UsageError(prog, f"unrecognized arguments: {token} (see '{prog} --help')")
-        raise UsageError(
-            prog,
-            f"{flag} is an option of {', '.join(owners)}: give it after the command, as in "
-            f"'{prog} {owners[0]} {flag} ...' (see '{prog} {owners[0]} --help')",
-        )
+    token = argv[0] if argv else ""
+    if not token.startswith("-") or token in ("-h", "--help", "--version"):
+        return
+    flag = token.split("=", 1)[0]
+    owners = [c.name for c in COMMANDS if flag in {f for o in options(c.settings) for f in o.flags}]
+    if not owners:
+        raise UsageError(prog, f"unrecognized arguments: {token}")
+    as_in = f"{prog} {owners[0]}"
+    raise UsageError(prog, f"{flag} is an option of {', '.join(owners)}: give it after the command, as in '{as_in} {flag} ...'", as_in)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -160,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = next(c for c in COMMANDS if c.name == arguments.command)
         prog = f"{prog} {command.name}"
         if unknown:
-            raise UsageError(prog, f"unrecognized arguments: {' '.join(unknown)} (see '{prog} --help')")
+            raise UsageError(prog, f"unrecognized arguments: {' '.join(unknown)}")
         settings = load(command.settings, arguments)
         module, _, function = command.run.partition(":")
         exit_code: int = getattr(importlib.import_module(module), function)(settings)
@@ -284,9 +283,7 @@ def _first_problem(model: type[BaseSettings], err: ValidationError, given: dict[
     problem = err.errors(include_url=False)[0]
     by_name = {option.name: option for option in options(model)}
     option = by_name.get(str(problem["loc"][0])) if problem["loc"] else None
-    message = str(problem["msg"])
-    if problem["type"] == "value_error":
-        message = message.removeprefix("Value error, ")
+    message = str(problem["msg"]).removeprefix("Value error, ")  # a validator's ValueError
     if option is None:
         return message
     source = option.flag if option.name in given or option.positional else option.env

@@ -51,9 +51,6 @@ def _shown(value: object) -> object:
 class TextFormatter(logging.Formatter):
     """``time LEVEL logger: message``; a traceback that follows keeps its lines."""
 
-    def __init__(self) -> None:
-        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
-
     def format(self, record: logging.LogRecord) -> str:
         if isinstance(record.args, tuple) and any(isinstance(arg, str) and len(arg) > VALUE_LIMIT for arg in record.args):
             record = logging.makeLogRecord({**vars(record), "args": tuple(_shown(arg) for arg in record.args)})
@@ -89,8 +86,7 @@ class ProjectNames(logging.Filter):
         if name is None:
             return True
         if record.name == "uvicorn.access" and isinstance(record.args, tuple) and len(record.args) == 5:
-            client, method, path, _version, status = record.args
-            record.client, record.method, record.path, record.status = client, method, path, status
+            record.client, record.method, record.path, _version, record.status = record.args
         record.name = name
         return True
 
@@ -100,7 +96,7 @@ def configure(level: str, log_format: str) -> None:
     which no format shows: the standard library documents turning them off for cheaper records."""
     logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     handler = logging.StreamHandler()
-    handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
+    handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(ProjectNames())
     root = logging.getLogger()
     root.handlers[:] = [handler]

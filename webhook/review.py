@@ -33,8 +33,9 @@ def review(settings: ReviewSettings) -> int:
     else:
         sys.stdout.buffer.write(content + b"\n")
     sys.stdout.flush()
-    if (err := decided.error) is not None:
-        raise CommandError(f"{settings.file}: internal error in the {webhook.name} webhook: {type(err).__name__}: {err}", UNUSABLE)
+    if decided.error is not None:
+        error = f"{type(decided.error).__name__}: {decided.error}"
+        raise CommandError(f"{settings.file}: internal error in the {webhook.name} webhook: {error}", UNUSABLE)
     response = decided.body["response"]
     if response["allowed"]:
         return 0

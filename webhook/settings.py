@@ -24,9 +24,10 @@ from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 KiB = 1024
 MiB = 1024 * KiB
 
-MAX_CONNECTIONS = 2000
-"""At about 45 KiB for each idle TLS connection (docs/PERFORMANCE.md), 2,000 take 90 MiB: with the
-64 MiB of ``--max-held-bytes`` and the process's own, within the chart's 256Mi limit."""
+MAX_CONNECTIONS = 1000
+"""At about 34 KiB for each idle TLS connection (docs/PERFORMANCE.md), 1,000 take 34 MiB: with the
+64 MiB of ``--max-held-bytes``, the process and a store of 5,000 PodCliqueSets, within the chart's
+256Mi limit."""
 
 
 def split_list(value: Any, separator: str) -> Any:
@@ -46,12 +47,8 @@ def namespace_name(value: str) -> str:
     return value
 
 
-def _namespace_names(values: list[str]) -> list[str]:
-    return list(dict.fromkeys(map(namespace_name, values)))
-
-
 Commas = BeforeValidator(lambda value: split_list(value, ","))
-Namespaces = Annotated[list[str], NoDecode, Commas, AfterValidator(_namespace_names)]
+Namespaces = Annotated[list[str], NoDecode, Commas, AfterValidator(lambda values: list(dict.fromkeys(map(namespace_name, values))))]
 """A repeatable namespace option: comma-separated in the environment, repeats dropped."""
 
 Seconds = Annotated[float, Field(gt=0, json_schema_extra={"metavar": "SECONDS"})]

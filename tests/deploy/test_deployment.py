@@ -68,7 +68,7 @@ def test_the_webhook_container_environment_is_what_serve_accepts(default_install
     assert settings.template_authorization == "enforce"
     assert settings.max_claims_per_owner == values()["reconciler"]["maxClaimsPerOwner"] == 10_000
     assert (settings.max_header_bytes, settings.max_held_bytes, settings.write_timeout) == (1024 * 1024, 64 * 1024 * 1024, 10)
-    assert settings.max_connections == values()["server"]["maxConnections"] == 2000
+    assert settings.max_connections == values()["server"]["maxConnections"] == 1000
 
 
 def test_server_values_reach_the_server(render, monkeypatch):

@@ -38,8 +38,7 @@ def workload(tmp_path: Path) -> Workload:
 def made(workload: Workload) -> Cluster:
     """The cluster once the reconciler has made every claim and the external templates exist."""
     cluster = Cluster(templates={(NS, "ext-tpl"), ("rs-shared", "ext-ns-tpl")})
-    for listed in listing(workload, LIMIT).claims:
-        claim = listed.claim
+    for claim in listing(workload, LIMIT).claims:
         metadata = {"name": claim.name, "namespace": NS, "labels": dict(claim.labels), "ownerReferences": [claim.owner.to_api()]}
         cluster.claims[(NS, claim.name)] = {"metadata": metadata, "spec": {}}
     return cluster

@@ -13,7 +13,6 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
 
 from kubernetes.client.exceptions import ApiException
 from prometheus_client.core import CounterMetricFamily
@@ -36,7 +35,6 @@ SOONEST = 0.2
 """Seconds to the next check at least, whatever is waiting."""
 REQUEST_TIMEOUT = (3.0, 5.0)
 """Connect and read seconds of each request: a check waits no longer on an API server that does not answer."""
-T = TypeVar("T")
 
 
 class ServedFiles:
@@ -134,8 +132,8 @@ class CertificateController:
         return None
 
 
-def _in_daemon_thread(function: Callable[[], T]) -> asyncio.Future[T]:
-    future: concurrent.futures.Future[T] = concurrent.futures.Future()
+def _in_daemon_thread(function: Callable[[], ServingPair | None]) -> asyncio.Future[ServingPair | None]:
+    future: concurrent.futures.Future[ServingPair | None] = concurrent.futures.Future()
 
     def work() -> None:
         if not future.set_running_or_notify_cancel():

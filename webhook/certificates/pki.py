@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
@@ -114,6 +115,14 @@ def is_ca(cert: x509.Certificate) -> bool:
         return bool(cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca)
     except x509.ExtensionNotFound:
         return False
+
+
+def issued_by(cert: x509.Certificate, ca: x509.Certificate) -> bool:
+    try:
+        cert.verify_directly_issued_by(ca)
+    except (ValueError, TypeError, InvalidSignature):
+        return False
+    return True
 
 
 def load_cert(pem: bytes, name: str) -> x509.Certificate:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import functools
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,7 +21,6 @@ from enum import StrEnum
 from typing import Any
 
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
@@ -90,12 +90,9 @@ def _pair(values: Mapping[str, bytes], bundle: tuple[x509.Certificate, ...], hos
     missing = pki.uncovered(cert, hosts)
     if missing:
         raise pki.Unusable(f"{TLS_CERT} does not cover {', '.join(missing)}")
-    for ca in bundle:
-        try:
-            cert.verify_directly_issued_by(ca)
-        except (ValueError, TypeError, InvalidSignature):
-            continue
-        return ServingPair(cert, values[TLS_CERT], values[TLS_KEY], ca)
+    issuer = next((ca for ca in bundle if pki.issued_by(cert, ca)), None)
+    if issuer is not None:
+        return ServingPair(cert, values[TLS_CERT], values[TLS_KEY], issuer)
     raise pki.Unusable(f"{TLS_CERT} is not signed by a CA of {CA_BUNDLE}")
 
 
@@ -140,13 +137,10 @@ def pruned(stored: Stored, now: datetime.datetime) -> dict[str, bytes]:
     return {CA_BUNDLE: bundle, TLS_CERT: stored.pair.cert_pem, TLS_KEY: stored.pair.key_pem}
 
 
-def utcnow() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc)
-
-
 class CertificateSecret:
     def __init__(
-        self, api: client.ApiClient, namespace: str, name: str, hosts: list[str], validity: datetime.timedelta, clock: Clock = utcnow
+        self, api: client.ApiClient, namespace: str, name: str, hosts: list[str], validity: datetime.timedelta,
+        clock: Clock = functools.partial(datetime.datetime.now, datetime.timezone.utc),
     ) -> None:
         self.namespace, self.name = namespace, name
         self.hosts, self.validity = hosts, validity

@@ -15,8 +15,10 @@ import orjson
 import yaml
 from pydantic import Field
 
-from webhook.claims.listing import ListedClaim, Listing, check_sizes, listing, read
+from webhook.claims.listing import Listing, check_sizes, listing, read
 from webhook.core.model.meta import ObjectKey
+from webhook.core.model.podcliqueset import PodCliqueSet
+from webhook.core.sharing.desired import DesiredClaim, template_source
 from webhook.settings import ClaimLimitSettings
 
 DENIED = 1
@@ -63,8 +65,14 @@ def claims(settings: ClaimsSettings) -> int:
     check_sizes(workloads, settings.max_items)
     listings = [listing(workload, settings.max_claims_per_owner, settings.strict) for workload in workloads]
     write(document(listings), settings.output, lambda: as_table(listings))
-    for line in diagnostics(listings):
-        print(line, file=sys.stderr)
+    for item in listings:
+        pcs = f"PodCliqueSet {item.pcs.key}"
+        for note in item.notes:
+            print(f"Note: {note}", file=sys.stderr)
+        for warning in item.warnings:
+            print(f"Warning: {pcs}: {warning}", file=sys.stderr)
+        if item.denial:
+            print(f"Error: {pcs} is denied by the validating webhook: {item.denial}", file=sys.stderr)
     return DENIED if any(item.denial for item in listings) else 0
 
 
@@ -79,11 +87,11 @@ def write(document: dict[str, Any], output: str, text: Callable[[], str]) -> Non
     sys.stdout.flush()
 
 
-def _claim(listed: ListedClaim, namespace: str) -> dict[str, Any]:
-    claim, template = listed.claim, listed.template
+def _claim(claim: DesiredClaim, pcs: PodCliqueSet) -> dict[str, Any]:
+    template = template_source(pcs, claim.entry)
     return {
         "name": claim.name,
-        "namespace": namespace,
+        "namespace": pcs.namespace,
         "scope": claim.entry.scope,
         "replica": claim.replica,
         "owner": {"kind": claim.owner.kind, "name": claim.owner.name},
@@ -93,7 +101,7 @@ def _claim(listed: ListedClaim, namespace: str) -> dict[str, Any]:
 
 def document(listings: Sequence[Listing]) -> dict[str, Any]:
     return {
-        "claims": [_claim(listed, item.pcs.namespace) for item in listings for listed in item.claims],
+        "claims": [_claim(claim, item.pcs) for item in listings for claim in item.claims],
         "pods": [{"podClique": pod.clique, "podIndex": pod.index, "claims": pod.claims} for item in listings for pod in item.pods],
         "podCliqueSets": [
             {"namespace": item.pcs.namespace, "name": item.pcs.name, "warnings": item.warnings, "denial": item.denial, "notes": item.notes}
@@ -109,8 +117,8 @@ def _columns(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     return ["   ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]
 
 
-def _claim_row(listed: ListedClaim) -> list[str]:
-    claim, template = listed.claim, listed.template
+def _claim_row(claim: DesiredClaim, pcs: PodCliqueSet) -> list[str]:
+    template = template_source(pcs, claim.entry)
     replica = "-" if claim.replica is None else str(claim.replica)
     shown = str(template) if isinstance(template, ObjectKey) else template.name
     return [claim.name, claim.entry.scope, replica, f"{claim.owner.kind}/{claim.owner.name}", shown]
@@ -135,18 +143,7 @@ def as_table(listings: Sequence[Listing]) -> str:
             f"{len(listing.pods)} pods (replica counts of {counts})"
         )
         if listing.claims:
-            lines += ["", *_columns(("CLAIM", "SCOPE", "OWNER REPLICA", "OWNER", "TEMPLATE"), map(_claim_row, listing.claims))]
+            lines += ["", *_columns(("CLAIM", "SCOPE", "OWNER REPLICA", "OWNER", "TEMPLATE"), (_claim_row(claim, listing.pcs) for claim in listing.claims))]
         if listing.pods:
             lines += ["", *_columns(("PODCLIQUE", "POD INDEX", "CLAIMS"), _pod_rows(listing))]
     return "\n".join(lines) + "\n"
-
-
-def diagnostics(listings: Sequence[Listing]) -> list[str]:
-    lines = []
-    for listing in listings:
-        pcs = f"PodCliqueSet {listing.pcs.key}"
-        lines += [f"Note: {note}" for note in listing.notes]
-        lines += [f"Warning: {pcs}: {warning}" for warning in listing.warnings]
-        if listing.denial:
-            lines.append(f"Error: {pcs} is denied by the validating webhook: {listing.denial}")
-    return lines

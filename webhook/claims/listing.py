@@ -25,7 +25,7 @@ from webhook.core.model.podcliqueset import (
 )
 from webhook.core.pcs.rules import validate_create
 from webhook.core.pcs.warnings import claim_warnings, limit_warnings
-from webhook.core.sharing.desired import DesiredClaim, InternalTemplate, claim_count, desired_claims, template_source
+from webhook.core.sharing.desired import DesiredClaim, claim_count, desired_claims
 from webhook.core.sharing.owners import Level, Owner, live_owners, planned_owners
 from webhook.core.sharing.patterns import planned_size
 from webhook.core.sharing.placement import CliqueIdentity, IdentityError, index_below, pod_claims
@@ -151,12 +151,6 @@ def _not_current(child: Child, parent: Parent | None) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class ListedClaim:
-    claim: DesiredClaim
-    template: InternalTemplate | ObjectKey
-
-
-@dataclass(frozen=True, slots=True)
 class ListedPod:
     clique: str
     index: int
@@ -171,7 +165,7 @@ class Listing:
     live: bool
     """Whether the replica counts are the objects' (else the spec's)."""
     owners: list[Owner]
-    claims: list[ListedClaim]
+    claims: list[DesiredClaim]
     pods: list[ListedPod]
     warnings: list[str]
     denial: str | None
@@ -233,7 +227,7 @@ def listing(workload: Workload, limit: int, strict: bool = False) -> Listing:
     makes no more, and the webhook's warning. Under ``strict`` the warnings about claim names and
     filters are part of the denial, as ``serve --strict`` makes them."""
     pcs, found = workload.pcs, owners(workload)
-    claims = [ListedClaim(c, template_source(pcs, c.entry)) for owner in found for c in desired_claims(owner, stop=limit)]
+    claims = [claim for owner in found for claim in desired_claims(owner, stop=limit)]
     pods = [pod for owner in found if owner.identity is not None for pod in _pods(pcs, owner.identity, owner.replicas)]
     errors, warnings = [str(e) for e in validate_create(pcs.spec)], claim_warnings(pcs)
     if strict:

@@ -39,10 +39,13 @@ class RequestResource:
 
 
 @dataclass(frozen=True, slots=True, config=MODEL)
-class Request:
+class AdmissionRequest:
+    """A review's request, its objects as sent, for the webhook to read as its kind."""
+
     uid: GoStr = ""
     kind: RequestKind = Field(default_factory=RequestKind)
     resource: RequestResource = Field(default_factory=RequestResource)
+    """The plural written (``podcliques``): a subresource's object is of another kind (a ``Scale``)."""
     sub_resource: GoStr = Field(default="", alias="subResource")
     name: GoStr = ""
     namespace: GoStr = ""
@@ -51,29 +54,13 @@ class Request:
     object: Any = None
     old_object: Any = Field(default=None, alias="oldObject")
     user_info: Any = Field(default=None, alias="userInfo")
-
-
-_read_request = TypeAdapter(Request).validate_python
-
-
-class AdmissionRequest(NamedTuple):
-    """A review's request, its objects as sent, for the webhook to read as its kind."""
-
-    uid: str
-    kind: GroupVersionKind = GroupVersionKind()
-    name: str = ""
-    namespace: str = ""
-    operation: str = ""
-    dry_run: bool | None = None
-    object: Any = None
-    old_object: Any = None
-    user_info: Any = None
     """As sent, read only by the checks that need the user (``pcs.authorization``)."""
-    resource: str = ""
-    """The plural written (``podcliques``): a subresource's object is of another kind (a ``Scale``)."""
-    sub_resource: str = ""
-    body: bytes = b""
-    """The review as sent, for the members Go keeps as written (``gocompat.rawjson``)."""
+    body: bytes = Field(default=b"", strict=True)
+    """The review as sent, for the members Go keeps as written (``gocompat.rawjson``); set by
+    ``decode``, whatever the request holds of that name."""
+
+
+_read_request = TypeAdapter(AdmissionRequest).validate_python
 
 
 class AdmissionReview(NamedTuple):
@@ -135,15 +122,9 @@ def decode(body: bytes) -> AdmissionReview | Rejection:
     if not isinstance(request.get("uid"), str) or not request["uid"]:
         return Rejection(400, "AdmissionReview request has no uid")
     try:
-        read = _read_request(request)
+        return AdmissionReview(api_version, _read_request({**request, "body": body}))
     except ValidationError as err:
         return Rejection(400, f"AdmissionReview is malformed: request.{first_problem(err)}")
-    kind_of = read.kind
-    return AdmissionReview(api_version, AdmissionRequest(
-        read.uid, GroupVersionKind(kind_of.group, kind_of.version, kind_of.kind), read.name, read.namespace,
-        read.operation, read.dry_run, read.object, read.old_object, read.user_info, read.resource.resource,
-        read.sub_resource, body,
-    ))
 
 
 class AdmissionResponse(NamedTuple):
@@ -260,7 +241,8 @@ def _other_kind(obj: Any, expected: GroupVersionKind) -> GroupVersionKind | None
 
 def kind_mismatch(request: AdmissionRequest, expected: GroupVersionKind) -> AdmissionResponse | None:
     """Code 400 for a review or object of another kind: controller-runtime refuses to decode it."""
-    actual = request.kind if request.kind.kind and request.kind != expected else None
+    stated = GroupVersionKind(request.kind.group, request.kind.version, request.kind.kind)
+    actual = stated if stated.kind and stated != expected else None
     actual = actual or _other_kind(request.object, expected) or _other_kind(request.old_object, expected)
     if actual is None:
         return None
@@ -277,15 +259,13 @@ async def decide(handler: Handler, request: AdmissionRequest) -> AdmissionRespon
 
 def _read_objects(handler: Handler, request: AdmissionRequest) -> tuple[Any, Any] | AdmissionResponse:
     """``object`` and ``oldObject`` as the webhook reads them (None where absent), or code 400."""
-    try:
-        obj = None if request.object is None else handler.read(request.object)
-    except ValidationError as err:
-        return undecodable("object", handler.kind, first_problem(err))
-    try:
-        old = None if request.old_object is None else handler.read(request.old_object)
-    except ValidationError as err:
-        return undecodable("oldObject", handler.kind, first_problem(err))
-    return obj, old
+    read = []
+    for field, value in (("object", request.object), ("oldObject", request.old_object)):
+        try:
+            read.append(None if value is None else handler.read(value))
+        except ValidationError as err:
+            return undecodable(field, handler.kind, first_problem(err))
+    return read[0], read[1]
 
 
 def _dispatch(handler: Handler, request: AdmissionRequest, obj: Any, old: Any) -> AdmissionResponse | Awaitable[AdmissionResponse]:

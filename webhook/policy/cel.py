@@ -150,14 +150,14 @@ def marshal(go_type: GoType, value: str, depth: int = 0) -> str:
 
 def _marshal_field(f: Field, value: str, depth: int) -> str:
     """A list of one ``"name":value`` text, or of none when ``omitempty`` leaves the field out."""
+    go_type, member = (f.type.to, f"{value}.{f.name}") if isinstance(f.type, Ptr) else (f.type, field(value, f))
+    name = Text.of(f'"{f.name}":')
+    text = f"[{name + Text.expr(marshal(go_type, member, depth))}]"
     if isinstance(f.type, Ptr):
-        text = Text.of(f'"{f.name}":') + Text.expr(marshal(f.type.to, f"{value}.{f.name}", depth))
-        return when(f"has({value}.{f.name})", f"[{text}]")
-    member = field(value, f)
-    text = Text.of(f'"{f.name}":') + Text.expr(marshal(f.type, member, depth))
+        return when(f"has({member})", text)
     if not f.omitempty:
-        return f"[{text}]"
-    return when(f"!({member} == '')" if f.type is STRING else f"!(size({member}) == 0)", f"[{text}]")
+        return text
+    return when(f"!({member} == '')" if f.type is STRING else f"!(size({member}) == 0)", text)
 
 
 def can_fail(go_type: GoType) -> bool:

@@ -118,13 +118,10 @@ def _delete(configurations: WebhookConfigurations, kind: str, deadline: float) -
         try:
             return configurations.delete(kind)
         except FAILURES as err:
-            if not _worth_retrying(err) or time.monotonic() >= deadline:
+            worth_retrying = is_connection_error(err) or (isinstance(err, ApiException) and err.status >= 500)
+            if not worth_retrying or time.monotonic() >= deadline:
                 raise CommandError(f"cannot delete {kind} {configurations.name}: {_problem(err)}") from None
             time.sleep(attempts.failed(_problem(err)))
-
-
-def _worth_retrying(err: BaseException) -> bool:
-    return is_connection_error(err) or (isinstance(err, ApiException) and err.status >= 500)
 
 
 def _problem(err: BaseException) -> str:

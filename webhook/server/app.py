@@ -171,18 +171,14 @@ async def read_body(receive: Receive) -> bytes:
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def _status(decision: Answer) -> tuple[int, str]:
-    """The status code the caller sees (``response.status.code``, or the HTTP status of a rejected
-    request) and its message."""
-    if decision.status != 200:
-        return decision.status, decision.body["error"]
-    status = decision.body["response"]["status"]  # as ``AdmissionResponse.body`` makes it
-    return status["code"], status.get("message", "")
-
-
 def fields(webhook: str, decision: Answer, seconds: float) -> dict[str, Any]:
-    """The decision line's fields: top-level keys in ``--log-format json``."""
-    code, detail = _status(decision)
+    """The decision line's fields: top-level keys in ``--log-format json``. Its code is the one the
+    caller sees: ``response.status.code``, or the HTTP status of a rejected request."""
+    if decision.status == 200:
+        status = decision.body["response"]["status"]  # as ``AdmissionResponse.body`` makes it
+        code, detail = status["code"], status.get("message", "")
+    else:
+        code, detail = decision.status, decision.body["error"]
     found: dict[str, Any] = {
         "uid": decision.uid,
         "webhook": webhook,

@@ -17,10 +17,9 @@ import os
 import signal
 import socket
 import ssl
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import uvicorn
 import uvloop
@@ -139,12 +138,8 @@ def serve(settings: ServeSettings) -> int:
         sock = sockets.enter_context(listen(settings.host, settings.port))
         metrics_sock = sockets.enter_context(listen(settings.host, settings.metrics_port)) if settings.metrics_port else None
         controller = controller_for(settings) if settings.cert_secret is not None else None
-        try:
-            store = build_store(settings)
-        except StoreError as err:
-            raise CommandError(str(err)) from None
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            runner.run(_serve(settings, store, sock, metrics_sock, controller))
+            runner.run(_serve(settings, build_store(settings), sock, metrics_sock, controller))
     return 0
 
 
@@ -175,36 +170,37 @@ async def _serve(
     reloader = CertificateReloader(context, settings.tls_cert, settings.tls_key, metrics, settings.cert_reload_interval)
     if metrics_sock is not None:
         listeners.append(metrics_listener(settings, metrics, lifecycle, context, metrics_sock, errors))
+    if controller is not None:  # the controller writes the files, then has them reloaded
+        controller.reload = reloader.check
+        metrics.registry.register(CertificateCollector(controller))
     _stop_on_signals(settings, lifecycle, listeners)
-    background = asyncio.create_task(_keep_certificate(reloader, controller, metrics))
+    background = asyncio.create_task(reloader.run() if controller is None else controller.run())
     trimmer = asyncio.create_task(Trimmer(lambda: sum(each.connections.closed for each in listeners)).run())
     # What is built so far lives as long as the process: frozen, full collections stop walking it
     # and the latency tail shrinks.
     gc.collect()
     gc.freeze()
     log.info("serving https://%s:%d (%d PodCliqueSets in the store)", settings.host, settings.port, store.size)
+    try:
+        await _run(listeners, [background, trimmer])
+    finally:
+        await store.stop()
+
+
+async def _run(listeners: list[Listener], background: list[asyncio.Task[None]]) -> None:
+    """Accepts and serves until every uvicorn server has shut down; then cuts off what is left."""
     for each in listeners:
         each.acceptor.start()
     try:
         await asyncio.gather(*(each.server.serve(sockets=[]) for each in listeners))
     finally:
-        background.cancel()
-        trimmer.cancel()
+        for task in background:
+            task.cancel()
         for each in listeners:
             # Still open at the drain's end (uvicorn cancelled their requests, if any): cut off.
             each.acceptor.close()
             each.acceptor.drop_all()
             each.connections.drop_all("drain_timeout")
-        await store.stop()
-
-
-def _keep_certificate(reloader: CertificateReloader, controller: CertificateController | None, metrics: ServerMetrics) -> Coroutine[Any, Any, None]:
-    """The files watched for changes, or the certificate controller, which reloads them itself."""
-    if controller is None:
-        return reloader.run()
-    controller.reload = reloader.check
-    metrics.registry.register(CertificateCollector(controller))
-    return controller.run()
 
 
 def _stop_on_signals(settings: ServeSettings, lifecycle: Lifecycle, listeners: list[Listener]) -> None:

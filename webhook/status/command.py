@@ -8,6 +8,7 @@ when the cluster cannot be read or the input is unusable.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import suppress
 from dataclasses import asdict
 from typing import Any
 
@@ -19,14 +20,16 @@ from webhook.claims import write
 from webhook.claims.listing import UNUSABLE, Workload, check_sizes, gather, listing
 from webhook.core.model import labels
 from webhook.core.model.meta import ObjectKey
+from webhook.core.sharing.desired import template_source
 from webhook.errors import CommandError
 from webhook.kube.access import Component, KubeConfigError, api_client, guarded, own_namespace
+from webhook.kube.informer import object_key
 from webhook.kube.api import (
     CONNECTION_ERRORS, EVENTS, PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES,
     Resource, connection_problem, status_message,
 )
 from webhook.status import StatusSettings
-from webhook.status.compare import Cluster, EventText, Key, Obj, Report, report
+from webhook.status.compare import Cluster, EventText, Obj, Report, report
 
 WRONG = 1
 PAGE = 500
@@ -62,12 +65,17 @@ def _reports(
     api: client.ApiClient, cluster: Cluster, workloads: list[Workload], namespaces: Sequence[str | None], settings: StatusSettings
 ) -> list[Report]:
     """Each PodCliqueSet's listing against the cluster, the templates of other namespaces its
-    claims name read first (when not every namespace was)."""
+    claims name read first (when not every namespace was, one List each). A namespace whose templates
+    may not be listed is passed over: its templates then show as not found or not readable, which is
+    what the reconciler would meet if its access were the same."""
     check_sizes(workloads, settings.max_items)
     listings = [listing(workload, settings.max_claims_per_owner) for workload in workloads]
     if None not in namespaces:
-        elsewhere = {c.template.namespace for item in listings for c in item.claims if isinstance(c.template, ObjectKey)}
-        read_templates(api, cluster, sorted(elsewhere - set(namespaces)))
+        templates = (template_source(item.pcs, claim.entry) for item in listings for claim in item.claims)
+        elsewhere = {template.namespace for template in templates if isinstance(template, ObjectKey)}
+        for namespace in sorted(elsewhere - set(namespaces)):
+            with suppress(CommandError):
+                cluster.templates.update(map(object_key, list_objects(api, RESOURCECLAIMTEMPLATES, namespace)))
     return [report(item, cluster, settings.max_claims_per_owner) for item in listings]
 
 
@@ -107,31 +115,22 @@ def as_text(reports: Sequence[Report]) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
-def key_of(obj: Obj) -> Key:
-    """(namespace, name) of an object as listed."""
-    metadata = obj.get("metadata") or {}
-    return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
-
-
 def list_objects(api: client.ApiClient, resource: Resource, namespace: str | None, label: str = "", fields: str = "") -> Iterator[Obj]:
     """Every item of the List, page by page."""
-    path, token = _path(resource, namespace), ""
+    token = ""
     while True:
         query = [(k, v) for k, v in (("labelSelector", label), ("fieldSelector", fields), ("continue", token)) if v]
-        page = _page(api, path, [("limit", PAGE), *query], f"{resource} in namespace {namespace}" if namespace else f"{resource} across namespaces")
+        page = _page(api, resource, namespace, [("limit", PAGE), *query])
         yield from page.get("items") or []
         token = (page.get("metadata") or {}).get("continue") or ""
         if not token:
             return
 
 
-def _path(resource: Resource, namespace: str | None) -> str:
-    base = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
-    return f"{base}/namespaces/{namespace}/{resource.plural}" if namespace else f"{base}/{resource.plural}"
-
-
-def _page(api: client.ApiClient, path: str, query: list[tuple[str, Any]], what: str) -> Obj:
+def _page(api: client.ApiClient, resource: Resource, namespace: str | None, query: list[tuple[str, Any]]) -> Obj:
     """One page of a List; a refusal or a failure to connect is one line."""
+    base = ("/apis/" if resource.group else "/api/") + resource.api_version
+    path = f"{base}/namespaces/{namespace}/{resource.plural}" if namespace else f"{base}/{resource.plural}"
     try:
         request = api.param_serialize("GET", path, query_params=query, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"])
         response = api.call_api(*request, _request_timeout=TIMEOUT)
@@ -139,6 +138,7 @@ def _page(api: client.ApiClient, path: str, query: list[tuple[str, Any]], what: 
         if not 200 <= response.status <= 299:
             raise ApiException.from_response(http_resp=response, body=None, data=None)
     except ApiException as err:
+        what = f"{resource} in namespace {namespace}" if namespace else f"{resource} across namespaces"
         raise CommandError(f"cannot list {what}: {status_message(err)}", UNUSABLE) from None
     except CONNECTION_ERRORS as err:
         raise CommandError(f"{connection_problem(err)} (at {api.configuration.host})", UNUSABLE) from None
@@ -153,41 +153,26 @@ def read(api: client.ApiClient, namespaces: Sequence[str | None], name: str | No
     cluster = Cluster()
     for namespace in namespaces:
         _read_namespace(api, cluster, namespace, name)
-    found = {key_of(o) for _, o in cluster.workload_objects if o.get("kind") == "PodCliqueSet"}
+    found = {object_key(o) for _, o in cluster.workload_objects if o.get("kind") == "PodCliqueSet"}
     cluster.workload_objects = [
         (where, o) for where, o in cluster.workload_objects
-        if o.get("kind") == "PodCliqueSet" or (key_of(o)[0], ((o.get("metadata") or {}).get("labels") or {}).get(labels.PART_OF)) in found
+        if o.get("kind") == "PodCliqueSet" or (o["metadata"]["namespace"], o["metadata"]["labels"][labels.PART_OF]) in found
     ]
     return cluster
 
 
 def _read_namespace(api: client.ApiClient, cluster: Cluster, namespace: str | None, name: str | None) -> None:
-    """One namespace's objects (all namespaces' for None) into ``cluster``."""
+    """One namespace's objects (all namespaces' for None) into ``cluster``: Grove's pods of the
+    PodCliqueSets read, those being deleted left out, and the last Warning Event on each object (an
+    Event always has ``involvedObject``, a Go struct, and a ``uid`` there only when it is not empty)."""
     workload = f"{labels.PART_OF}={name}" if name else labels.PART_OF
     by_name = f"metadata.name={name}" if name else ""
     for resource, label, fields in ((PODCLIQUESETS, "", by_name), (PODCLIQUESCALINGGROUPS, workload, ""), (PODCLIQUES, workload, "")):
-        cluster.workload_objects += ((f"{resource.kind} {'/'.join(key_of(o))}", o) for o in list_objects(api, resource, namespace, label, fields))
-    cluster.claims.update((key_of(o), o) for o in list_objects(api, RESOURCECLAIMS, namespace))
-    cluster.templates.update(key_of(o) for o in list_objects(api, RESOURCECLAIMTEMPLATES, namespace))
-    _read_pods_and_events(api, cluster, namespace, workload)
-
-
-def _read_pods_and_events(api: client.ApiClient, cluster: Cluster, namespace: str | None, workload: str) -> None:
-    """Grove's pods of the PodCliqueSets read, those being deleted left out; and the last Warning
-    Event on each object."""
+        cluster.workload_objects += ((f"{resource.kind} {object_key(o)}", o) for o in list_objects(api, resource, namespace, label, fields))
+    cluster.claims.update((object_key(o), o) for o in list_objects(api, RESOURCECLAIMS, namespace))
+    cluster.templates.update(map(object_key, list_objects(api, RESOURCECLAIMTEMPLATES, namespace)))
     for pod in list_objects(api, PODS, namespace, f"{workload},{labels.PODCLIQUE}"):
         if not pod["metadata"].get("deletionTimestamp"):
-            cluster.pods.setdefault((key_of(pod)[0], str(pod["metadata"]["labels"][labels.PART_OF])), []).append(pod)
+            cluster.pods.setdefault(ObjectKey(pod["metadata"]["namespace"], pod["metadata"]["labels"][labels.PART_OF]), []).append(pod)
     events = list_objects(api, EVENTS, namespace, fields=WARNINGS)
-    cluster.warnings.update(sorted(((str((e.get("involvedObject") or {}).get("uid") or ""), EventText.of(e)) for e in events), key=lambda p: p[1].last))
-
-
-def read_templates(api: client.ApiClient, cluster: Cluster, namespaces: Sequence[str]) -> None:
-    """The templates of namespaces not read yet that external templates are in (one List each). A
-    namespace whose templates may not be listed is passed over: its templates then show as not
-    found or not readable, which is what the reconciler would meet if its access were the same."""
-    for namespace in namespaces:
-        try:
-            cluster.templates.update(key_of(o) for o in list_objects(api, RESOURCECLAIMTEMPLATES, namespace))
-        except CommandError:
-            continue
+    cluster.warnings.update(sorted(((e["involvedObject"].get("uid", ""), EventText.of(e)) for e in events), key=lambda p: p[1].last))

@@ -8,17 +8,16 @@ the pod webhook would give it now, so a pod admitted without it shows here.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from webhook.claims.listing import ListedClaim, Listing
+from webhook.claims.listing import Listing
 from webhook.core.model import labels
-from webhook.core.model.meta import ObjectKey, OwnerReference
+from webhook.core.model.meta import ObjectKey, OwnerReference, read_owner_references
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.warnings import dns1123_label_problem
-from webhook.core.sharing.desired import claim_count, over_limit
+from webhook.core.sharing.desired import DesiredClaim, claim_count, over_limit, template_source
 from webhook.core.sharing.placement import IdentityError, clique_identity, pod_claims, pod_index
 from webhook.reconciler.sync.plan import MetadataChange, OwnedByOther, plan_change
 
@@ -123,28 +122,20 @@ def report(listing: Listing, cluster: Cluster, limit: int) -> Report:
     findings += _stale(listing, cluster, {owner.uid for owner in over})
     pods = cluster.pods.get(pcs.key, [])
     findings += _pod_findings(pcs, pods, cluster)
-    present = sum((pcs.namespace, c.claim.name) in cluster.claims for c in listing.claims)
+    present = sum((pcs.namespace, claim.name) in cluster.claims for claim in listing.claims)
     return Report(pcs.namespace, pcs.name, len(listing.claims), present, len(pods), findings, listing.warnings)
 
 
-def _owner_references(claim: Mapping[str, Any]) -> list[OwnerReference]:
-    found = []
-    for value in claim.get("metadata", {}).get("ownerReferences") or []:
-        with suppress(ValueError):
-            found.append(OwnerReference.from_api(value))
-    return found
-
-
 def _claim_findings(listing: Listing, cluster: Cluster) -> Iterator[Finding]:
-    for listed in listing.claims:
-        desired = listed.claim
+    for desired in listing.claims:
         subject = f"ResourceClaim {listing.pcs.namespace}/{desired.name}"
         event = cluster.last_warning(desired.owner.uid)
         found = cluster.claims.get((listing.pcs.namespace, desired.name))
         if found is None:
-            yield Finding(Problem.CLAIM_MISSING, subject, f"missing: {_why_missing(listed, cluster)}", event)
+            yield Finding(Problem.CLAIM_MISSING, subject, f"missing: {_why_missing(desired, listing.pcs, cluster)}", event)
             continue
-        change = plan_change(found.get("metadata", {}).get("labels") or {}, _owner_references(found), desired)
+        metadata = found["metadata"]
+        change = plan_change(metadata.get("labels") or {}, read_owner_references(metadata.get("ownerReferences")), desired)
         if isinstance(change, OwnedByOther):
             other = change.controller
             message = f"missing: a claim of that name is controlled by {other.kind} {other.name}, not {desired.owner.kind} {desired.owner.name}"
@@ -153,11 +144,11 @@ def _claim_findings(listing: Listing, cluster: Cluster) -> Iterator[Finding]:
             yield Finding(Problem.CLAIM_NOT_GROVES, subject, _differs(change, desired.owner), event)
 
 
-def _why_missing(listed: ListedClaim, cluster: Cluster) -> str:
-    problem = dns1123_label_problem(listed.claim.name)
+def _why_missing(claim: DesiredClaim, pcs: PodCliqueSet, cluster: Cluster) -> str:
+    problem = dns1123_label_problem(claim.name)
     if problem:
         return f"its name is not a valid DNS label ({problem}): pods cannot name it"
-    template = listed.template
+    template = template_source(pcs, claim.entry)
     if isinstance(template, ObjectKey) and (template.namespace, template.name) not in cluster.templates:
         return f"its ResourceClaimTemplate {template.namespace}/{template.name} does not exist (or cannot be read)"
     return "not created yet: the reconciler has not made it (is it running, and allowed to?)"
@@ -176,13 +167,13 @@ def _stale(listing: Listing, cluster: Cluster, over: set[str]) -> Iterator[Findi
     """Claims labelled as this PodCliqueSet's shared claims that no owner needs (the replicas are
     gone, or the sharing entry is); those of an owner over the limit (UIDs ``over``) are its claims
     past the limit, not stale."""
-    wanted = {listed.claim.name for listed in listing.claims}
+    wanted = {claim.name for claim in listing.claims}
     groves = labels.claim_base_labels(listing.pcs.name)
     for (namespace, name), claim in cluster.claims.items():
-        found = claim.get("metadata", {}).get("labels") or {}
-        if namespace != listing.pcs.namespace or name in wanted or not groves.items() <= found.items():
+        metadata = claim["metadata"]
+        if namespace != listing.pcs.namespace or name in wanted or not groves.items() <= (metadata.get("labels") or {}).items():
             continue
-        if not any(reference.uid in over for reference in _owner_references(claim)):
+        if not any(reference.uid in over for reference in read_owner_references(metadata.get("ownerReferences"))):
             message = "stale: no replica of its owner needs it (the reconciler deletes it unless it is stopped)"
             yield Finding(Problem.CLAIM_STALE, f"ResourceClaim {namespace}/{name}", message)
 
@@ -209,8 +200,7 @@ def _pod_findings(pcs: PodCliqueSet, pods: Sequence[Mapping[str, Any]], cluster:
 
 
 def _carried(pod: Mapping[str, Any]) -> list[str]:
-    entries = pod.get("spec", {}).get("resourceClaims") or []
-    return [str(e["resourceClaimName"]) for e in entries if isinstance(e, dict) and e.get("resourceClaimName")]
+    return [e["resourceClaimName"] for e in pod["spec"].get("resourceClaims") or [] if e.get("resourceClaimName")]
 
 
 def _lacking(pcs: PodCliqueSet, pod: Mapping[str, Any], subject: str, carried: list[str]) -> Iterator[Finding]:

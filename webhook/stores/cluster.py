@@ -22,7 +22,7 @@ from urllib3.exceptions import HTTPError
 
 from webhook.core.model.podcliqueset import PodCliqueSet, read_without_templates
 from webhook.kube.access import Access, Component, GuardedApiClient, KubeConfigError, api_client, guarded
-from webhook.kube.api import NOT_FOUND, PODCLIQUESETS
+from webhook.kube.api import NOT_FOUND, PODCLIQUESETS, Objects
 from webhook.kube.authorization import SubjectAccessReviews
 from webhook.kube.informer import Informer, Informers
 from webhook.kube.templates import TemplateReads
@@ -58,7 +58,8 @@ class ClusterStore:
         self.fetch_timeout = fetch_timeout
         self.watch_timeout_seconds = watch_timeout_seconds
         self._api = api
-        self._objects: client.CustomObjectsApi | None = None
+        self._client: GuardedApiClient | None = None
+        """``api`` guarded, its requests sent once: the reads of the request path go through it."""
         self._reviews: SubjectAccessReviews | None = None
         self._templates: TemplateReads | None = None
         self._informers: Informers[PodCliqueSet] | None = None
@@ -84,18 +85,10 @@ class ClusterStore:
         """None outside the watched namespaces, and for an empty name, whose URL would be the
         namespace's list."""
         watched = not self.namespaces or namespace in self.namespaces
-        if self._objects is None or not name or not watched:
+        if self._client is None or not name or not watched:
             return None
         try:
-            obj = await asyncio.to_thread(
-                self._objects.get_namespaced_custom_object,
-                PODCLIQUESETS.group,
-                PODCLIQUESETS.version,
-                namespace,
-                PODCLIQUESETS.plural,
-                name,
-                _request_timeout=self.fetch_timeout,
-            )
+            obj = await asyncio.to_thread(Objects(self._client, PODCLIQUESETS, namespace, self.fetch_timeout).get, name)
         except ApiException as err:
             if err.status != NOT_FOUND:
                 log.warning("GET of PodCliqueSet %s/%s failed: %s %s", namespace, name, err.status, err.reason)
@@ -111,9 +104,9 @@ class ClusterStore:
 
     def template_access(self) -> SubjectAccessReviews:
         """One per store, made once started."""
-        assert self._objects is not None, "the store has not started"
+        assert self._client is not None, "the store has not started"
         if self._reviews is None:
-            self._reviews = SubjectAccessReviews(self._objects.api_client)
+            self._reviews = SubjectAccessReviews(self._client)
         return self._reviews
 
     def template_lookup(self) -> TemplateReads:
@@ -131,9 +124,8 @@ class ClusterStore:
                 raise StoreError(str(err)) from None
         # Every call is checked against the webhook's access table, from which the chart's RBAC is written.
         api = self._api = guarded(self._api, Component.WEBHOOK)
-        self._objects = client.CustomObjectsApi(_single_attempt(api))
-        # Made before the watches start: the client's first ResourceV1Api loads its module, a moment's work.
-        self._templates = TemplateReads(self._objects.api_client, self.fetch_timeout)
+        self._client = _single_attempt(api)
+        self._templates = TemplateReads(self._client, self.fetch_timeout)
         # Each PodCliqueSet is read without its templates as it arrives: requests never parse one, the
         # rest (pod specs above all) is dropped at once, and one that cannot be read is logged, left out.
         self._informers = Informers(PODCLIQUESETS, self.namespaces, lambda namespace: Informer(
@@ -147,6 +139,6 @@ class ClusterStore:
         if self._reviews is not None:
             self._reviews.close()
             self._reviews = None
-        if self._objects is not None:
-            self._objects.api_client.close()
-            self._objects = None
+        if self._client is not None:
+            self._client.close()
+            self._client = None

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webhook.core.model.pod import read_pod
-from webhook.core.pod.mutator import CLAIMS_ANNOTATION, claim_operations, pointer
+from webhook.core.pod.mutator import CLAIMS_ANNOTATION, CLAIMS_ANNOTATION_PATH, claim_operations
 
 CLAIMS = ["p-all-a", "p-0-b"]
 
@@ -178,20 +178,8 @@ def test_operations_are_the_smallest_set() -> None:
     ]
 
 
-@pytest.mark.parametrize(
-    ("tokens", "expected"),
-    [
-        (("spec", "containers", 0), "/spec/containers/0"),
-        (("a/b",), "/a~1b"),
-        (("a~b",), "/a~0b"),
-        (("~/",), "/~0~1"),
-        (("~1",), "/~01"),
-    ],
-    ids=["plain", "slash", "tilde", "both", "tilde before one"],
-)
-def test_pointer_escapes_tokens(tokens: tuple[str | int, ...], expected: str) -> None:
-    assert pointer(*tokens) == expected
-    assert jsonpatch.JsonPointer(expected).parts == [str(t) for t in tokens]
+def test_the_annotation_path_is_a_json_pointer_to_the_annotation() -> None:
+    assert jsonpatch.JsonPointer(CLAIMS_ANNOTATION_PATH).parts == ["metadata", "annotations", CLAIMS_ANNOTATION]
 
 
 NAMES = st.sampled_from(["p-all-a", "p-0-b", "mine"])

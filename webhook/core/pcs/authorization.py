@@ -84,19 +84,24 @@ class User:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class TemplateReference:
-    """A template of another namespace and where its first entry is, as ``_entry_lists`` says."""
+class ExternalTemplate:
+    """A template an entry names outside the PodCliqueSet, and where its first entry is."""
 
     namespace: str
     name: str
-    level: str
-    index: int
-    entry: int
+    source: str
+    """The first entry's field path, e.g. ``spec.template.cliques[0].resourceSharing[1]``."""
 
     @property
     def path(self) -> Path:
-        owner = TEMPLATE.child(self.level).index(self.index) if self.level else TEMPLATE
-        return owner.child("resourceSharing").index(self.entry).child("namespace")
+        """The first entry's ``namespace`` field: what a denial names."""
+        return Path(self.source).child("namespace")
+
+    def warning(self) -> str:
+        return (
+            f"{self.source}: {self} not found; "
+            "its claims are not created, and the pods that need them stay Pending, until it exists"
+        )
 
     def __str__(self) -> str:
         return f"ResourceClaimTemplate {gojson.quote(f'{self.namespace}/{self.name}')}"
@@ -114,27 +119,26 @@ class TemplateAccess(Protocol):
         """Whether ``user`` may get the template; ``AccessUnknown`` if that cannot be found out."""
 
 
-def cross_namespace_references(spec: PodCliqueSetSpec, namespace: str) -> list[TemplateReference]:
-    """The distinct templates of other namespaces than ``namespace`` that the entries name, each
-    with its first entry; a PodCliqueSet naming none costs a look at each entry's namespace."""
-    lists = _entry_lists(spec)
-    if not any(e.namespace and e.namespace != namespace for _, _, entries in lists for e in entries):
-        return []
-    found: dict[tuple[str, str], TemplateReference] = {}
-    for level, index, entries in lists:
-        for i, entry in enumerate(entries):
-            if entry.namespace and entry.namespace != namespace and (entry.namespace, entry.name) not in found:
-                found[entry.namespace, entry.name] = TemplateReference(entry.namespace, entry.name, level, index, i)
-    return list(found.values())
-
-
-def _entry_lists(spec: PodCliqueSetSpec) -> list[tuple[str, int, Entries]]:
-    """(level, index of the clique or group, entries) of each list, in Grove's order."""
+def _entries(spec: PodCliqueSetSpec) -> Iterator[tuple[str, ResourceSharingSpec]]:
+    """Each entry with its field path, in Grove's order."""
     template = spec.template
-    lists: list[tuple[str, int, Entries]] = [("", 0, template.resource_sharing or ())]
-    lists += [("cliques", c, clique.resource_sharing or ()) for c, clique in enumerate(template.cliques)]
-    lists += [("podCliqueScalingGroups", g, group.resource_sharing or ()) for g, group in enumerate(template.pod_clique_scaling_groups)]
-    return lists
+    lists: list[tuple[str, Entries | None]] = [(PCS_ENTRIES, template.resource_sharing)]
+    lists += [(entries_source(Level.CLIQUE, c), clique.resource_sharing) for c, clique in enumerate(template.cliques)]
+    groups = template.pod_clique_scaling_groups
+    lists += [(entries_source(Level.SCALING_GROUP, g), group.resource_sharing) for g, group in enumerate(groups)]
+    for source, entries in lists:
+        for i, entry in enumerate(entries or ()):
+            yield f"{source}[{i}]", entry
+
+
+def cross_namespace_references(spec: PodCliqueSetSpec, namespace: str) -> list[ExternalTemplate]:
+    """The distinct templates of other namespaces than ``namespace`` that the entries name, each
+    with its first entry."""
+    found: dict[tuple[str, str], ExternalTemplate] = {}
+    for source, entry in _entries(spec):
+        if entry.namespace and entry.namespace != namespace and (entry.namespace, entry.name) not in found:
+            found[entry.namespace, entry.name] = ExternalTemplate(entry.namespace, entry.name, source)
+    return list(found.values())
 
 
 class TemplateAuthorization:
@@ -159,7 +163,7 @@ class TemplateAuthorization:
             return self._with_denials(decided, [(TEMPLATE, TOO_MANY_TEMPLATES.format(len(references)))])
         return self._with_denials(decided, _denials(user, references, await self._answers(user, references)))
 
-    async def _answers(self, user: User, references: list[TemplateReference]) -> list[bool | BaseException | None]:
+    async def _answers(self, user: User, references: list[ExternalTemplate]) -> list[bool | BaseException | None]:
         """Whether the user may get each template: remembered, else asked (nobody may get any)."""
         if user.anonymous:
             return [False] * len(references)
@@ -176,7 +180,7 @@ class TemplateAuthorization:
             return allowed([*decided.warnings, *(f"{path}: {problem}; {WARN_SUFFIX}" for path, problem in denials)])
         return denied([forbidden(path, problem) for path, problem in denials], decided.warnings)
 
-    async def _ask(self, user: User, references: list[TemplateReference], answers: list[bool | BaseException | None]) -> None:
+    async def _ask(self, user: User, references: list[ExternalTemplate], answers: list[bool | BaseException | None]) -> None:
         """The answers not remembered, into ``answers``: all asked at once (a single one without a task)."""
         unknown = [i for i, answer in enumerate(answers) if answer is None]
         if len(unknown) > 1:
@@ -195,7 +199,7 @@ class TemplateAuthorization:
 
 
 def _denials(
-    user: User, references: list[TemplateReference], answers: list[bool | BaseException | None]
+    user: User, references: list[ExternalTemplate], answers: list[bool | BaseException | None]
 ) -> list[tuple[Path, str]]:
     denials: list[tuple[Path, str]] = []
     for reference, answer in zip(references, answers, strict=True):
@@ -216,37 +220,14 @@ class TemplateLookup(Protocol):
         """Whether the ResourceClaimTemplate exists; None when that cannot be found out."""
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class ExternalTemplate:
-    """A template an entry names outside the PodCliqueSet, and its first entry's path."""
-
-    namespace: str
-    name: str
-    path: str
-
-    def warning(self) -> str:
-        where = gojson.quote(f"{self.namespace}/{self.name}")
-        return (
-            f"{self.path}: ResourceClaimTemplate {where} not found; "
-            "its claims are not created, and the pods that need them stay Pending, until it exists"
-        )
-
-
-def _entries(spec: PodCliqueSetSpec) -> Iterator[tuple[str, ResourceSharingSpec]]:
-    for level, index, entries in _entry_lists(spec):
-        source = PCS_ENTRIES if not level else entries_source(Level.CLIQUE if level == "cliques" else Level.SCALING_GROUP, index)
-        for i, entry in enumerate(entries):
-            yield f"{source}[{i}]", entry
-
-
 def external_templates(pcs: PodCliqueSet, namespace: str) -> list[ExternalTemplate]:
     """The distinct templates entries name outside the PodCliqueSet (§6.1), with first entries."""
     internal = {t.name for t in pcs.spec.template.resource_claim_templates or ()}
     found: dict[tuple[str, str], ExternalTemplate] = {}
-    for path, entry in _entries(pcs.spec):
+    for source, entry in _entries(pcs.spec):
         if entry.name and (entry.namespace or entry.name not in internal):
             key = (entry.namespace or namespace, entry.name)
-            found.setdefault(key, ExternalTemplate(*key, path))
+            found.setdefault(key, ExternalTemplate(*key, source))
     return list(found.values())
 
 

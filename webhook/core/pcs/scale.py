@@ -194,7 +194,7 @@ class ScaleValidator:
         return allowed()
 
     async def update(self, request: AdmissionRequest, new: Scale, old: Scale | None) -> AdmissionResponse:
-        level = LEVELS.get(request.resource)
+        level = LEVELS.get(request.resource.resource)
         if request.sub_resource != "scale" or level is None or (old is not None and new.spec.replicas <= old.spec.replicas):
             return allowed()
         namespace = request.namespace or new.metadata.namespace or DEFAULT_NAMESPACE

@@ -87,18 +87,14 @@ class PodMutator:
         return denied([f"{about}: the pod's shared ResourceClaims cannot be determined"])
 
 
-def pointer(*tokens: str | int) -> str:
-    """A JSON Pointer (RFC 6901), in whose tokens ``~`` becomes ``~0``, then ``/`` becomes ``~1``."""
-    return "".join(f"/{t}" if isinstance(t, int) else "/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
-
-
-SPEC = pointer("spec")
-POD_CLAIMS = pointer("spec", "resourceClaims")
-CONTAINERS = pointer("spec", "containers")
-INIT_CONTAINERS = pointer("spec", "initContainers")
-METADATA = pointer("metadata")
-ANNOTATIONS = pointer("metadata", "annotations")
-CLAIMS_ANNOTATION_PATH = pointer("metadata", "annotations", CLAIMS_ANNOTATION)
+SPEC = "/spec"
+POD_CLAIMS = "/spec/resourceClaims"
+CONTAINERS = "/spec/containers"
+INIT_CONTAINERS = "/spec/initContainers"
+METADATA = "/metadata"
+ANNOTATIONS = "/metadata/annotations"
+CLAIMS_ANNOTATION_PATH = ANNOTATIONS + "/" + CLAIMS_ANNOTATION.replace("/", "~1")
+"""A JSON Pointer (RFC 6901): the ``/`` in the annotation's name is written ``~1``."""
 
 
 def _container(container: Container) -> ContainerClaims:

@@ -129,14 +129,11 @@ def planned_replicas(spec: PodCliqueSetSpec, level: Level, template: int) -> int
 
 def most_replicas(spec: PodCliqueSetSpec, level: Level, template: int) -> int:
     """The autoscaler's ``maxReplicas`` where one is set above the replicas the owner starts with."""
+    planned = planned_replicas(spec, level, template)
     if level is Level.PODCLIQUESET:
-        return max(spec.replicas, 0)
-    if level is Level.SCALING_GROUP:
-        group = spec.template.pod_clique_scaling_groups[template]
-        planned, most = group_replicas(group), group.max_replicas
-    else:
-        clique = spec.template.cliques[template]
-        planned, most = clique_replicas(clique), clique.max_replicas
+        return planned
+    owner = spec.template.pod_clique_scaling_groups[template] if level is Level.SCALING_GROUP else spec.template.cliques[template]
+    most = owner.max_replicas
     return most if most is not None and most > planned else planned
 
 
