@@ -65,7 +65,7 @@ def hung_up(sock: socket.socket) -> bool:
     """Whether the client has closed its side (or the connection failed): the readiness the kernel
     reports, without reading."""
     poller = select.poll()
-    poller.register(sock, select.POLLRDHUP | select.POLLERR | select.POLLHUP)
+    poller.register(sock, getattr(select, "POLLRDHUP", 0) | select.POLLERR | select.POLLHUP)  # RDHUP: Linux's
     return bool(poller.poll(0))
 
 
