@@ -56,6 +56,18 @@ class ClusterApi:
         patched: Obj = self.custom.patch_namespaced_custom_object(*PLURALS[plural], namespace, plural, name, patch)
         return patched
 
+    def replace(self, obj: Obj) -> Obj:
+        plural = KINDS[obj["kind"]]
+        metadata = obj["metadata"]
+        replaced: Obj = self.custom.replace_namespaced_custom_object(*PLURALS[plural], metadata["namespace"], plural, metadata["name"], obj)
+        return replaced
+
+    def delete_collection(self, plural: str, namespace: str, label_selector: str) -> list[str]:
+        """One DeleteCollection; the names of the objects it matched a moment before."""
+        names = [o["metadata"]["name"] for o in self.list(plural, namespace, label_selector)]
+        self.custom.delete_collection_namespaced_custom_object(*PLURALS[plural], namespace, plural, label_selector=label_selector)
+        return names
+
     def delete(self, plural: str, namespace: str, name: str, propagation_policy: str = "Background") -> None:
         try:
             self.custom.delete_namespaced_custom_object(*PLURALS[plural], namespace, plural, name,

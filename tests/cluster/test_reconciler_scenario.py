@@ -6,42 +6,18 @@ applied). Deleting the PodCliqueSet leaves their removal to the real garbage col
 
 from __future__ import annotations
 
-import copy
-from typing import Any
-
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
 from cluster import kube
 from cluster.groveapi import ClusterApi
 from cluster.processes import Command
+from cluster.workloads import as_stored, create_ignoring_conflict
 from reconciler.e2e import PCS, STEPS
-from reconciler.expected import Claim, Expect, actual, template_specs
+from reconciler.expected import Claim, Expect, actual
 from reconciler.grove import GroveOperator, ext_ns_template, workload
 
 NAMESPACE = "rs-e2e"
 SETTLE = 30.0
-
-
-def create_ignoring_conflict(api: ClusterApi, obj: dict[str, Any]) -> None:
-    try:
-        api.create(obj)
-    except ApiException as err:
-        if err.status != 409:
-            raise
-
-
-def as_stored(api: ClusterApi, namespace: str) -> dict[str, dict[str, Any]]:
-    """Each template's spec as the API server returns it: the external templates read back, the
-    internal ones as a ResourceClaimTemplate of that spec would be stored (a dry run)."""
-    specs = {}
-    for name, spec in template_specs().items():
-        template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-                    "metadata": {"name": f"defaults-{name}", "namespace": namespace}, "spec": {"spec": copy.deepcopy(spec)}}
-        stored = api.custom.create_namespaced_custom_object("resource.k8s.io", "v1", namespace, "resourceclaimtemplates",
-                                                            template, dry_run="All")
-        specs[name] = stored["spec"]["spec"]
-    return specs
 
 
 def settle(api: ClusterApi, want: dict[str, Claim], label: str) -> None:

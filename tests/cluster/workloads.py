@@ -4,6 +4,7 @@ read back as the reconciler makes them."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from kubernetes import client
@@ -12,6 +13,7 @@ from kubernetes.client.exceptions import ApiException
 from cluster import kube
 from cluster.groveapi import ClusterApi
 from reconciler.e2e import PCS, STEPS
+from reconciler.expected import template_specs
 from reconciler.grove import GroveOperator, ext_ns_template, workload
 
 Obj = dict[str, Any]
@@ -24,6 +26,19 @@ def create_ignoring_conflict(api: ClusterApi, obj: Obj) -> None:
     except ApiException as err:
         if err.status != 409:
             raise
+
+
+def as_stored(api: ClusterApi, namespace: str) -> dict[str, dict[str, Any]]:
+    """Each template's spec as the API server returns it: the external templates read back, the
+    internal ones as a ResourceClaimTemplate of that spec would be stored (a dry run)."""
+    specs = {}
+    for name, spec in template_specs().items():
+        template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                    "metadata": {"name": f"defaults-{name}", "namespace": namespace}, "spec": {"spec": copy.deepcopy(spec)}}
+        stored = api.custom.create_namespaced_custom_object("resource.k8s.io", "v1", namespace, "resourceclaimtemplates",
+                                                            template, dry_run="All")
+        specs[name] = stored["spec"]["spec"]
+    return specs
 
 
 def end_to_end(admin: client.ApiClient, namespace: str, replicas: int = 1) -> GroveOperator:

@@ -16,7 +16,7 @@ from webhook.reconciler import ReconcileSettings
 from webhook.reconciler.command import Controller, reconciler_client
 
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
-FAST = {"backoff_base": 0.05, "backoff_max": 0.5, "health_port": 0, "resync_period": 60.0}
+FAST = {"backoff_base": 0.05, "backoff_max": 0.5, "health_port": 0, "resync_period": 60.0, "claims_grace": 0.1}
 
 
 class Running:

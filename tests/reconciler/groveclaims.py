@@ -1,19 +1,19 @@
-"""Grove's own claim controller (v0.1.0-alpha.8 and later), played against the fake API server:
-what ``EnsureResourceClaims`` and ``CleanupStalePerReplicaRCs`` do for every owner
-(BEHAVIOUR.md §4.5 to §4.8, §6), written here from the spec and not from this project's
-core, so a reconciler running beside it meets an independent writer of the same claims.
+"""Grove's own claim controller (v0.1.0-alpha.8 and later), played against the fake API server or
+the real one of ``tests/cluster``: what ``EnsureResourceClaims`` and ``CleanupStalePerReplicaRCs``
+do for every owner (BEHAVIOUR.md §4.5 to §4.8, §6), written here from the spec and not from this
+project's core, so a reconciler running beside it meets an independent writer of the same claims.
 
-Its writes go through the server's hooks, so the request log holds only the reconciler's requests.
+On the fake its writes go through the server's hooks, so the request log holds only the
+reconciler's requests; on the real one they are the tier's administrator's, which the audit log
+leaves out.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Protocol
 
-from fakeapi import FakeApiServer
-
-from reconciler.grove import GROVE, GroveOperator
+from reconciler.grove import GROVE, GroveApi, GroveOperator
 
 BASE = {"app.kubernetes.io/managed-by": "grove-operator", "app.kubernetes.io/component": "resource-claim"}
 LEVELS = {
@@ -27,10 +27,17 @@ Claim = tuple[dict[str, str], list[dict[str, Any]], dict[str, Any]]
 """labels, ownerReferences, spec"""
 
 
+class ClaimsApi(GroveApi, Protocol):
+    """What Grove's claim controller calls beside what its operator does."""
+
+    def replace(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+    def delete_collection(self, plural: str, namespace: str, label_selector: str) -> list[str]: ...
+
+
 class GroveClaims:
     """The claims Grove's controllers keep for one PodCliqueSet built by ``GroveOperator``."""
 
-    def __init__(self, api: FakeApiServer, grove: GroveOperator) -> None:
+    def __init__(self, api: ClaimsApi, grove: GroveOperator) -> None:
         self.api, self.grove = api, grove
 
     def owners(self) -> list[tuple[dict[str, Any], list[dict[str, Any]], str]]:

@@ -119,3 +119,27 @@ def test_pods_lacking_claims_waiting_for_missing_ones_or_on_unallocated_ones(wor
     unallocated = [f for f in result.findings if f.problem is Problem.CLAIM_UNALLOCATED]
     assert len(unallocated) == len(expected) and all("(waiting)" in f.message for f in unallocated)
     assert not any("gated" in f.subject or "placed" in f.subject for f in result.findings)
+
+
+def managed_by(manager: str) -> list[Obj]:
+    """Managed fields of a claim created by ``manager`` with Grove's labels and owner."""
+    fields = {"f:metadata": {"f:labels": {"f:app.kubernetes.io/managed-by": {}}, "f:ownerReferences": {}}, "f:spec": {}}
+    return [{"manager": manager, "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": fields}]
+
+
+@pytest.mark.parametrize(("managers", "made_by", "missing"), [
+    (("grove-sharing-webhook",), "reconciler", "not created yet: the reconciler has not made it"),
+    (("grove-operator",), "grove-operator", "not created yet: Grove's operator has not made it"),
+    (("grove-sharing-webhook", "grove-operator"), "grove-operator", "not created yet: Grove's operator has not made it"),
+    ((), None, "not created yet: the reconciler has not made it"),
+], ids=["made by the reconciler", "made by Grove's operator", "both, once", "made by no one it can tell"])
+def test_who_made_the_claims_is_said_and_named_in_a_missing_claims_reason(
+    workload: Workload, managers: tuple[str, ...], made_by: str | None, missing: str
+) -> None:
+    cluster = made(workload)
+    del cluster.claims[(NS, "rs-test-0-int-tpl")]
+    for manager, claim in zip(managers, sorted(cluster.claims.values(), key=lambda c: c["metadata"]["name"]), strict=False):
+        claim["metadata"]["managedFields"] = managed_by(manager)
+    result = compared(workload, cluster)
+    assert (result.made_by, problems(result)) == (made_by, [("ClaimMissing", "ResourceClaim default/rs-test-0-int-tpl")])
+    assert result.findings[0].message.startswith(f"missing: {missing} ")

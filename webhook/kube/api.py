@@ -80,13 +80,14 @@ class Objects:
                 return None
             raise
 
-    def create(self, obj: Obj) -> Obj:
-        """The object as stored; 409 when one of that name exists."""
-        return self._call("POST", "", obj)
+    def create(self, obj: Obj, field_manager: str | None = None) -> Obj:
+        """The object as stored; 409 when one of that name exists. ``field_manager``: the name the
+        API server records in ``managedFields`` for this write, rather than the User-Agent's."""
+        return self._call("POST", "", obj, field_manager=field_manager)
 
-    def patch(self, name: str, patch: Obj) -> Obj:
+    def patch(self, name: str, patch: Obj, field_manager: str | None = None) -> Obj:
         """A JSON merge patch; the object as stored."""
-        return self._call("PATCH", f"/{name}", patch, MERGE_PATCH)
+        return self._call("PATCH", f"/{name}", patch, MERGE_PATCH, field_manager)
 
     def replace(self, obj: Obj) -> Obj:
         """PUT of ``obj`` as given: a conflict (409) when it changed since it was read."""
@@ -97,11 +98,13 @@ class Objects:
         options = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": uid}} if uid else None
         self._call("DELETE", f"/{name}", options)
 
-    def _call(self, method: str, path: str, body: Obj | None = None, content_type: str = JSON) -> Obj:
+    def _call(self, method: str, path: str, body: Obj | None = None, content_type: str = JSON,
+              field_manager: str | None = None) -> Obj:
         """The answer, read in full so that the connection can serve the next request."""
         headers = {"Accept": JSON, "Content-Type": content_type}
+        query = [("fieldManager", field_manager)] if field_manager else None
         request = self._api.param_serialize(
-            method, self._collection + path, header_params=headers, body=body, auth_settings=["BearerToken"]
+            method, self._collection + path, query_params=query, header_params=headers, body=body, auth_settings=["BearerToken"]
         )
         response = self._api.call_api(*request, _request_timeout=self._timeout)
         data: bytes = response.read()

@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import Field, field_validator, model_validator
 from pydantic.json_schema import JsonDict
 
+from webhook.core.sharing.makers import ClaimMaking
 from webhook.settings import ClaimLimitSettings, ContextSettings, LoggingSettings, Namespaces, Seconds, namespace_name
 
 SECONDS: JsonDict = {"metavar": "SECONDS"}
@@ -32,6 +33,22 @@ class ReconcileSettings(ClaimLimitSettings, LoggingSettings, ContextSettings):
     workers: int = Field(
         2, ge=1, le=64, json_schema_extra={"metavar": "N"},
         description="PodCliqueSets reconciled at the same time (one worker per PodCliqueSet at a time).",
+    )
+    claims: ClaimMaking = Field(
+        "auto",
+        description=(
+            "Who makes the shared claims: auto decides for each PodCliqueSet, and the reconciler makes "
+            "none where Grove's operator makes them; always: the reconciler, everywhere; never: the "
+            "reconciler only observes and reports."
+        ),
+    )
+    claims_grace: Seconds = Field(
+        2.0,
+        description=(
+            "With --claims auto, seconds the reconciler waits for Grove's operator to make a "
+            "PodCliqueSet's first claim before making them itself (where nobody has made claims in "
+            "its namespace, or Grove's operator has)."
+        ),
     )
     resync_period: Seconds = Field(
         300.0, description="Seconds between re-queues of every PodCliqueSet; repairs what no watch event reported."

@@ -19,6 +19,7 @@ from webhook.core.model.meta import ObjectKey, ObjectMeta, OwnerReference, contr
 from webhook.core.model.podcliqueset import (
     PodClique, PodCliqueScalingGroup, PodCliqueSet, read_podclique, read_podcliqueset, read_scaling_group,
 )
+from webhook.core.sharing.makers import Maker, claim_maker
 from webhook.core.sharing.placement import index_below
 from webhook.kube.api import PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RESOURCECLAIMS, Resource
 from webhook.kube.informer import Handler, Informer, Informers, object_key
@@ -177,6 +178,39 @@ class RecentDeletions:
             return self._deleted_at.get(key) is not None
 
 
+class ClaimMakers:
+    """Who made the claims seen, by PodCliqueSet and by namespace: what decides who makes a
+    PodCliqueSet's claims (``makers.who_makes``). What a PodCliqueSet's claims said is kept while
+    it lives, so that claims deleted at a scale-in, or by the garbage collector, undo no decision;
+    what a namespace's said, for the process's life. Nothing is kept per claim."""
+
+    def __init__(self) -> None:
+        self._by_pcs: dict[ObjectKey, frozenset[Maker]] = {}
+        self._by_namespace: dict[str, frozenset[Maker]] = {}
+        self._lock = threading.Lock()
+
+    def saw(self, pcs: ObjectKey, maker: Maker | None) -> None:
+        if maker is None:
+            return
+        with self._lock:
+            made = self._by_pcs.get(pcs, frozenset())
+            if maker not in made:
+                self._by_pcs[shared(pcs)] = made | {maker}
+                self._by_namespace[pcs.namespace] = self._by_namespace.get(pcs.namespace, frozenset()) | {maker}
+
+    def forget(self, pcs: ObjectKey) -> None:
+        with self._lock:
+            self._by_pcs.pop(pcs, None)
+
+    def of(self, pcs: ObjectKey) -> frozenset[Maker]:
+        with self._lock:
+            return self._by_pcs.get(pcs, frozenset())
+
+    def in_namespace(self, namespace: str) -> frozenset[Maker]:
+        with self._lock:
+            return self._by_namespace.get(namespace, frozenset())
+
+
 def pcs_key_of(obj: Mapping[str, Any]) -> ObjectKey | None:
     """The PodCliqueSet an object belongs to: its ``part-of`` label, else a PodCliqueSet owner."""
     metadata = obj.get("metadata") or {}
@@ -227,6 +261,7 @@ class Caches:
         self._notify = notify
         self.pending = PendingWrites(pending_ttl)
         self.recently_deleted = RecentDeletions(DELETION_DELAY, RECHECK_AFTER_DELETION)
+        self.makers = ClaimMakers()
         self._epochs: dict[ObjectKey, int] = {}
         self._epoch_counter = itertools.count(1)
         self._groups_index, self._cliques_index, self._claims_index = PartOfIndex(), PartOfIndex(), PartOfIndex()
@@ -247,12 +282,16 @@ class Caches:
     def _on_claim(self, kind: str, obj: dict[str, Any]) -> None:
         self.pending.observe(kind, obj)
         self.recently_deleted.observe(kind, obj)
+        pcs = pcs_key_of(obj)
+        if kind != "DELETED" and pcs is not None:
+            self.makers.saw(pcs, claim_maker(obj.get("metadata") or {}))
         self._on_member(self._claims_index, kind, obj, disturbed_by_adds=False)
 
     def _on_pcs(self, kind: str, obj: dict[str, Any]) -> None:
         key = object_key(obj)
         if kind == "DELETED":
             self._epochs.pop(key, None)
+            self.makers.forget(key)
         else:
             self._epochs[key] = next(self._epoch_counter)
         self._notify(key, 0.0)
@@ -291,6 +330,13 @@ class Caches:
             part_of = dict(record.base_labels).get(grove.PART_OF)
             if part_of:
                 self._claims_index.update(ObjectKey(record.namespace, record.name), ObjectKey(record.namespace, part_of))
+
+    def created(self, record: ClaimRecord) -> None:
+        """A claim this reconciler has just made: it has made the claims of its PodCliqueSet."""
+        self.wrote(record)
+        part_of = dict(record.base_labels).get(grove.PART_OF)
+        if part_of:
+            self.makers.saw(ObjectKey(record.namespace, part_of), Maker.RECONCILER)
 
     def start(self) -> None:
         for informer in self.informers:

@@ -98,7 +98,8 @@ class Controller:
             self.metrics.cached.labels(informers.resource.plural).set_function(informers.__len__)
         self.stopping = threading.Event()  # no new write may start: workers stop between two writes
         recorder = EventRecorder(api, COMPONENT, identity)
-        self.reconciler = PodCliqueSetReconciler(api, self.caches, recorder, self.metrics, self.stopping, settings.max_claims_per_owner)
+        self.reconciler = PodCliqueSetReconciler(api, self.caches, recorder, self.metrics, self.stopping, settings.max_claims_per_owner,
+                                                 settings.claims, settings.claims_grace)
         self.elector = LeaderElector(api, settings, own_namespace, identity, self._activate, self._lose) if settings.leader_elect else None
         self.health = HealthServer(settings.health_host, settings.health_port, self.readiness, self.metrics.registry)
         self._stop = threading.Event()

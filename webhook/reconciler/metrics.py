@@ -50,6 +50,12 @@ class ReconcilerMetrics:
         self._over_limit: dict[Hashable, int] = {}
         self._over_limit_lock = threading.Lock()
         self.over_limit.set_function(self._count_over_limit)
+        self.podcliquesets = Gauge(
+            f"{PREFIX}_podcliquesets",
+            "PodCliqueSets with shared claims, by who makes their claims: reconciler, or grove-operator (the "
+            "reconciler only watches and reports them; see --claims).",
+            ["claims_made_by"], registry=registry,
+        )
         self.cached = Gauge(
             f"{PREFIX}_cached_objects", "Objects in the reconciler's caches, by resource (its memory grows with them).",
             ["resource"], registry=registry,

@@ -21,6 +21,7 @@ from webhook.claims.listing import UNUSABLE, Workload, check_sizes, gather, list
 from webhook.core.model import labels
 from webhook.core.model.meta import ObjectKey
 from webhook.core.sharing.desired import template_source
+from webhook.core.sharing.makers import Maker
 from webhook.errors import CommandError
 from webhook.kube.access import Component, KubeConfigError, api_client, guarded, own_namespace
 from webhook.kube.informer import object_key
@@ -87,7 +88,7 @@ def document(reports: Sequence[Report]) -> dict[str, Any]:
                 "namespace": r.namespace,
                 "name": r.name,
                 "healthy": r.healthy,
-                "claims": {"expected": r.claims, "present": r.present},
+                "claims": {"expected": r.claims, "present": r.present, "madeBy": r.made_by.value if r.made_by else None},
                 "pods": r.pods,
                 "findings": [
                     {"problem": str(f.problem), "object": f.subject, "message": f.message, "lastEvent": asdict(f.event) if f.event else None}
@@ -106,7 +107,8 @@ def as_text(reports: Sequence[Report]) -> str:
     lines = []
     for r in reports:
         problems = f"{len(r.findings)} problem{'s' if len(r.findings) != 1 else ''}" if r.findings else "all as they should be"
-        lines.append(f"PodCliqueSet {r.namespace}/{r.name}: {r.present} of {r.claims} shared claims, {r.pods} pods: {problems}")
+        made_by = f" (made by {r.made_by.who})" if r.made_by is Maker.GROVE else ""
+        lines.append(f"PodCliqueSet {r.namespace}/{r.name}: {r.present} of {r.claims} shared claims{made_by}, {r.pods} pods: {problems}")
         for finding in r.findings:
             lines.append(f"  {finding.subject}: {finding.message}")
             if finding.event:

@@ -18,6 +18,7 @@ from webhook.core.model.meta import ObjectKey, OwnerReference, read_owner_refere
 from webhook.core.model.podcliqueset import PodCliqueSet
 from webhook.core.pcs.warnings import dns1123_label_problem
 from webhook.core.sharing.desired import DesiredClaim, claim_count, over_limit, template_source
+from webhook.core.sharing.makers import Maker, claim_maker
 from webhook.core.sharing.placement import IdentityError, clique_identity, pod_claims, pod_index
 from webhook.reconciler.sync.plan import MetadataChange, OwnedByOther, plan_change
 
@@ -102,6 +103,8 @@ class Report:
     pods: int
     findings: list[Finding] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    made_by: Maker | None = None
+    """Who made its claims (Grove's operator, once it has made one), as their managed fields say."""
 
     @property
     def healthy(self) -> bool:
@@ -118,21 +121,31 @@ def report(listing: Listing, cluster: Cluster, limit: int) -> Report:
     for owner in over:
         message = over_limit(owner, claim_count(owner), limit)
         findings.append(Finding(Problem.OVER_LIMIT, f"{owner.level.kind} {pcs.namespace}/{owner.name}", message, cluster.last_warning(owner.uid)))
-    findings += _claim_findings(listing, cluster)
-    findings += _stale(listing, cluster, {owner.uid for owner in over})
+    made_by = _made_by(listing, cluster)
+    maker = (made_by or Maker.RECONCILER).who
+    findings += _claim_findings(listing, cluster, maker)
+    findings += _stale(listing, cluster, {owner.uid for owner in over}, maker)
     pods = cluster.pods.get(pcs.key, [])
     findings += _pod_findings(pcs, pods, cluster)
     present = sum((pcs.namespace, claim.name) in cluster.claims for claim in listing.claims)
-    return Report(pcs.namespace, pcs.name, len(listing.claims), present, len(pods), findings, listing.warnings)
+    return Report(pcs.namespace, pcs.name, len(listing.claims), present, len(pods), findings, listing.warnings, made_by)
 
 
-def _claim_findings(listing: Listing, cluster: Cluster) -> Iterator[Finding]:
+def _made_by(listing: Listing, cluster: Cluster) -> Maker | None:
+    """Grove's operator if it made one of the claims present, else the reconciler if it made one,
+    as the reconciler decides under ``--claims auto`` (``makers.who_makes``)."""
+    found = (cluster.claims.get((listing.pcs.namespace, claim.name)) for claim in listing.claims)
+    makers = {claim_maker(claim["metadata"]) for claim in found if claim is not None}
+    return next((m for m in (Maker.GROVE, Maker.RECONCILER) if m in makers), None)
+
+
+def _claim_findings(listing: Listing, cluster: Cluster, maker: str) -> Iterator[Finding]:
     for desired in listing.claims:
         subject = f"ResourceClaim {listing.pcs.namespace}/{desired.name}"
         event = cluster.last_warning(desired.owner.uid)
         found = cluster.claims.get((listing.pcs.namespace, desired.name))
         if found is None:
-            yield Finding(Problem.CLAIM_MISSING, subject, f"missing: {_why_missing(desired, listing.pcs, cluster)}", event)
+            yield Finding(Problem.CLAIM_MISSING, subject, f"missing: {_why_missing(desired, listing.pcs, cluster, maker)}", event)
             continue
         metadata = found["metadata"]
         change = plan_change(metadata.get("labels") or {}, read_owner_references(metadata.get("ownerReferences")), desired)
@@ -141,29 +154,29 @@ def _claim_findings(listing: Listing, cluster: Cluster) -> Iterator[Finding]:
             message = f"missing: a claim of that name is controlled by {other.kind} {other.name}, not {desired.owner.kind} {desired.owner.name}"
             yield Finding(Problem.CLAIM_MISSING, subject, message, event)
         elif isinstance(change, MetadataChange):
-            yield Finding(Problem.CLAIM_NOT_GROVES, subject, _differs(change, desired.owner), event)
+            yield Finding(Problem.CLAIM_NOT_GROVES, subject, _differs(change, desired.owner, maker), event)
 
 
-def _why_missing(claim: DesiredClaim, pcs: PodCliqueSet, cluster: Cluster) -> str:
+def _why_missing(claim: DesiredClaim, pcs: PodCliqueSet, cluster: Cluster, maker: str) -> str:
     problem = dns1123_label_problem(claim.name)
     if problem:
         return f"its name is not a valid DNS label ({problem}): pods cannot name it"
     template = template_source(pcs, claim.entry)
     if isinstance(template, ObjectKey) and (template.namespace, template.name) not in cluster.templates:
         return f"its ResourceClaimTemplate {template.namespace}/{template.name} does not exist (or cannot be read)"
-    return "not created yet: the reconciler has not made it (is it running, and allowed to?)"
+    return f"not created yet: {maker} has not made it (is it running, and allowed to?)"
 
 
-def _differs(change: MetadataChange, owner: OwnerReference) -> str:
+def _differs(change: MetadataChange, owner: OwnerReference, maker: str) -> str:
     parts = []
     if change.labels:
         parts.append("labels " + ", ".join(f"{k}={v}" for k, v in sorted(change.labels.items())) + " missing or different")
     if change.adopts:
         parts.append(f"no owner reference to {owner.kind} {owner.name} (uid {owner.uid})")
-    return "not Grove's: " + "; ".join(parts) + " (the reconciler adopts it on its next pass)"
+    return "not Grove's: " + "; ".join(parts) + f" ({maker} adopts it on its next pass)"
 
 
-def _stale(listing: Listing, cluster: Cluster, over: set[str]) -> Iterator[Finding]:
+def _stale(listing: Listing, cluster: Cluster, over: set[str], maker: str) -> Iterator[Finding]:
     """Claims labelled as this PodCliqueSet's shared claims that no owner needs (the replicas are
     gone, or the sharing entry is); those of an owner over the limit (UIDs ``over``) are its claims
     past the limit, not stale."""
@@ -174,7 +187,7 @@ def _stale(listing: Listing, cluster: Cluster, over: set[str]) -> Iterator[Findi
         if namespace != listing.pcs.namespace or name in wanted or not groves.items() <= (metadata.get("labels") or {}).items():
             continue
         if not any(reference.uid in over for reference in read_owner_references(metadata.get("ownerReferences"))):
-            message = "stale: no replica of its owner needs it (the reconciler deletes it unless it is stopped)"
+            message = f"stale: no replica of its owner needs it ({maker} deletes it unless it is stopped)"
             yield Finding(Problem.CLAIM_STALE, f"ResourceClaim {namespace}/{name}", message)
 
 

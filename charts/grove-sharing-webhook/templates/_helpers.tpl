@@ -381,6 +381,8 @@ The reconciler container's environment: its options, as a sidecar and in its own
   value: "0.0.0.0"
 - name: WEBHOOK_HEALTH_PORT
   value: {{ .Values.reconciler.healthPort | quote }}
+- name: WEBHOOK_CLAIMS
+  value: {{ .Values.reconciler.claims | quote }}
 - name: WEBHOOK_RESYNC_PERIOD
   value: {{ .Values.reconciler.resyncPeriod | quote }}
 - name: WEBHOOK_WORKERS

@@ -27,6 +27,8 @@ OWNED_BY_OTHER = "ResourceClaimOwnedByOther"
 SYNC_FAILED = "ResourceClaimSyncFailed"
 LIMIT_EXCEEDED = "ResourceClaimLimitExceeded"
 INVALID_REPLICAS = "ResourceClaimInvalidReplicas"
+CLAIM_MISSING = "ResourceClaimMissing"
+MADE_BY_GROVE = "ResourceClaimsMadeByGrove"
 
 
 def controlled_by_other(references: Sequence[OwnerReference], owner: OwnerReference) -> OwnerReference | None:
@@ -152,6 +154,13 @@ def claims(owner: Owner, namespace: str, view: ClaimView, start: int, stop: int)
         elif not shape.matches(record, replica):
             actions += adoption(desired_claim(owner, index, entry, replica), record, namespace)
     return actions
+
+
+def missing(owner: Owner, namespace: str, view: ClaimView, limit: int) -> list[str]:
+    """The owner's claims (the first ``limit``) not in the cache: where Grove's operator makes the
+    claims, those it has not made (yet)."""
+    names = (owner.claim_name(entry, replica) for _, entry, replica in claim_slots(owner, 0, limit))
+    return [name for name in names if view.claim(namespace, name) is None]
 
 
 def _missing(owner: Owner, namespace: str, deletions: RecentDeletions, index: int, entry: ResourceSharingSpec,

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, NamedTuple, TypeVar
 
 from cachetools import LRUCache, TTLCache
@@ -24,7 +25,8 @@ from kubernetes.client.exceptions import ApiException
 
 from webhook.core.model.meta import ObjectKey, OwnerReference
 from webhook.core.model.podcliqueset import PodCliqueSet
-from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER, DesiredClaim, claim_count
+from webhook.core.sharing.desired import DesiredClaim, claim_count
+from webhook.core.sharing.makers import RECONCILER_MANAGER, ClaimMaking, Evidence, Maker, Wait, who_makes
 from webhook.core.sharing.owners import Owner, live_owners
 from webhook.kube.api import (
     CONFLICT, EVENTS, NOT_FOUND, PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RESOURCECLAIMS, Obj, Objects,
@@ -49,6 +51,9 @@ LIMIT = 8
 TEMPLATE_RETRY = 5.0
 """Seconds within which a claim waiting for a missing template is tried again."""
 FAILURES_KEPT = 20  # failure messages kept per owner; the rest are counted
+MISSING_AFTER = 30.0
+"""Seconds a claim Grove's operator makes may be missing before a Warning Event says so: Grove makes
+a new owner's claims within a second, but a scale-out of thousands takes it a while."""
 OWNERS = {r.kind: r for r in (PODCLIQUESETS, PODCLIQUESCALINGGROUPS, PODCLIQUES)}
 
 
@@ -154,8 +159,18 @@ class Continuation(NamedTuple):
 
 class PodCliqueSetReconciler:
     def __init__(self, api: client.ApiClient, caches: Caches, recorder: EventRecorder, metrics: ReconcilerMetrics,
-                 stopping: threading.Event, max_claims_per_owner: int = MAX_CLAIMS_PER_OWNER) -> None:
+                 stopping: threading.Event, max_claims_per_owner: int, claims: ClaimMaking, grace: float) -> None:
         self._caches = caches
+        self._setting, self._grace = claims, grace
+        self._makers: dict[ObjectKey, Maker] = {}
+        """Who makes each PodCliqueSet's claims, as last decided (none while waiting)."""
+        self._waiting: dict[ObjectKey, tuple[str, float]] = {}
+        """(UID, since when) the reconciler has found each PodCliqueSet with claims to have."""
+        self._missing_since: dict[ObjectKey, float] = {}
+        """Since when claims Grove's operator makes have been missing, for each PodCliqueSet."""
+        self._makers_lock = threading.Lock()
+        for maker in Maker:
+            metrics.podcliquesets.labels(maker.value).set_function(partial(self._count, maker))
         self.pool = ThreadPoolExecutor(max_workers=LIMIT, thread_name_prefix="claim-write")
         self._writes = ClaimWrites(api, caches, metrics, self.pool, stopping)
         self._recorder = recorder
@@ -168,7 +183,76 @@ class PodCliqueSetReconciler:
 
     def reconcile(self, key: ObjectKey) -> Outcome:
         observed = self.observe(key)
-        return Outcome() if observed is None else self.apply(observed)
+        if observed is None:
+            self._forget(key)
+            return Outcome()
+        maker = self._who_makes(observed)
+        if isinstance(maker, Wait):
+            return Outcome(requeue_after=maker.seconds)
+        return self.apply(observed) if maker is Maker.RECONCILER else self.watch(observed)
+
+    def _who_makes(self, observed: Observed) -> Maker | Wait:
+        """Who makes the PodCliqueSet's claims (``makers.who_makes``), announced when it changes."""
+        key, now = observed.key, time.monotonic()
+        if not any(owner.entries for owner in observed.owners):
+            return Maker.RECONCILER  # no claims to make: the owners' checks alone
+        with self._makers_lock:
+            uid, since = self._waiting.get(key) or ("", now)
+            if uid != observed.pcs.uid:
+                since = now
+                self._waiting[key] = (observed.pcs.uid, since)
+        makers = self._caches.makers
+        maker = who_makes(self._setting, Evidence(makers.of(key), makers.in_namespace(key.namespace), now - since), self._grace)
+        if isinstance(maker, Maker):
+            with self._makers_lock:
+                before = self._makers.get(key)
+                self._makers[key] = maker
+            if maker is not before:
+                self._announce(observed, maker)
+        return maker
+
+    def _announce(self, observed: Observed, maker: Maker) -> None:
+        """A log line when the maker of a PodCliqueSet's claims is decided or changes; a Normal Event
+        on it when the reconciler steps back."""
+        key = observed.key
+        if maker is Maker.RECONCILER:
+            log.debug("PodCliqueSet %s/%s: the reconciler makes its claims (--claims %s)", *key, self._setting)
+            return
+        message = f"Grove's operator makes the ResourceClaims of this PodCliqueSet: the reconciler creates, changes and deletes none of them (--claims {self._setting})"
+        log.info("PodCliqueSet %s/%s: %s", *key, message)
+        self._recorder.record(key.namespace, OwnerReference.controlling("PodCliqueSet", key.name, observed.pcs.uid),
+                              "Normal", plan.MADE_BY_GROVE, message)
+
+    def _forget(self, key: ObjectKey) -> None:
+        with self._makers_lock:
+            self._makers.pop(key, None)
+            self._waiting.pop(key, None)
+            self._missing_since.pop(key, None)
+
+    def _count(self, maker: Maker) -> float:
+        with self._makers_lock:
+            return float(sum(m is maker for m in self._makers.values()))
+
+    def watch(self, observed: Observed) -> Outcome:
+        """Where Grove's operator makes the claims: nothing is written, and claims missing for
+        ``MISSING_AFTER`` seconds are reported on their owners, then every ``MISSING_AFTER``."""
+        key = observed.key
+        self._continuations.pop(key, None)
+        missing = [(owner, names) for owner in observed.owners
+                   if owner.replicas >= 0 and (names := plan.missing(owner, key.namespace, self._caches, self._limit))]
+        now = time.monotonic()
+        with self._makers_lock:
+            if not missing:
+                self._missing_since.pop(key, None)
+                return Outcome()
+            since = self._missing_since.setdefault(key, now)
+        if now - since < MISSING_AFTER:
+            return Outcome(requeue_after=since + MISSING_AFTER - now)
+        for owner, names in missing:
+            message = (f"{event_message('Missing', names)} for {MISSING_AFTER:g} s or more: Grove's operator makes the claims of "
+                       f"this PodCliqueSet, and the reconciler makes none of them (--claims {self._setting})")
+            self._recorder.record(key.namespace, owner.reference, "Warning", plan.CLAIM_MISSING, message)
+        return Outcome(requeue_after=MISSING_AFTER)
 
     def observe(self, key: ObjectKey) -> Observed | None:
         """The PodCliqueSet and its owners as the caches have them; None when it needs nothing."""
@@ -378,7 +462,8 @@ class ClaimWrites:
         self._check_stopping()
         desired, existing, change = action
         try:
-            stored = Objects(self._api, RESOURCECLAIMS, namespace).patch(desired.name, change.merge_patch(existing.resource_version))
+            patch = change.merge_patch(existing.resource_version)
+            stored = Objects(self._api, RESOURCECLAIMS, namespace).patch(desired.name, patch, RECONCILER_MANAGER)
         except Exception as err:  # noqa: BLE001 - api_failure raises what is not an API answer
             work.fail(api_failure(err, desired.name))
             return
@@ -420,7 +505,8 @@ class ClaimWrites:
         """Creates one claim (in a pool thread); None when one of that name exists already."""
         body = item[1]
         try:
-            return ClaimRecord.from_object(Objects(self._api, RESOURCECLAIMS, body["metadata"]["namespace"]).create(body))
+            claims = Objects(self._api, RESOURCECLAIMS, body["metadata"]["namespace"])
+            return ClaimRecord.from_object(claims.create(body, RECONCILER_MANAGER))
         except ApiException as err:
             if err.status == CONFLICT:
                 return None
@@ -440,7 +526,7 @@ class ClaimWrites:
             for action in plan.adoption(desired, ClaimRecord.from_object(found), namespace):
                 self.apply_to_existing(namespace, work, action)
             return
-        self._caches.wrote(result)
+        self._caches.created(result)
         work.created.append(desired.name)
         work.writes += 1
         self._metrics.claim_writes.labels("created").inc()
