@@ -24,6 +24,11 @@ from webhook.core.sharing.desired import MAX_CLAIMS_PER_OWNER
 KiB = 1024
 MiB = 1024 * KiB
 
+MAX_CONNECTIONS = 1000
+"""At about 34 KiB for each idle TLS connection (docs/PERFORMANCE.md), 1,000 take 34 MiB: with the
+64 MiB of ``--max-held-bytes``, the process and a store of 5,000 PodCliqueSets, within the chart's
+256Mi limit."""
+
 
 def split_list(value: Any, separator: str) -> Any:
     """An environment string becomes a list; lists from the command line pass through."""
@@ -328,6 +333,17 @@ class ServeSettings(DecisionSettings, LoggingSettings, CertificateSettings, Cont
             "is closed); the last quarter is kept for requests of at most 256 KiB, so that large ones "
             "cannot crowd out ordinary reviews."
         ),
+    )
+    max_connections: int = Field(
+        MAX_CONNECTIONS,
+        ge=16,
+        description=(
+            "Most connections open at once, in every stage (waiting for TLS, in the handshake, "
+            "serving or idle); one accepted past it is reset at once, before TLS, and counted in "
+            "webhook_connections_dropped_total{reason=\"max_connections\"}. The default, with "
+            "--max-held-bytes, fits the chart's 256Mi memory limit."
+        ),
+        json_schema_extra={"metavar": "N"},
     )
     write_timeout: Seconds = Field(
         10.0,

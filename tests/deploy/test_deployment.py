@@ -68,6 +68,7 @@ def test_the_webhook_container_environment_is_what_serve_accepts(default_install
     assert settings.template_authorization == "enforce"
     assert settings.max_claims_per_owner == values()["reconciler"]["maxClaimsPerOwner"] == 10_000
     assert (settings.max_header_bytes, settings.max_held_bytes, settings.write_timeout) == (1024 * 1024, 64 * 1024 * 1024, 10)
+    assert settings.max_connections == values()["server"]["maxConnections"] == 1000
 
 
 def test_server_values_reach_the_server(render, monkeypatch):
@@ -75,6 +76,7 @@ def test_server_values_reach_the_server(render, monkeypatch):
         "port": 9443, "strict": True, "onMissingPcs": "allow", "logLevel": "debug", "logFormat": "text",
         "keepAliveTimeout": 75, "maxBodyBytes": 1048576, "accessLog": True, "namespaces": ["team-a", "team-b"],
         "templateAuthorization": "warn", "maxHeaderBytes": 65536, "maxHeldBytes": 134217728, "writeTimeout": 2.5,
+        "maxConnections": 500,
     }})
     container = installed.container("webhook")
     settings = settings_from_env(container, ServeSettings, monkeypatch)
@@ -85,6 +87,7 @@ def test_server_values_reach_the_server(render, monkeypatch):
     assert settings.namespace == ["team-a", "team-b"]
     assert settings.template_authorization == "warn"
     assert (settings.max_header_bytes, settings.max_held_bytes, settings.write_timeout) == (65536, 128 * 1024 * 1024, 2.5)
+    assert settings.max_connections == 500
 
 
 def test_the_chart_refuses_a_budget_too_small_for_one_body(render):

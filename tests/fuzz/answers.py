@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, settings
 from server.asgi import call
 
 from fuzz.strategies import OBJECTS
+from webhook.core.gocompat.gojson import go_text
 from webhook.server.app import create_app
 from webhook.settings import ServeSettings
 from webhook.stores import EmbeddedStore
@@ -57,9 +58,10 @@ def post(path: str, body: bytes, app: Any = APP) -> httpx.Response:
 
 def echoed(body: bytes) -> tuple[str, str] | None:
     """(apiVersion, uid) an answer must echo, or None when the body is no AdmissionReview with a
-    request uid and must get HTTP 400 ``{"error": ...}``."""
+    request uid and must get HTTP 400 ``{"error": ...}``. Text that is not UTF-8, or a lone surrogate
+    escape, is read as Go reads it (U+FFFD)."""
     try:
-        data = orjson.loads(body)
+        data = orjson.loads(go_text(body))
     except orjson.JSONDecodeError:
         return None
     if not isinstance(data, dict):

@@ -40,3 +40,40 @@ class RawRequest:
 
     def close(self) -> None:
         self.tls.close()
+
+HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"
+
+
+def port_of(served: Served) -> int:
+    return int(served.url.rsplit(":", 1)[1])
+
+
+def keep_alive(served: Served) -> ssl.SSLSocket:
+    """A TLS connection that has made one request, as an API server keeps them."""
+    context = ssl.create_default_context(cafile=served.ca)
+    tls = context.wrap_socket(socket.create_connection(("127.0.0.1", port_of(served))), server_hostname="localhost")
+    assert status(tls, HEALTHZ) == 200
+    return tls
+
+
+def status(tls: ssl.SSLSocket, request: bytes, deadline: float = 10.0) -> int:
+    return answer(tls, request, deadline)[0]
+
+
+def answer(tls: ssl.SSLSocket, request: bytes, deadline: float = 10.0) -> tuple[int, bytes]:
+    """The status and body of the answer to ``request``."""
+    tls.settimeout(deadline)
+    tls.sendall(request)
+    received = b""
+    while b"\r\n\r\n" not in received:
+        received += tls.recv(65536)
+    head, _, rest = received.partition(b"\r\n\r\n")
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+    while len(rest) < length:
+        rest += tls.recv(65536)
+    return int(head.split()[1]), rest
+
+
+def post(path: str, content: bytes) -> bytes:
+    return (f"POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(content)}\r\n\r\n").encode() + content

@@ -55,6 +55,9 @@ class AdmissionRequest:
     old_object: Any = Field(default=None, alias="oldObject")
     user_info: Any = Field(default=None, alias="userInfo")
     """As sent, read only by the checks that need the user (``pcs.authorization``)."""
+    body: bytes = Field(default=b"", strict=True)
+    """The review as sent, for the members Go keeps as written (``gocompat.rawjson``); set by
+    ``decode``, whatever the request holds of that name."""
 
 
 _read_request = TypeAdapter(AdmissionRequest).validate_python
@@ -84,13 +87,26 @@ def _shown(value: Any) -> str:
     return shortened(orjson.dumps(value).decode())
 
 
+def _loads(body: bytes) -> tuple[Any, bytes] | Rejection:
+    """The JSON document and the text it was read from: Go's decoder reads bytes that are not
+    UTF-8 and lone surrogates as U+FFFD, and decides (orjson refuses both)."""
+    try:
+        return orjson.loads(body), body
+    except orjson.JSONDecodeError as err:
+        body = gojson.go_text(body)
+        try:
+            return orjson.loads(body), body
+        except orjson.JSONDecodeError:
+            return Rejection(400, f"request body is not valid JSON: {err}")
+
+
 def decode(body: bytes) -> AdmissionReview | Rejection:
     if not body.strip():
         return Rejection(400, "request body is empty: expected an AdmissionReview")
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError as err:
-        return Rejection(400, f"request body is not valid JSON: {err}")
+    loaded = _loads(body)
+    if isinstance(loaded, Rejection):
+        return loaded
+    data, body = loaded
     if not isinstance(data, dict):
         return Rejection(400, "request body must be a JSON object (an AdmissionReview)")
     api_version, kind = data.get("apiVersion", DEFAULT_API_VERSION), data.get("kind", REVIEW_KIND)
@@ -106,7 +122,7 @@ def decode(body: bytes) -> AdmissionReview | Rejection:
     if not isinstance(request.get("uid"), str) or not request["uid"]:
         return Rejection(400, "AdmissionReview request has no uid")
     try:
-        return AdmissionReview(api_version, _read_request(request))
+        return AdmissionReview(api_version, _read_request({**request, "body": body}))
     except ValidationError as err:
         return Rejection(400, f"AdmissionReview is malformed: request.{first_problem(err)}")
 

@@ -81,6 +81,8 @@ def create_app(
             return JSONResponse({"status": "shutting down"}, status_code=503)
         if not store.ready:
             return JSONResponse({"status": "object store not synced"}, status_code=503)
+        if lifecycle.accept_error is not None:
+            return JSONResponse({"status": lifecycle.accept_error}, status_code=503)
         why = readiness() if readiness is not None else None
         if why is not None:
             return JSONResponse({"status": why}, status_code=503)

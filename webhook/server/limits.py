@@ -28,7 +28,9 @@ BUSY = "the server holds as many request and answer bytes as it may at once; ret
 RETRY_AFTER = b"1"
 """Seconds a refused client waits: bytes are held for seconds, or until a slow client times out."""
 
-DROP_REASONS = ("header_timeout", "header_too_large", "over_budget", "write_timeout", "drained_idle", "drain_timeout")
+DROP_REASONS = (
+    "header_timeout", "header_too_large", "over_budget", "write_timeout", "drained_idle", "drain_timeout", "max_connections",
+)
 """The ``reason`` label of ``webhook_connections_dropped_total``: its help says what each means."""
 
 WRITE_HIGH_WATER = 64 * 1024
@@ -77,6 +79,8 @@ class Lifecycle:
     """The listener is closing: uvicorn drains the connections, and cancels what is left at the end."""
     dropped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DROP_REASONS, 0))
     """Connections the server dropped, by reason (counted on the event loop)."""
+    accept_error: str | None = None
+    """Why connections cannot be accepted now (a full descriptor table, say): readiness fails meanwhile."""
 
 
 def passed(due: float | None, now: float) -> bool:
@@ -91,6 +95,15 @@ class Connections:
         self.budget = budget
         self.dropped = dropped
         self.open: dict[Peer, ConnectionGuard] = {}
+        self.count = 0
+        """Every connection accepted and not yet closed: waiting for TLS, in its handshake, or guarded."""
+        self.closed = 0
+        """Connections closed since the server started (``webhook.server.memory`` trims after many)."""
+
+    def ended(self) -> None:
+        """One of ``count`` has closed."""
+        self.count -= 1
+        self.closed += 1
 
     def protocol(self) -> type[asyncio.Protocol]:
         """What ``uvicorn.Config(http=...)`` takes: a guard of these connections for each one."""
@@ -101,6 +114,10 @@ class Connections:
                 super().__init__(connections, **uvicorn_arguments)
 
         return Guard
+
+    def guard(self, **uvicorn_arguments: Any) -> ConnectionGuard:
+        """A guard of one of these connections, around uvicorn's protocol made with these arguments."""
+        return ConnectionGuard(self, **uvicorn_arguments)
 
     def idle(self) -> int:
         """Connections uvicorn knows with no request under way (its shutdown closes them at once)."""
@@ -122,6 +139,8 @@ class ConnectionGuard(asyncio.Protocol):
         self.transport: asyncio.Transport
         self.peer: Peer | None = None
         self.started = self.ended = self.in_request = self.paused = False
+        self.made = False
+        """Told of its connection (after the TLS handshake): counted among ``Connections.count`` till it ends."""
         self.received = self.delivered = self.held = 0
         """Bytes received and body bytes delivered since the request began; held: the difference."""
         self.head_due: float | None = None
@@ -134,6 +153,7 @@ class ConnectionGuard(asyncio.Protocol):
     # --- asyncio's protocol, passed on to uvicorn's --------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.made = True
         self.transport = cast(asyncio.Transport, transport)  # uvloop's TLS transport is one, unregistered
         self.transport.set_write_buffer_limits(WRITE_HIGH_WATER)
         peer = transport.get_extra_info("peername")
@@ -259,6 +279,8 @@ class ConnectionGuard(asyncio.Protocol):
         if self.ended:
             return
         self.ended = True
+        if self.made:
+            self.connections.ended()
         if self.timer is not None:
             self.timer.cancel()
         self.release(0)
@@ -312,7 +334,7 @@ class RequestLimits:
             if refusal is None:
                 await self.app(scope, request.receive, request.send)
             else:
-                await self.refuse(request, refusal)
+                await self.refuse(request, *refusal)
         except asyncio.CancelledError:
             if not self.lifecycle.closed:
                 raise
@@ -323,11 +345,12 @@ class RequestLimits:
             if guard is not None:
                 guard.request_ended()
 
-    async def refuse(self, request: LimitedRequest, refusal: str) -> None:
-        self.lifecycle.dropped["header_too_large"] += 1
+    async def refuse(self, request: LimitedRequest, status: int, refusal: str) -> None:
+        if status == 431:
+            self.lifecycle.dropped["header_too_large"] += 1
         content = orjson.dumps({"error": refusal})
         headers = [JSON, (b"content-length", str(len(content)).encode()), CLOSE]
-        await request.send({"type": "http.response.start", "status": 431, "headers": headers})
+        await request.send({"type": "http.response.start", "status": status, "headers": headers})
         await request.send({"type": "http.response.body", "body": content})
 
 
@@ -351,8 +374,19 @@ class LimitedRequest:
         """Bytes of the body held in the budget."""
         self.complete = False
 
-    def read_head(self, scope: Scope) -> str | None:
-        """Why the head is refused (431), or None; its Content-Length noted on the way."""
+    def read_head(self, scope: Scope) -> tuple[int, str] | None:
+        """Why the head is refused (431 past a limit, 501 for a transfer coding Go's server does not
+        take), or None; its Content-Length noted on the way."""
+        too_large = self.over_limits(scope)
+        if too_large is not None:
+            return 431, too_large
+        codings = [value for name, value in scope["headers"] if name == b"transfer-encoding"]
+        if codings and (len(codings) > 1 or codings[0].strip().lower() != b"chunked"):
+            return 501, f'unsupported transfer encoding "{b", ".join(codings).decode("latin-1")}": only chunked is taken'
+        return None
+
+    def over_limits(self, scope: Scope) -> str | None:
+        """Which limit of size the head is over, or None."""
         limits, headers = self.limits, scope["headers"]
         target = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
         if len(headers) > limits.max_headers:

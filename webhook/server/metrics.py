@@ -15,7 +15,8 @@ from prometheus_client.utils import floatToGoString
 from webhook.webhooks import Answer
 from webhook.core.pcs.authorization import REVIEW_RESULTS
 from webhook.exposition import new_registry
-from webhook.server.limits import DROP_REASONS, Budget, Lifecycle
+from webhook.server.limits import DROP_REASONS, Budget, Connections, Lifecycle
+from webhook.server.listener import ACCEPT_ERRORS, AcceptErrors
 from webhook.stores import AuthorizingStore, ObjectStore
 
 UNKNOWN = "unknown"
@@ -87,7 +88,9 @@ OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
 
 
 class ServerMetrics:
-    def __init__(self, store: ObjectStore, lifecycle: Lifecycle, budget: Budget) -> None:
+    def __init__(self, store: ObjectStore, lifecycle: Lifecycle, budget: Budget, connections: Connections | None = None,
+                 accept_errors: AcceptErrors | None = None) -> None:
+        """``connections`` and ``accept_errors``: the webhooks' listener's (none in-process)."""
         self.registry = new_registry()
         self.answers = _AnswersCollector()
         self.registry.register(self.answers)
@@ -119,7 +122,8 @@ class ServerMetrics:
             "Connections the server dropped, by reason: header_timeout (no complete request head in "
             "time), header_too_large (431, or a head past --max-header-bytes), over_budget "
             "(--max-held-bytes: 503 for a body), write_timeout (an answer not taken in time), "
-            "drained_idle (idle when the listener closed), drain_timeout (open at the drain's end).",
+            "drained_idle (idle when the listener closed), drain_timeout (open at the drain's end), "
+            "max_connections (accepted past --max-connections, and reset at once).",
             "reason", lambda: lifecycle.dropped, DROP_REASONS,
         ))
         self._gauge(
@@ -128,6 +132,25 @@ class ServerMetrics:
             lambda: budget.held,
         )
         self._gauge("webhook_held_bytes_limit", "The most bytes held for clients at once (--max-held-bytes).", lambda: budget.limit)
+        if connections is not None:
+            self._gauge(
+                "webhook_connections",
+                "Connections open on the webhooks' port: waiting for TLS, in the handshake, serving or idle.",
+                lambda: connections.count,
+            )
+            self._gauge(
+                "webhook_connections_limit", "The most connections open at once (--max-connections).",
+                lambda: connections.settings.max_connections,
+            )
+        if accept_errors is not None:
+            self.registry.register(_Counts(
+                CounterMetricFamily,
+                "webhook_accept_errors",
+                "Connections the listeners could not accept, by error: EMFILE (the process's descriptors "
+                "are all in use), ENFILE (the system's), ENOBUFS and ENOMEM (kernel memory), other; each "
+                "is retried after a pause, 5 ms doubling to 1 s.",
+                "error", lambda: accept_errors.counts, ACCEPT_ERRORS,
+            ))
         if isinstance(store, AuthorizingStore):
             # A rising ``error`` is PodCliqueSets refused (or, under ``warn``, admitted unchecked)
             # because the API server could not say (DECISIONS.md §3.1).

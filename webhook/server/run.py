@@ -31,7 +31,9 @@ from webhook import logs
 from webhook.certificates.controller import CertificateCollector, CertificateController, controller_for
 from webhook.errors import CommandError
 from webhook.server.app import create_app, create_metrics_app
-from webhook.server.limits import Budget, Connections, Lifecycle
+from webhook.server.limits import Budget, ConnectionGuard, Connections, Lifecycle
+from webhook.server.listener import AcceptErrors, Acceptor
+from webhook.server.memory import Trimmer, keep_large_blocks_apart
 from webhook.server.metrics import ServerMetrics
 from webhook.settings import ServeSettings
 from webhook.stores import ObjectStore, StoreError, build_store
@@ -76,24 +78,41 @@ def uvicorn_config(settings: ServeSettings, app: ASGIApp, connections: Connectio
 
 @dataclass(frozen=True, slots=True)
 class Listener:
+    """A uvicorn server and the acceptor that hands it its connections (``webhook.server.listener``):
+    uvicorn is given no socket of its own to listen on."""
+
     server: Server
-    sock: socket.socket
+    acceptor: Acceptor
     connections: Connections
+
+
+def listener(server: Server, sock: socket.socket, connections: Connections, context: ssl.SSLContext, limit: int,
+             errors: AcceptErrors) -> Listener:
+    config = server.config
+
+    def protocol() -> ConnectionGuard:
+        """The protocol uvicorn's own server would make of ``http=``, with the arguments it would give
+        it (``lifespan="off"``: no state to share)."""
+        return connections.guard(config=config, server_state=server.server_state, app_state={})
+
+    return Listener(server, Acceptor(sock, connections, context, protocol, limit, errors, config.backlog), connections)
 
 
 METRICS_HELD_BYTES = 8 * 1024 * 1024
 """What scrapes may make the server hold: small GETs, their answers tens of kilobytes."""
+METRICS_CONNECTIONS = 32
+"""Connections ``--metrics-port`` keeps open at once: each scraper holds one."""
 
 
 def metrics_listener(settings: ServeSettings, metrics: ServerMetrics, lifecycle: Lifecycle, context: ssl.SSLContext,
-                     sock: socket.socket) -> Listener:
+                     sock: socket.socket, errors: AcceptErrors) -> Listener:
     """The ``--metrics-port`` server, with the webhooks' TLS context (which the reloader keeps)."""
     budget = Budget(METRICS_HELD_BYTES)
     connections = Connections(settings, budget, lifecycle.dropped)
     app = create_metrics_app(settings, metrics, lifecycle, budget, connections)
     config = uvicorn_config(settings, app, connections, settings.metrics_port)
     config.ssl = context
-    return Listener(Server(config), sock, connections)
+    return listener(Server(config), sock, connections, context, METRICS_CONNECTIONS, errors)
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -112,6 +131,7 @@ def listen(host: str, port: int) -> socket.socket:
 
 def serve(settings: ServeSettings) -> int:
     logs.configure(settings.log_level, settings.log_format)
+    keep_large_blocks_apart()
     if settings.cert_secret is None:
         check_files(settings.tls_cert, settings.tls_key)
     with contextlib.ExitStack() as sockets:
@@ -138,34 +158,49 @@ async def _serve(
         controller.prepare()
     lifecycle = Lifecycle()
     budget = Budget(settings.max_held_bytes)
-    metrics = ServerMetrics(store, lifecycle, budget)
-    readiness = controller.readiness if controller is not None else None
     connections = Connections(settings, budget, lifecycle.dropped)
+    errors = AcceptErrors(lifecycle)
+    metrics = ServerMetrics(store, lifecycle, budget, connections, errors)
+    readiness = controller.readiness if controller is not None else None
     app = create_app(settings, store, metrics=metrics, lifecycle=lifecycle, budget=budget, readiness=readiness, connections=connections)
-    listeners = [Listener(Server(uvicorn_config(settings, app, connections)), sock, connections)]
-    context = listeners[0].server.config.ssl
+    server = Server(uvicorn_config(settings, app, connections))
+    context = server.config.ssl
     assert context is not None
+    listeners = [listener(server, sock, connections, context, settings.max_connections, errors)]
     reloader = CertificateReloader(context, settings.tls_cert, settings.tls_key, metrics, settings.cert_reload_interval)
     if metrics_sock is not None:
-        listeners.append(metrics_listener(settings, metrics, lifecycle, context, metrics_sock))
+        listeners.append(metrics_listener(settings, metrics, lifecycle, context, metrics_sock, errors))
     if controller is not None:  # the controller writes the files, then has them reloaded
         controller.reload = reloader.check
         metrics.registry.register(CertificateCollector(controller))
     _stop_on_signals(settings, lifecycle, listeners)
     background = asyncio.create_task(reloader.run() if controller is None else controller.run())
+    trimmer = asyncio.create_task(Trimmer(lambda: sum(each.connections.closed for each in listeners)).run())
     # What is built so far lives as long as the process: frozen, full collections stop walking it
     # and the latency tail shrinks.
     gc.collect()
     gc.freeze()
     log.info("serving https://%s:%d (%d PodCliqueSets in the store)", settings.host, settings.port, store.size)
     try:
-        await asyncio.gather(*(each.server.serve(sockets=[each.sock]) for each in listeners))
+        await _run(listeners, [background, trimmer])
     finally:
-        background.cancel()
+        await store.stop()
+
+
+async def _run(listeners: list[Listener], background: list[asyncio.Task[None]]) -> None:
+    """Accepts and serves until every uvicorn server has shut down; then cuts off what is left."""
+    for each in listeners:
+        each.acceptor.start()
+    try:
+        await asyncio.gather(*(each.server.serve(sockets=[]) for each in listeners))
+    finally:
+        for task in background:
+            task.cancel()
         for each in listeners:
             # Still open at the drain's end (uvicorn cancelled their requests, if any): cut off.
+            each.acceptor.close()
+            each.acceptor.drop_all()
             each.connections.drop_all("drain_timeout")
-        await store.stop()
 
 
 def _stop_on_signals(settings: ServeSettings, lifecycle: Lifecycle, listeners: list[Listener]) -> None:
@@ -177,6 +212,7 @@ def _stop_on_signals(settings: ServeSettings, lifecycle: Lifecycle, listeners: l
         lifecycle.closed = True
         for each in listeners:
             lifecycle.dropped["drained_idle"] += each.connections.idle()
+            each.acceptor.close()
             each.server.should_exit = True
 
     def begin_shutdown(signum: signal.Signals) -> None:

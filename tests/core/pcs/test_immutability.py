@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 import pytest
 
-from core.podcliquesets import GPU_TEMPLATE, Object, denial, small, update, workload
+from core.podcliquesets import GPU_TEMPLATE, Object, denial, pcs_review, respond, small, update, workload
 from webhook.core.gocompat.fielderrors import aggregate
 
 Change = Callable[[Object], Any]
@@ -341,3 +342,46 @@ def test_templates_sent_with_their_members_in_another_order_are_the_same() -> No
     assert update(new, old)["allowed"] is True
     t(new)["resourceClaimTemplates"][0]["templateSpec"]["spec"]["devices"]["requests"][0]["name"] = "other"
     assert denial(update(new, old)).startswith(U1)
+
+
+def as_written(new: str, old: str | None) -> Object:
+    """An UPDATE whose parameters are the JSON texts given, byte for byte, as a client may write them."""
+    old_pcs, new_pcs = small(), small()
+    opaque("NEW")(new_pcs)
+    if old is not None:
+        opaque("OLD")(old_pcs)
+    text = orjson.dumps(pcs_review(new_pcs, operation="UPDATE", old=old_pcs)).replace(b'"NEW"', new.encode())
+    return respond(text.replace(b'"OLD"', (old or "").encode()))
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "shown"),
+    [
+        pytest.param('{"a":2.50,"b":1e3,"c":-0.0,"d":"\\u00e9", "e": [1.0E+2, 0.10]}', None,
+                     '{"a":2.50,"b":1e3,"c":-0.0,"d":"\\u00e9","e":[1.0E+2,0.10]}', id="numbers-and-escapes-as-written"),
+        pytest.param('{"a":2.50}', '{"a":2.5}', '{"a":2.50}', id="same-number-written-otherwise-is-a-change"),
+        pytest.param('{"a": 2.5}', '{"a":2.5}', '{"a":2.5}', id="spaces-are-a-change-and-printed-compact"),
+        pytest.param('{"a":2.5, "b":"<&> x"}', '{"a":2.5}', '{"a":2.5,"b":"\\u003c\\u0026\\u003e x"}', id="compacted-html-safe"),
+        pytest.param(' {"a":2.5}', '{"a":2.5}', None, id="spaces-around-the-value-are-not-kept"),
+    ],
+)
+def test_opaque_parameters_are_compared_and_printed_as_written(new: str, old: str | None, shown: str | None) -> None:
+    """A RawExtension holds the bytes its decoder was given: Grove (its own code, perf/groveref)
+    denies a change of spelling alone and prints the parameters as written, compacted."""
+    found = as_written(new, old)
+    if shown is None:
+        assert found["allowed"] is True
+        return
+    config = f'"config":[{{"opaque":{{"driver":"gpu.example.com","parameters":{shown}}}}}]'
+    body = f'{{"requests":[{{"name":"gpu","exactly":{{"deviceClassName":"gpu.example.com"}}}}],{config}}}'
+    assert denial(found) == f'{U1}[{{"name":"gpu","templateSpec":{{"metadata":{{}},"spec":{{"devices":{body}}}}}}}]: {IMMUTABLE}'
+
+
+@pytest.mark.parametrize("where", ["pcs", "clique", "group"])
+def test_sharing_set_to_null_is_printed_null(where: str) -> None:
+    """Go's nil slice marshals as ``null`` (Grove: ``Invalid value: null: field is immutable``)."""
+    old, new = workload(), workload()
+    holder = {"pcs": t(new), "clique": t(new)["cliques"][0], "group": t(new)["podCliqueScalingGroups"][0]}[where]
+    holder["resourceSharing"] = None
+    path = {"pcs": U2, "clique": u4(0), "group": U3}[where]
+    assert denial(update(new, old)) == f"{path}null: {IMMUTABLE}"

@@ -4,11 +4,15 @@ and spaces differ), and ``strconv.Atoi``'s reading and errors."""
 
 from __future__ import annotations
 
+import codecs
+import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
 import orjson
+
+from webhook.core.gocompat.rawjson import RawJSON
 
 _HTML_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 """What Go's encoder escapes beyond what orjson does (orjson writes these five literally)."""
@@ -47,19 +51,26 @@ def quote(value: str) -> str:
 
 
 def marshal(value: Any) -> str:
-    """As Go's ``json.Marshal``: compact, a ``GoMap``'s keys sorted, a struct's in order."""
+    """As Go's ``json.Marshal``: compact, a ``GoMap``'s keys sorted, a struct's in order, a
+    ``RawJSON`` as written."""
     if value is None:
         return "null"
+    if isinstance(value, RawJSON):
+        return value.compact()
+    if isinstance(value, Mapping):
+        return _object(value)
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return "[" + ",".join(marshal(item) for item in value) + "]"
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
         return json_string(value)
     if isinstance(value, int | float):
         return str(value) if isinstance(value, int) else _float(value)
-    if isinstance(value, Mapping):
-        return _object(value)
-    if isinstance(value, Sequence):
-        return "[" + ",".join(marshal(item) for item in value) + "]"
     raise TypeError(f"cannot render {type(value).__name__} as Go JSON")
 
 
@@ -113,3 +124,27 @@ def _read_digits(text: str) -> int:
 
 def _atoi_error(text: str, problem: str) -> ValueError:
     return ValueError(f"strconv.Atoi: parsing {quote(text)}: {problem}")
+
+
+def _each_byte(err: UnicodeError) -> tuple[str, int]:
+    assert isinstance(err, UnicodeDecodeError)
+    return "\ufffd" * (err.end - err.start), err.end
+
+
+codecs.register_error("go-replace", _each_byte)
+
+_ESCAPE = re.compile(r"\\(u[dD][89abAB][0-9a-fA-F]{2}(?:\\u[dD][c-fC-F][0-9a-fA-F]{2})?|u[dD][c-fC-F][0-9a-fA-F]{2}|.)", re.DOTALL)
+"""An escape: a surrogate pair, a lone surrogate (five characters after the backslash), or any other."""
+
+
+def _surrogate(match: re.Match[str]) -> str:
+    return "\\ufffd" if len(match.group(1)) == 5 else match.group()
+
+
+def go_text(body: bytes) -> bytes:
+    """JSON text as Go's ``encoding/json`` reads its strings: each byte that is not UTF-8, and each
+    ``\\u`` escape of a lone surrogate, as U+FFFD (orjson refuses both)."""
+    text = body.decode("utf-8", "go-replace")
+    if "\\" in text:
+        text = _ESCAPE.sub(_surrogate, text)
+    return text.encode()

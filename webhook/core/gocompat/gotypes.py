@@ -24,6 +24,7 @@ from pydantic_core import CoreSchema, SchemaValidator, ValidationError, core_sch
 from webhook.core.gocompat import gojson, quantity
 from webhook.core.gocompat.fielderrors import Path
 from webhook.core.gocompat.gojson import GoMap
+from webhook.core.gocompat.rawjson import RawJSON
 
 
 class DecodeError(ValueError):
@@ -368,16 +369,19 @@ def deeper_than(value: Any, limit: int) -> bool:
 
 
 class _Raw(GoType):
-    """Any JSON, kept as sent: Go compares and prints the bytes as they came."""
+    """Any JSON, kept as sent: Go compares and prints the bytes as they came (``RawJSON``, where
+    the caller found them; else the value, written as orjson writes it)."""
 
     go_name = "runtime.RawExtension"
 
     def decode(self, value: Any) -> Any:
-        if deeper_than(value, MAX_RAW_DEPTH):
+        if deeper_than(value.value if isinstance(value, RawJSON) else value, MAX_RAW_DEPTH):
             raise DecodeError(TOO_DEEP)
         return value
 
     def key(self, value: Any) -> Any:
+        if isinstance(value, RawJSON):
+            return value.text
         return b"" if value is None else orjson.dumps(value)
 
 

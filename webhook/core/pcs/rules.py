@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from webhook.core.gocompat import dra
+from webhook.core.gocompat import dra, rawjson
 from webhook.core.gocompat.fielderrors import (
     FieldError, GoString, Path, duplicate, forbidden, invalid, not_found, not_supported, required,
 )
@@ -183,7 +183,7 @@ def _sent_alike(new: Sequence[ResourceClaimTemplateConfig] | None, old: Sequence
     """Whether both lists were sent as the same JSON, which Go decodes alike: the usual UPDATE, as
     templates are immutable. Parameters nested too deep to write are compared as Go compares them."""
     try:
-        return orjson.dumps([(t.name, t.template_spec) for t in new or ()]) == orjson.dumps([(t.name, t.template_spec) for t in old or ()])
+        return rawjson.dumps([(t.name, t.template_spec) for t in new or ()]) == rawjson.dumps([(t.name, t.template_spec) for t in old or ()])
     except orjson.JSONEncodeError:
         return False
 

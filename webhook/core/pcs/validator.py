@@ -6,13 +6,16 @@ as Grove's webhook fails to decode such an object."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Callable, Iterable
 from itertools import islice
 
 from webhook.core.admission import AdmissionRequest, AdmissionResponse, allowed, decided, missing, undecodable
 from webhook.core.gocompat import dra
+from webhook.core.gocompat.rawjson import ANY, RawJSON, Route, as_sent
 from webhook.core.model.meta import GroupVersionKind
-from webhook.core.model.podcliqueset import PodCliqueSet, read_podcliqueset
+from webhook.core.model.podcliqueset import PodCliqueSet, PodCliqueSetSpec, read_podcliqueset
 from webhook.core.pcs.authorization import TemplateAuthorization, TemplateLookup, User, warn_missing
 from webhook.core.pcs.rules import validate_create, validate_update
 from webhook.core.pcs.warnings import claim_warnings, limit_warnings, most_claims
@@ -32,6 +35,50 @@ def first_errors(errors: Iterable[object]) -> list[str]:
 def undecodable_templates(pcs: PodCliqueSet, field: str = "object") -> AdmissionResponse | None:
     problem = dra.templates_problem([t.template_spec for t in pcs.spec.template.resource_claim_templates or ()])
     return None if problem is None else undecodable(field, PODCLIQUESET, problem)
+
+
+PARAMETERS: Route = (
+    "request", frozenset({"object", "oldObject"}), "spec", "template", "resourceClaimTemplates", ANY,
+    "templateSpec", "spec", "devices", "config", ANY, "opaque", "parameters",
+)
+"""Where opaque device parameters are in a review: ``runtime.RawExtension``s, compared and printed as written."""
+
+
+def _opaque_parameters(spec: PodCliqueSetSpec) -> bool:
+    for template in spec.template.resource_claim_templates or ():
+        devices = template.claim_spec().get("devices")
+        configs = devices.get("config") if isinstance(devices, dict) else None
+        for config in configs if isinstance(configs, list) else ():
+            opaque = config.get("opaque") if isinstance(config, dict) else None
+            if isinstance(opaque, dict) and opaque.get("parameters") is not None:
+                return True
+    return False
+
+
+def parameters_as_sent(body: bytes, new: PodCliqueSetSpec, old: PodCliqueSetSpec) -> tuple[PodCliqueSetSpec, PodCliqueSetSpec]:
+    """Both specs with their templates' opaque parameters as the review wrote them, which Grove
+    compares and prints (a review without any, or decided without its body, as they are)."""
+    if not body or not (_opaque_parameters(new) or _opaque_parameters(old)):
+        return new, old
+    texts = as_sent(body, PARAMETERS)
+    return _with_texts(new, texts, "object"), _with_texts(old, texts, "oldObject")
+
+
+def _with_texts(spec: PodCliqueSetSpec, texts: dict[tuple[str | int, ...], bytes], side: str) -> PodCliqueSetSpec:
+    templates = list(spec.template.resource_claim_templates or ())
+    for path, text in texts.items():
+        if path[1] != side:
+            continue
+        i, j = path[5], path[10]
+        assert isinstance(i, int) and isinstance(j, int)
+        template_spec = copy.deepcopy(templates[i].template_spec)
+        opaque = template_spec["spec"]["devices"]["config"][j]["opaque"]
+        if opaque.get("parameters") is not None:
+            opaque["parameters"] = RawJSON(opaque["parameters"], text)
+        templates[i] = dataclasses.replace(templates[i], templateSpec=template_spec)
+    if spec.template.resource_claim_templates is None:
+        return spec
+    return dataclasses.replace(spec, template=dataclasses.replace(spec.template, resourceClaimTemplates=templates))
 
 
 class PodCliqueSetValidator:
@@ -74,7 +121,7 @@ class PodCliqueSetValidator:
             return refused
         errors, warnings = self.validate(pcs)
         if not errors:
-            errors = first_errors(validate_update(pcs.spec, old.spec))
+            errors = first_errors(validate_update(*parameters_as_sent(request.body, pcs.spec, old.spec)))
         return decided(errors, warnings)
 
     async def delete(self, request: AdmissionRequest, old: PodCliqueSet | None) -> AdmissionResponse:
