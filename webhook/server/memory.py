@@ -1,20 +1,15 @@
-"""Memory a connection costs, and given back to the system once it closes (DECISIONS.md §2.1 has
-the figures), through glibc's public ``mallopt`` and ``malloc_trim``.
+"""Memory given back to the system once connections close (DECISIONS.md §2.1 has the figures),
+through glibc's public ``malloc_trim``.
 
-The event loop's TLS gives each connection a 256 KiB read buffer, of which a connection touches a
-page or two. glibc serves the first from a mapping of its own, and then, its threshold for mappings
-raised by the first one freed, from the heap, where a buffer laid over memory an earlier one touched
-is resident in full: 53 KiB an idle TLS connection. With the threshold fixed at glibc's default
-(128 KiB), every buffer is a mapping of its own, returned when the connection closes: 34 KiB.
-
-glibc also keeps what a burst of connections freed: their TLS state is small blocks among others
-that live on, so the heap cannot shrink from its top, and resident memory stays where the burst took
-it (five bursts of 3,000 TLS connections: 235, 349, 441, 502 MiB). ``malloc_trim(0)`` hands the free
+glibc keeps what a burst of connections freed: their TLS state is small blocks among others that
+live on, so the heap cannot shrink from its top, and resident memory stays where the burst took it
+(five bursts of 3,000 TLS connections: 235, 349, 441, 502 MiB). ``malloc_trim(0)`` hands the free
 pages inside the heap back to the kernel: 103 MiB after each of the same bursts. It takes up to about
 30 ms with a burst's worth to return, 0.1 ms with nothing, so it is called from a thread (ctypes lets
 go of the GIL) once enough connections have closed since the last call, or a while after any has.
-
-Where the C library is not glibc (musl has neither), nothing is done.
+glibc's thresholds are left alone: fixing its mmap threshold made each connection's 256 KiB TLS read
+buffer a mapping of its own, but also every TLS read, which cost 20 µs a request.
+Where the C library is not glibc (musl has no ``malloc_trim``), nothing is done.
 """
 
 from __future__ import annotations
@@ -24,7 +19,6 @@ import ctypes
 import ctypes.util
 import logging
 from collections.abc import Callable
-from typing import Any
 
 log = logging.getLogger("webhook.server.memory")
 
@@ -36,30 +30,10 @@ AT_LEAST = 60.0
 """Seconds after which any connection closed since the last trim makes the next look trim."""
 
 
-M_MMAP_THRESHOLD = -3
-"""``mallopt``'s parameter (glibc's malloc.h)."""
-MMAP_THRESHOLD = 128 * 1024
-"""glibc's default, kept from changing: blocks this large or larger get mappings of their own."""
-
-
-def _libc(function: str) -> Any:
-    """A function of the C library, or None where it has none of that name."""
-    name = ctypes.util.find_library("c")
-    return None if name is None else getattr(ctypes.CDLL(name), function, None)
-
-
-def keep_large_blocks_apart() -> bool:
-    """Fixes glibc's threshold for mappings (see above); False where the C library cannot."""
-    mallopt = _libc("mallopt")
-    if mallopt is None:
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
-
-
 def _trim() -> Callable[[int], int] | None:
-    """glibc's ``malloc_trim``, or None."""
-    function = _libc("malloc_trim")
+    """glibc's ``malloc_trim``, or None where the C library has none."""
+    name = ctypes.util.find_library("c")
+    function = None if name is None else getattr(ctypes.CDLL(name), "malloc_trim", None)
     if function is None:
         return None
     function.argtypes, function.restype = [ctypes.c_size_t], ctypes.c_int

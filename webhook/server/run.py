@@ -33,7 +33,7 @@ from webhook.errors import CommandError
 from webhook.server.app import create_app, create_metrics_app
 from webhook.server.limits import Budget, ConnectionGuard, Connections, Lifecycle
 from webhook.server.listener import AcceptErrors, Acceptor
-from webhook.server.memory import Trimmer, keep_large_blocks_apart
+from webhook.server.memory import Trimmer
 from webhook.server.metrics import ServerMetrics
 from webhook.settings import ServeSettings
 from webhook.stores import ObjectStore, StoreError, build_store
@@ -131,7 +131,6 @@ def listen(host: str, port: int) -> socket.socket:
 
 def serve(settings: ServeSettings) -> int:
     logs.configure(settings.log_level, settings.log_format)
-    keep_large_blocks_apart()
     if settings.cert_secret is None:
         check_files(settings.tls_cert, settings.tls_key)
     with contextlib.ExitStack() as sockets:
