@@ -24,10 +24,10 @@ from cluster.controlplane import ControlPlane
 from cluster.groveapi import ClusterApi
 from cluster.processes import Command
 from cluster.release import Release
-from cluster.workloads import as_stored, create_ignoring_conflict
+from cluster.workloads import as_stored, workload_in
 from reconciler.e2e import PCS, STEPS
 from reconciler.expected import Claim, Expect, actual
-from reconciler.grove import GroveOperator, ext_ns_template, workload
+from reconciler.grove import GroveOperator
 from reconciler.groveclaims import GroveClaims
 
 SETTLE = 30.0
@@ -72,14 +72,8 @@ def stepped_back(admin: client.ApiClient, namespace: str) -> list[Any]:
 ])
 def test_grove_s_end_to_end_steps(admin: client.ApiClient, control_plane: ControlPlane, release: Release,
                                   reconciling: Command, operator: str) -> None:
-    api = ClusterApi(admin)
     namespace = f"rs-beside-{operator}"
-    for name in (namespace, "rs-shared"):
-        kube.create_namespace(admin, name)
-    create_ignoring_conflict(api, ext_ns_template())
-    ext_tpl, pcs = workload()
-    api.create({**ext_tpl, "metadata": {**ext_tpl["metadata"], "namespace": namespace}})
-    pcs["metadata"]["namespace"] = namespace
+    api, pcs = workload_in(admin, namespace)
     e = Expect(api, PCS, namespace, as_stored(api, namespace))  # type: ignore[arg-type]
 
     grove = GroveOperator(api, pcs)

@@ -41,8 +41,9 @@ def as_stored(api: ClusterApi, namespace: str) -> dict[str, dict[str, Any]]:
     return specs
 
 
-def end_to_end(admin: client.ApiClient, namespace: str, replicas: int = 1) -> GroveOperator:
-    """The workload in ``namespace`` with ``replicas`` PodCliqueSet replicas, its children made."""
+def workload_in(admin: client.ApiClient, namespace: str, replicas: int = 1) -> tuple[ClusterApi, dict[str, Any]]:
+    """Grove's end-to-end PodCliqueSet for ``namespace`` (not created yet), with ``replicas``
+    replicas, its namespaces and external templates created."""
     api = ClusterApi(admin)
     for name in (namespace, "rs-shared"):
         kube.create_namespace(admin, name)
@@ -51,7 +52,12 @@ def end_to_end(admin: client.ApiClient, namespace: str, replicas: int = 1) -> Gr
     api.create({**ext_tpl, "metadata": {**ext_tpl["metadata"], "namespace": namespace}})
     pcs["metadata"]["namespace"] = namespace
     pcs["spec"]["replicas"] = replicas
-    grove = GroveOperator(api, pcs)
+    return api, pcs
+
+
+def end_to_end(admin: client.ApiClient, namespace: str, replicas: int = 1) -> GroveOperator:
+    """The workload in ``namespace`` with ``replicas`` PodCliqueSet replicas, its children made."""
+    grove = GroveOperator(*workload_in(admin, namespace, replicas))
     grove.sync()
     return grove
 

@@ -68,7 +68,7 @@ def test_the_scale_webhook_has_its_own_failure_policy_and_no_match_conditions(re
 
 
 @pytest.mark.parametrize("configuration", CONFIGURATIONS)
-def test_the_rules_send_exactly_the_operations_product_md_names(default_install, configuration):
+def test_the_rules_send_exactly_the_operations_each_webhook_decides(default_install, configuration):
     assert webhook_of(default_install, configuration)["rules"] == [RULES[configuration]]
 
 

@@ -61,7 +61,7 @@ def test_allowed_is_logged_at_debug_only(caplog: pytest.LogCaptureFixture) -> No
 
 
 def test_a_patched_pod_is_logged_at_debug_with_the_claims_it_gets(caplog: pytest.LogCaptureFixture) -> None:
-    """DECISIONS.md §2.2, as product.md asks: a busy cluster patches a pod per Grove pod created."""
+    """DECISIONS.md §2.2: a busy cluster patches a pod per Grove pod created."""
     pod = orjson.dumps(pod_review(grove_pod(workload_pcs_raw(), 0, "worker-a", 0), uid="uid-pod"))
     assert decided(caplog, MUTATE, pod, logging.INFO) == []
     [patched] = decided(caplog, MUTATE, pod, logging.DEBUG)
